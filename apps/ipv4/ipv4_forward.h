@@ -1,0 +1,57 @@
+// IPv4 forwarding over a batch: the stages before and after the lookup.
+//
+//   classify: parse and validate each packet (core/parse.h), drop martians (RFC 1812 5.3.7) and
+//             packets whose TTL would expire, and write the destination of each survivor into a
+//             dense key array;
+//   lookup:   any of the lookup paths over the key array (CPU scalar, CPU batched, GPU);
+//   apply:    drop packets with no route; otherwise decrement the TTL, patch the header checksum
+//             incrementally (RFC 1624) and set the verdict to the next hop's port.
+//
+// Ethernet addresses are not rewritten yet (there is no neighbour table).
+#pragma once
+
+#include <cstdint>
+
+#include "apps/ipv4/dir24_8.h"
+#include "core/batch.h"
+#include "core/counters.h"
+#include "core/packet_pool.h"
+
+namespace tandem::ipv4 {
+
+struct KeyBatch {
+  uint32_t count = 0;
+  uint32_t key[PacketBatch::kCapacity];       // destination address, host order
+  uint16_t position[PacketBatch::kCapacity];  // index of the packet in its batch
+};
+
+// Parses and validates the batch. Packets to drop get their verdict and are counted in `c`;
+// the rest get a key. Counts every packet as received. With `prefetch` set, each key's tbl24
+// entry is prefetched as soon as the key is known, so the misses overlap with parsing the rest of
+// the batch (the CPU batched path); the GPU path passes nullptr.
+void classify(PacketPool& pool, PacketBatch& batch, KeyBatch& keys, Counters& c,
+              const Dir24_8* prefetch = nullptr);
+
+// Applies next_hops[k] (the lookup result of keys.key[k]) to the packet it came from.
+void apply(PacketPool& pool, PacketBatch& batch, const KeyBatch& keys, const uint32_t* next_hops,
+           Counters& c);
+
+// One batch, one packet at a time through every stage: the plain CPU baseline.
+void forward_scalar(const Dir24_8& table, PacketPool& pool, PacketBatch& batch, Counters& c);
+
+// One batch through classify (prefetching each key's tbl24 entry), the lookup and apply.
+void forward_batched(const Dir24_8& table, PacketPool& pool, PacketBatch& batch, Counters& c);
+
+// True for addresses a router must not forward as destination (RFC 1812 5.3.7 / 5.3.5):
+// 0.0.0.0/8, 127.0.0.0/8, multicast 224.0.0.0/4, class E 240.0.0.0/4 and broadcast.
+constexpr bool martian_destination(uint32_t a) {
+  const uint32_t top = a >> 24;
+  return top == 0 || top == 127 || top >= 224;
+}
+// True for source addresses a router must not forward from: 127.0.0.0/8, multicast, class E.
+constexpr bool martian_source(uint32_t a) {
+  const uint32_t top = a >> 24;
+  return top == 127 || top >= 224;
+}
+
+}  // namespace tandem::ipv4

@@ -1,0 +1,180 @@
+#include "apps/ipv4/ipv4_gpu.h"
+
+#include <algorithm>
+#include <array>
+
+#include "apps/ipv4/dir24_8_core.h"
+#include "gpu/cuda_util.cuh"
+
+namespace tandem::ipv4 {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kStreams = 4;
+constexpr size_t kChunk = size_t{1} << 21;  // addresses per pipelined chunk (8 MiB each way)
+
+// Each thread takes four consecutive addresses with one 16-byte load, so four independent table
+// reads are in flight per thread; the grid strides over the array.
+__global__ void __launch_bounds__(kThreads)
+dir24_8_lookup_kernel(const uint32_t* __restrict__ tbl24, const uint32_t* __restrict__ tbl8,
+                      const uint32_t* __restrict__ ips, uint32_t* __restrict__ out, size_t n) {
+  const size_t stride = size_t{gridDim.x} * blockDim.x;
+  const size_t tid = size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const size_t n4 = n / 4;
+  const uint4* ips4 = reinterpret_cast<const uint4*>(ips);
+  uint4* out4 = reinterpret_cast<uint4*>(out);
+  for (size_t i = tid; i < n4; i += stride) {
+    const uint4 a = __ldcs(ips4 + i);  // streamed once: keep it out of the cache the table uses
+    uint4 r;
+    r.x = dir24_8_lookup(tbl24, tbl8, a.x);
+    r.y = dir24_8_lookup(tbl24, tbl8, a.y);
+    r.z = dir24_8_lookup(tbl24, tbl8, a.z);
+    r.w = dir24_8_lookup(tbl24, tbl8, a.w);
+    __stcs(out4 + i, r);
+  }
+  for (size_t i = n4 * 4 + tid; i < n; i += stride) out[i] = dir24_8_lookup(tbl24, tbl8, ips[i]);
+}
+
+// Same lookup for arrays that are not 16-byte aligned.
+__global__ void __launch_bounds__(kThreads)
+dir24_8_lookup_kernel_unaligned(const uint32_t* __restrict__ tbl24, const uint32_t* __restrict__ tbl8,
+                                const uint32_t* __restrict__ ips, uint32_t* __restrict__ out, size_t n) {
+  const size_t stride = size_t{gridDim.x} * blockDim.x;
+  for (size_t i = size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {
+    out[i] = dir24_8_lookup(tbl24, tbl8, ips[i]);
+  }
+}
+
+bool is_pinned(const void* p) {
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return attr.type == cudaMemoryTypeHost;
+}
+
+}  // namespace
+
+struct Ipv4GpuTable::Impl {
+  gpu::DeviceBuffer<uint32_t> tbl24;
+  gpu::DeviceBuffer<uint32_t> tbl8;
+  uint64_t version = ~uint64_t{0};
+  int sm_count = 0;
+  // Pipelining state, created on first use of lookup().
+  std::array<std::unique_ptr<gpu::Stream>, kStreams> streams;
+  std::array<gpu::DeviceBuffer<uint32_t>, kStreams> d_in, d_out;
+  std::array<gpu::PinnedBuffer<uint32_t>, kStreams> stage_in, stage_out;
+
+  void launch(const uint32_t* d_ips, uint32_t* d_res, size_t n, cudaStream_t s) const {
+    if (n == 0) return;
+    const size_t work = (reinterpret_cast<uintptr_t>(d_ips) | reinterpret_cast<uintptr_t>(d_res)) % 16
+                            ? n : (n + 3) / 4;
+    const size_t blocks_needed = (work + kThreads - 1) / kThreads;
+    const int blocks = static_cast<int>(std::min<size_t>(blocks_needed, size_t(sm_count) * 16));
+    if ((reinterpret_cast<uintptr_t>(d_ips) | reinterpret_cast<uintptr_t>(d_res)) % 16) {
+      dir24_8_lookup_kernel_unaligned<<<blocks, kThreads, 0, s>>>(tbl24.get(), tbl8.get(), d_ips, d_res, n);
+    } else {
+      dir24_8_lookup_kernel<<<blocks, kThreads, 0, s>>>(tbl24.get(), tbl8.get(), d_ips, d_res, n);
+    }
+    TANDEM_CUDA_CHECK_LAUNCH();
+  }
+};
+
+Ipv4GpuTable::Ipv4GpuTable(const Dir24_8& table) : impl_(std::make_unique<Impl>()) {
+  std::string why;
+  if (!gpu::available(&why)) throw gpu::GpuError("no GPU: " + why);
+  TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->sm_count, cudaDevAttrMultiProcessorCount, 0));
+  impl_->tbl24.resize(Dir24_8::kTbl24Entries);
+  sync(table);
+}
+
+Ipv4GpuTable::~Ipv4GpuTable() = default;
+
+void Ipv4GpuTable::sync(const Dir24_8& table) {
+  if (table.version() == impl_->version) return;
+  TANDEM_CUDA_CHECK(cudaMemcpy(impl_->tbl24.get(), table.tbl24(),
+                               size_t{Dir24_8::kTbl24Entries} * sizeof(uint32_t), cudaMemcpyHostToDevice));
+  const size_t tbl8_entries =
+      size_t{std::max<uint32_t>(table.tbl8_groups_high_water(), 1)} * Dir24_8::kTbl8GroupEntries;
+  if (impl_->tbl8.size() < tbl8_entries) impl_->tbl8.resize(tbl8_entries);
+  TANDEM_CUDA_CHECK(cudaMemcpy(impl_->tbl8.get(), table.tbl8(), tbl8_entries * sizeof(uint32_t),
+                               cudaMemcpyHostToDevice));
+  impl_->version = table.version();
+}
+
+void Ipv4GpuTable::lookup(const uint32_t* ips, uint32_t* next_hops, size_t n) {
+  Impl& m = *impl_;
+  if (!m.streams[0]) {
+    for (int s = 0; s < kStreams; ++s) {
+      m.streams[s] = std::make_unique<gpu::Stream>();
+      m.d_in[s].resize(kChunk);
+      m.d_out[s].resize(kChunk);
+    }
+  }
+  const bool direct = is_pinned(ips) && is_pinned(next_hops);
+  if (!direct && m.stage_in[0].size() == 0) {
+    for (int s = 0; s < kStreams; ++s) {
+      m.stage_in[s].resize(kChunk);
+      m.stage_out[s].resize(kChunk);
+    }
+  }
+  // Per stream: the output range its last chunk must be copied to (staged mode only).
+  std::array<size_t, kStreams> pend_off{}, pend_len{};
+  auto drain = [&](int s) {
+    m.streams[s]->sync();
+    if (!direct && pend_len[s]) {
+      std::copy_n(m.stage_out[s].get(), pend_len[s], next_hops + pend_off[s]);
+      pend_len[s] = 0;
+    }
+  };
+  size_t chunk_no = 0;
+  for (size_t off = 0; off < n; off += kChunk, ++chunk_no) {
+    const int s = static_cast<int>(chunk_no % kStreams);
+    const size_t len = std::min(kChunk, n - off);
+    cudaStream_t st = m.streams[s]->get();
+    if (chunk_no >= kStreams) drain(s);  // this stream's buffers are about to be reused
+    const uint32_t* src = ips + off;
+    uint32_t* dst = next_hops + off;
+    if (!direct) {
+      std::copy_n(ips + off, len, m.stage_in[s].get());
+      src = m.stage_in[s].get();
+      dst = m.stage_out[s].get();
+      pend_off[s] = off;
+      pend_len[s] = len;
+    }
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(m.d_in[s].get(), src, len * sizeof(uint32_t), cudaMemcpyHostToDevice, st));
+    m.launch(m.d_in[s].get(), m.d_out[s].get(), len, st);
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(dst, m.d_out[s].get(), len * sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
+  }
+  for (int s = 0; s < kStreams; ++s) {
+    if (m.streams[s]) drain(s);
+  }
+}
+
+std::vector<double> Ipv4GpuTable::time_kernel(const uint32_t* ips, uint32_t* next_hops, size_t n, int reps) {
+  Impl& m = *impl_;
+  gpu::DeviceBuffer<uint32_t> d_in(n), d_out(n);
+  gpu::Stream stream;
+  TANDEM_CUDA_CHECK(cudaMemcpy(d_in.get(), ips, n * sizeof(uint32_t), cudaMemcpyHostToDevice));
+  m.launch(d_in.get(), d_out.get(), n, stream.get());  // warm-up: module load, caches, clocks
+  stream.sync();
+  std::vector<double> ms;
+  gpu::Event start, stop;
+  for (int r = 0; r < reps; ++r) {
+    start.record(stream.get());
+    m.launch(d_in.get(), d_out.get(), n, stream.get());
+    stop.record(stream.get());
+    stream.sync();
+    ms.push_back(stop.since(start));
+  }
+  TANDEM_CUDA_CHECK(cudaMemcpy(next_hops, d_out.get(), n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+  return ms;
+}
+
+size_t Ipv4GpuTable::device_bytes() const {
+  return (impl_->tbl24.size() + impl_->tbl8.size()) * sizeof(uint32_t);
+}
+
+}  // namespace tandem::ipv4

@@ -1,0 +1,43 @@
+// The IPv4 lookup on the GPU: a copy of a Dir24_8 table resident in device memory, a kernel over
+// an array of addresses, and a host-to-host path that pipelines copies and kernels over streams.
+// Builds without CUDA compile ipv4_gpu_none.cc, whose constructor throws gpu::GpuError.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "apps/ipv4/dir24_8.h"
+#include "gpu/gpu_runtime.h"
+
+namespace tandem::ipv4 {
+
+class Ipv4GpuTable {
+ public:
+  // Copies tbl24 and the used part of tbl8 to device 0. Throws gpu::GpuError.
+  explicit Ipv4GpuTable(const Dir24_8& table);
+  ~Ipv4GpuTable();
+  Ipv4GpuTable(const Ipv4GpuTable&) = delete;
+  Ipv4GpuTable& operator=(const Ipv4GpuTable&) = delete;
+
+  // Re-copies the table if it changed since the last copy (Dir24_8::version()).
+  void sync(const Dir24_8& table);
+
+  // Host arrays in and out (pageable or pinned; pinned arrays skip a staging copy). Splits the
+  // work into chunks pipelined over several streams so that the copy in, the kernel and the copy
+  // out of consecutive chunks overlap. Returns when all results are in `next_hops`.
+  void lookup(const uint32_t* ips, uint32_t* next_hops, size_t n);
+
+  // Times the kernel alone on `ips` (copied to the device first), `reps` times after a warm-up.
+  // Returns the milliseconds of each repetition (CUDA events), and the results in `next_hops`.
+  std::vector<double> time_kernel(const uint32_t* ips, uint32_t* next_hops, size_t n, int reps);
+
+  size_t device_bytes() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tandem::ipv4

@@ -1,0 +1,97 @@
+#include "bench/bench_report.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "core/machine_info.h"
+#include "gpu/gpu_runtime.h"
+
+namespace tandem::bench {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+nlohmann::json machine_json() {
+  const MachineInfo m = machine_info();
+  nlohmann::json j = {{"cpu_model", m.cpu_model},     {"logical_cpus", m.logical_cpus},
+                      {"mem_gib", m.mem_gib},         {"kernel", m.kernel},
+                      {"hostname", m.hostname},       {"transparent_hugepages", m.thp_mode},
+                      {"compiler", m.compiler}};
+  std::string why;
+  if (gpu::available(&why)) {
+    const gpu::DeviceInfo d = gpu::device_info();
+    j["gpu"] = {{"name", d.name},
+                {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
+                {"sm_count", d.sm_count},
+                {"memory_gib", d.global_mem_bytes / double(1u << 30)},
+                {"l2_mib", d.l2_bytes / double(1u << 20)},
+                {"driver_version", d.driver_version},
+                {"runtime_version", d.runtime_version},
+                {"pci_bus_id", d.pci_bus_id}};
+  } else {
+    j["gpu"] = nullptr;
+    j["gpu_unavailable_reason"] = why;
+  }
+  const std::time_t now = std::time(nullptr);
+  char ts[32];
+  std::strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  j["date_utc"] = ts;
+  return j;
+}
+
+void print_table(const std::string& title, const std::string& unit, const std::vector<Row>& rows,
+                 const std::string& baseline) {
+  double base = 0;
+  for (const Row& r : rows) {
+    if (r.name == baseline && !r.seconds.empty()) base = r.median_rate();
+  }
+  std::printf("\n%s\n", title.c_str());
+  std::printf("%-26s %14s %12s %10s  %s\n", "path", ("M " + unit + "/s").c_str(),
+              ("ns/" + unit).c_str(), "vs base", "note");
+  for (const Row& r : rows) {
+    if (r.seconds.empty()) {
+      std::printf("%-26s %14s %12s %10s  %s\n", r.name.c_str(), "-", "-", "-", r.note.c_str());
+      continue;
+    }
+    const double rate = r.median_rate();
+    std::printf("%-26s %14.1f %12.3f %9.2fx  %s\n", r.name.c_str(), rate / 1e6, 1e9 / rate,
+                base > 0 ? rate / base : 0.0, r.note.c_str());
+  }
+  std::printf("(median of repetitions; 'vs base' is the ratio to %s)\n", baseline.c_str());
+}
+
+nlohmann::json rows_json(const std::vector<Row>& rows) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const Row& r : rows) {
+    nlohmann::json j = {{"path", r.name}, {"items_per_rep", r.items}, {"seconds", r.seconds},
+                        {"note", r.note}};
+    if (!r.seconds.empty()) {
+      j["median_seconds"] = median(r.seconds);
+      j["median_rate_per_s"] = r.median_rate();
+    } else {
+      j["median_rate_per_s"] = nullptr;
+    }
+    a.push_back(j);
+  }
+  return a;
+}
+
+void write_json(const std::string& path, const nlohmann::json& report) {
+  const std::filesystem::path p(path);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error(path + ": cannot write");
+  f << report.dump(2) << "\n";
+  if (!f) throw std::runtime_error(path + ": write failed");
+}
+
+}  // namespace tandem::bench

@@ -1,0 +1,275 @@
+// `tandem run`: forward packets from a capture or the generator through an app, on the CPU or the
+// GPU, and account for every one of them.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/ipv4/ipv4_forward.h"
+#include "apps/ipv4/ipv4_gpu.h"
+#include "apps/ipv4/ref_trie.h"
+#include "bench/bench_report.h"
+#include "cli/commands.h"
+#include "cli/table_setup.h"
+#include "io/pcap_io.h"
+#include "io/traffic_gen.h"
+
+namespace tandem::cli {
+
+namespace {
+
+struct RunOptions {
+  std::string app = "ipv4";
+  std::string fib;
+  std::string pcap;
+  std::string gen;
+  std::string out;
+  std::string device = "auto";
+  std::string cpu_path = "batched";
+  uint64_t repeat = 1;
+  uint32_t gpu_batch = 8192;
+  bool verify = false;
+  std::string json;
+};
+
+// Ethernet preamble + start delimiter (8), FCS (4) and inter-frame gap (12): what a frame costs on
+// the wire beyond its captured bytes, so Gbps figures compare with link rates.
+constexpr uint64_t kWireOverhead = 24;
+
+inline uint32_t load_be32(const uint8_t* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
+}
+
+// Everything that happens to a batch after its verdicts are final: verification, output (first
+// pass only), accounting of wire bytes, and freeing the cells.
+class BatchFinisher {
+ public:
+  BatchFinisher(PacketPool& pool, const ipv4::RefTrie* ref, PcapSink* sink, uint64_t first_pass)
+      : pool_(pool), ref_(ref), sink_(sink), first_pass_(first_pass) {}
+
+  void finish(PacketBatch& b) {
+    if (ref_) verify(b);
+    if (sink_ && seen_ < first_pass_) {
+      if (seen_ + b.size <= first_pass_) {
+        sink_->tx_burst(pool_, b);
+      } else {  // the batch straddles the end of the first pass: write only its head
+        PacketBatch head = b;
+        head.size = static_cast<uint32_t>(first_pass_ - seen_);
+        sink_->tx_burst(pool_, head);
+      }
+    }
+    for (uint32_t i = 0; i < b.size; ++i) wire_bytes_ += b.wire_len[i] + kWireOverhead;
+    seen_ += b.size;
+    pool_.free_bulk(b.cell.data(), b.size);
+    b.clear();
+  }
+
+  uint64_t wire_bytes() const { return wire_bytes_; }
+  uint64_t checked() const { return checked_; }
+  uint64_t mismatches() const { return mismatches_; }
+
+ private:
+  // Every packet that reached the lookup (forwarded, or dropped for lack of a route) must carry
+  // the reference trie's decision for its destination.
+  void verify(const PacketBatch& b) {
+    for (uint32_t i = 0; i < b.size; ++i) {
+      const uint32_t v = b.verdict[i];
+      if (Verdict::is_drop(v) && Verdict::reason(v) != DropReason::kNoRoute) continue;
+      const uint32_t dst = load_be32(pool_.data(b.cell[i]) + b.l3_off[i] + 16);
+      const uint32_t nh = ref_->lookup(dst);
+      const uint32_t want = nh == ipv4::RefTrie::kNoRoute ? Verdict::drop(DropReason::kNoRoute) : Verdict::port(nh);
+      ++checked_;
+      mismatches_ += want != v;
+    }
+  }
+
+  PacketPool& pool_;
+  const ipv4::RefTrie* ref_;
+  PcapSink* sink_;
+  uint64_t first_pass_;
+  uint64_t seen_ = 0;
+  uint64_t wire_bytes_ = 0;
+  uint64_t checked_ = 0;
+  uint64_t mismatches_ = 0;
+};
+
+PacketStore load_input(const RunOptions& o, const ipv4::Fib& fib, std::string* desc) {
+  if (!o.pcap.empty()) {
+    PacketStore s = load_pcap(o.pcap);
+    *desc = o.pcap;
+    return s;
+  }
+  GenSpec spec;
+  try {
+    spec = parse_gen_spec(o.gen);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--gen: ") + e.what());
+  }
+  std::vector<std::pair<uint32_t, uint8_t>> prefixes;
+  prefixes.reserve(fib.routes.size());
+  for (const auto& r : fib.routes) prefixes.emplace_back(r.prefix, r.len);
+  *desc = "generator " + format_gen_spec(spec);
+  return generate(spec, prefixes);
+}
+
+int run(const RunOptions& o) {
+  const LoadedTable t = load_table(o.fib, false);
+  std::string input_desc;
+  const auto t_in = std::chrono::steady_clock::now();
+  const PacketStore store = load_input(o, t.fib, &input_desc);
+  std::printf("input: %s: %zu packets, %.1f MB, ready in %.2f s\n", input_desc.c_str(), store.size(),
+              store.total_caplen() / 1e6,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t_in).count());
+  if (store.size() == 0) throw UsageError(input_desc + ": no packets");
+
+  const Device dev = choose_device(o.device, false);
+  std::unique_ptr<ipv4::RefTrie> ref;
+  if (o.verify) {
+    ref = std::make_unique<ipv4::RefTrie>();
+    for (const auto& r : t.fib.routes) ref->insert(r.prefix, r.len, r.next_hop);
+  }
+  std::unique_ptr<PcapSink> sink;
+  if (!o.out.empty()) sink = std::make_unique<PcapSink>(o.out);
+
+  Counters c(size_t{t.fib.max_next_hop} + 1);
+  ReplaySource src(store, o.repeat);
+  std::string dev_desc;
+  double seconds = 0;
+  std::optional<BatchFinisher> fin;
+
+  if (dev == Device::kCpu) {
+    const bool scalar = o.cpu_path == "scalar";
+    dev_desc = scalar ? "cpu (scalar: one packet at a time), 1 thread"
+                      : "cpu (batched: group prefetching), 1 thread";
+    PacketPool pool(2 * PacketBatch::kCapacity);
+    fin.emplace(pool, ref.get(), sink.get(), store.size());
+    PacketBatch b;
+    const auto t0 = std::chrono::steady_clock::now();
+    while (src.rx_burst(pool, b) > 0) {
+      if (scalar) {
+        ipv4::forward_scalar(*t.table, pool, b, c);
+      } else {
+        ipv4::forward_batched(*t.table, pool, b, c);
+      }
+      fin->finish(b);
+    }
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  } else {
+    const gpu::DeviceInfo info = gpu::device_info();
+    const uint32_t nb = std::max<uint32_t>(1, (o.gpu_batch + PacketBatch::kCapacity - 1) / PacketBatch::kCapacity);
+    dev_desc = "gpu (" + info.name + "), batches of " + std::to_string(nb * PacketBatch::kCapacity) +
+               " packets, 1 worker thread";
+    PacketPool pool((nb + 1) * PacketBatch::kCapacity);
+    fin.emplace(pool, ref.get(), sink.get(), store.size());
+    std::vector<PacketBatch> batches(nb);
+    std::vector<ipv4::KeyBatch> keys(nb);
+    std::vector<uint32_t> offset(nb);
+    gpu::PinnedArray<uint32_t> key_in(size_t{nb} * PacketBatch::kCapacity);
+    gpu::PinnedArray<uint32_t> next_hop(size_t{nb} * PacketBatch::kCapacity);
+    ipv4::Ipv4GpuTable gtable(*t.table);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (;;) {
+      uint32_t k = 0;
+      while (k < nb && src.rx_burst(pool, batches[k]) > 0) ++k;
+      if (k == 0) break;
+      uint32_t total = 0;
+      for (uint32_t j = 0; j < k; ++j) {
+        ipv4::classify(pool, batches[j], keys[j], c);
+        std::copy_n(keys[j].key, keys[j].count, key_in.data() + total);
+        offset[j] = total;
+        total += keys[j].count;
+      }
+      gtable.lookup(key_in.data(), next_hop.data(), total);
+      for (uint32_t j = 0; j < k; ++j) {
+        ipv4::apply(pool, batches[j], keys[j], next_hop.data() + offset[j], c);
+        fin->finish(batches[j]);
+      }
+    }
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  if (sink) sink->close();
+
+  const uint64_t rx = c.rx_packets, fwd = c.tx_packets, drop = c.dropped();
+  const bool balanced = c.balanced() && rx == store.size() * o.repeat;
+  const double mpps = rx / seconds / 1e6;
+  const double gbps = fin->wire_bytes() * 8.0 / seconds / 1e9;
+  std::printf("device: %s\n", dev_desc.c_str());
+  std::printf("packets: received %llu, forwarded %llu, dropped %llu: accounting %s\n",
+              static_cast<unsigned long long>(rx), static_cast<unsigned long long>(fwd),
+              static_cast<unsigned long long>(drop), balanced ? "OK (received = forwarded + dropped)" : "MISMATCH");
+  std::printf("throughput: %.2f Mpps, %.2f Gbps on the wire (+24 B/frame), %.3f s, %llu pass(es)\n", mpps,
+              gbps, seconds, static_cast<unsigned long long>(o.repeat));
+  std::printf("forwarded per port:");
+  for (size_t p = 0; p < c.tx_per_port.size(); ++p) {
+    if (c.tx_per_port[p]) std::printf(" %zu:%llu", p, static_cast<unsigned long long>(c.tx_per_port[p]));
+  }
+  std::printf("\ndropped per reason:");
+  for (int r = 1; r < kDropReasonCount; ++r) {
+    if (c.drops[r]) std::printf(" %s:%llu", drop_reason_name(static_cast<DropReason>(r)), static_cast<unsigned long long>(c.drops[r]));
+  }
+  std::printf("%s\n", drop ? "" : " none");
+  if (o.verify) {
+    std::printf("verify: %llu lookup decisions checked against the reference trie: %llu differ\n",
+                static_cast<unsigned long long>(fin->checked()), static_cast<unsigned long long>(fin->mismatches()));
+  }
+  if (sink) std::printf("output: %s: %llu packets\n", o.out.c_str(), static_cast<unsigned long long>(sink->written()));
+
+  if (!o.json.empty()) {
+    nlohmann::json drops = nlohmann::json::object();
+    for (int r = 1; r < kDropReasonCount; ++r) drops[drop_reason_name(static_cast<DropReason>(r))] = c.drops[r];
+    nlohmann::json ports = nlohmann::json::object();
+    for (size_t p = 0; p < c.tx_per_port.size(); ++p) {
+      if (c.tx_per_port[p]) ports[std::to_string(p)] = c.tx_per_port[p];
+    }
+    nlohmann::json report = {
+        {"command", "run"}, {"app", o.app}, {"fib", o.fib}, {"routes", t.fib.routes.size()},
+        {"input", input_desc}, {"repeat", o.repeat}, {"device", dev_desc},
+        {"machine", bench::machine_json()},
+        {"received", rx}, {"forwarded", fwd}, {"dropped", drop}, {"balanced", balanced},
+        {"drops", drops}, {"forwarded_per_port", ports}, {"seconds", seconds}, {"mpps", mpps},
+        {"gbps_wire", gbps}};
+    if (o.verify) report["verify"] = {{"checked", fin->checked()}, {"mismatches", fin->mismatches()}};
+    bench::write_json(o.json, report);
+  }
+  if (!balanced) return 3;
+  if (o.verify && fin->mismatches()) return 4;
+  return 0;
+}
+
+}  // namespace
+
+void register_run(CLI::App& app) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App* c = app.add_subcommand("run", "forward packets through an app and account for each of them");
+  c->add_option("--app", o->app, "application")->capture_default_str()->check(CLI::IsMember({"ipv4"}));
+  c->add_option("--fib", o->fib, "forwarding table (PREFIX/LEN [NEXTHOP] per line, .gz ok)")
+      ->required()->check(CLI::ExistingFile);
+  auto* pcap = c->add_option("--pcap", o->pcap, "input capture (pcap or pcapng, Ethernet)")->check(CLI::ExistingFile);
+  auto* gen = c->add_option("--gen", o->gen,
+                            "generated input, e.g. count=1000000,dst=fib,flows=10000,zipf=1.1,size=imix,proto=udp,seed=1");
+  pcap->excludes(gen);
+  gen->excludes(pcap);
+  c->add_option("--out", o->out, "write forwarded packets here (.pcap or .pcapng; first pass only)");
+  c->add_option("--device", o->device, "cpu, gpu, or auto (the GPU when one is usable)")
+      ->capture_default_str()->check(CLI::IsMember({"cpu", "gpu", "auto"}));
+  c->add_option("--cpu-path", o->cpu_path, "scalar (one packet at a time) or batched (group prefetching)")
+      ->capture_default_str()->check(CLI::IsMember({"scalar", "batched"}));
+  c->add_option("--repeat", o->repeat, "passes over the input, replayed from memory")
+      ->capture_default_str()->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  c->add_option("--gpu-batch", o->gpu_batch, "packets per GPU lookup batch")
+      ->capture_default_str()->check(CLI::Range(1u, 1u << 22));
+  c->add_flag("--verify", o->verify, "check every lookup decision against the reference trie");
+  c->add_option("--json", o->json, "write a JSON summary here");
+  c->callback([o] {
+    if (o->pcap.empty() && o->gen.empty()) throw UsageError("run: give an input: --pcap FILE or --gen SPEC");
+    const int rc = run(*o);
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,52 @@
+// tandem: packet processing on CPUs and GPUs. See README.md and `tandem --help`.
+#include <cstdio>
+#include <exception>
+
+#include "apps/ipv4/fib_loader.h"
+#include "cli/commands.h"
+#include "core/flow_hash.h"
+#include "gpu/gpu_runtime.h"
+#include "io/io_error.h"
+
+namespace tandem::cli {
+
+void fill_uniform_addresses(uint32_t* out, size_t n, uint64_t seed) {
+  uint64_t s = seed;
+  for (size_t i = 0; i < n; ++i) {
+    s += 0x9e3779b97f4a7c15ULL;
+    out[i] = static_cast<uint32_t>(mix64(s) >> 16);
+  }
+}
+
+}  // namespace tandem::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"tandem: packet processing on CPUs and GPUs"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tandem 0.1.0");
+  tandem::cli::register_run(app);
+  tandem::cli::register_lookup(app);
+  CLI::App* bench = app.add_subcommand("bench", "benchmarks: print a table, write JSON");
+  bench->require_subcommand(1);
+  tandem::cli::register_bench_ipv4(*bench);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // the command already said what went wrong
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);  // unknown flag, missing option, bad value: CLI11 names it
+  } catch (const tandem::ipv4::FibError& e) {
+    std::fprintf(stderr, "tandem: error: forwarding table: %s\n", e.what());
+    return 1;
+  } catch (const tandem::IoError& e) {
+    std::fprintf(stderr, "tandem: error: %s\n", e.what());
+    return 1;
+  } catch (const tandem::gpu::GpuError& e) {
+    std::fprintf(stderr, "tandem: error: GPU: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tandem: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,34 @@
+// Portability macros shared by host C++ and CUDA translation units.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+// Code that must run identically on the CPU and the GPU (per-key lookups, header math) is written
+// once and marked TANDEM_HD. Under nvcc it becomes __host__ __device__; under a host compiler it is
+// plain inline C++.
+#if defined(__CUDACC__)
+#define TANDEM_HD __host__ __device__
+#define TANDEM_HD_INLINE __host__ __device__ __forceinline__
+#else
+#define TANDEM_HD
+#define TANDEM_HD_INLINE inline __attribute__((always_inline))
+#endif
+
+#define TANDEM_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TANDEM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+namespace tandem {
+
+inline constexpr std::size_t kCacheLine = 64;
+
+// Software prefetch into all cache levels (read). A no-op where the compiler lacks the builtin.
+inline void prefetch_read(const void* p) {
+#if defined(__GNUC__) && !defined(__CUDA_ARCH__)
+  __builtin_prefetch(p, 0, 3);
+#else
+  (void)p;
+#endif
+}
+
+}  // namespace tandem

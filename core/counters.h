@@ -1,0 +1,44 @@
+// Per-worker packet accounting. Each worker owns one (cache-line aligned, so workers never share a
+// line); totals are summed on demand. The invariant every run checks:
+//     received == forwarded + dropped
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "core/compiler.h"
+#include "core/drop_reason.h"
+
+namespace tandem {
+
+struct alignas(kCacheLine) Counters {
+  uint64_t rx_packets = 0;
+  uint64_t rx_bytes = 0;  // captured frame bytes
+  uint64_t tx_packets = 0;
+  uint64_t tx_bytes = 0;
+  std::array<uint64_t, kDropReasonCount> drops{};
+  std::vector<uint64_t> tx_per_port;  // sized by the app (number of next hops / ports)
+
+  explicit Counters(size_t ports = 0) : tx_per_port(ports, 0) {}
+
+  void drop(DropReason r) { ++drops[static_cast<int>(r)]; }
+  uint64_t dropped() const {
+    uint64_t s = 0;
+    for (uint64_t d : drops) s += d;
+    return s;
+  }
+  bool balanced() const { return rx_packets == tx_packets + dropped(); }
+
+  void merge(const Counters& o) {
+    rx_packets += o.rx_packets;
+    rx_bytes += o.rx_bytes;
+    tx_packets += o.tx_packets;
+    tx_bytes += o.tx_bytes;
+    for (int i = 0; i < kDropReasonCount; ++i) drops[i] += o.drops[i];
+    if (tx_per_port.size() < o.tx_per_port.size()) tx_per_port.resize(o.tx_per_port.size(), 0);
+    for (size_t i = 0; i < o.tx_per_port.size(); ++i) tx_per_port[i] += o.tx_per_port[i];
+  }
+};
+
+}  // namespace tandem

@@ -1,0 +1,30 @@
+// Why a packet was not forwarded. Every packet leaves the data path with exactly one verdict: a port,
+// or one of these reasons. Counters are indexed by this enum.
+#pragma once
+
+#include <cstdint>
+
+namespace tandem {
+
+enum class DropReason : uint8_t {
+  kNone = 0,          // not dropped
+  kTruncated,         // captured bytes shorter than the headers (or than IPv4 total length) need
+  kNotIp,             // Ethernet type is neither IPv4 nor IPv6 (ARP, LLDP, ...)
+  kBadVersion,        // IP version field does not match the Ethernet type
+  kBadIhl,            // IPv4 IHL < 5 or header longer than the packet
+  kBadTotalLength,    // IPv4 total length < IHL*4, or IPv6 payload length larger than captured
+  kBadChecksum,       // IPv4 header checksum wrong
+  kTtlExceeded,       // IPv4 TTL (or IPv6 hop limit) <= 1: would expire at this hop
+  kBadL4,             // malformed TCP/UDP/ICMP header (bad data offset, UDP length, ...)
+  kNoRoute,           // the lookup found no route
+  kNotHandled,        // a valid packet the app does not route (e.g. IPv6 in the IPv4 app)
+  kMartian,           // source or destination the router must never forward (RFC 1812 5.3.7)
+  kCount
+};
+
+inline constexpr int kDropReasonCount = static_cast<int>(DropReason::kCount);
+
+// Stable, lower-case names used in CLI output and JSON.
+const char* drop_reason_name(DropReason r);
+
+}  // namespace tandem

@@ -1,0 +1,58 @@
+#include "core/huge_memory.h"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace tandem {
+
+namespace {
+constexpr size_t kHugePage = size_t{2} << 20;
+}
+
+HugeRegion::HugeRegion(size_t bytes) {
+  bytes_ = (bytes + kHugePage - 1) & ~(kHugePage - 1);
+  map_bytes_ = bytes_ + kHugePage;
+  map_ = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+              -1, 0);
+  if (map_ == MAP_FAILED) {
+    map_ = nullptr;
+    throw std::runtime_error("cannot map " + std::to_string(bytes_ >> 20) +
+                             " MiB: " + std::strerror(errno));
+  }
+  const auto addr = reinterpret_cast<uintptr_t>(map_);
+  p_ = reinterpret_cast<void*>((addr + kHugePage - 1) & ~(kHugePage - 1));
+  madvise(p_, bytes_, MADV_HUGEPAGE);  // advisory: 4 KiB pages if THP is off
+}
+
+HugeRegion::~HugeRegion() {
+  if (map_) munmap(map_, map_bytes_);
+}
+
+HugeRegion::HugeRegion(HugeRegion&& o) noexcept { *this = std::move(o); }
+
+HugeRegion& HugeRegion::operator=(HugeRegion&& o) noexcept {
+  std::swap(map_, o.map_);
+  std::swap(map_bytes_, o.map_bytes_);
+  std::swap(p_, o.p_);
+  std::swap(bytes_, o.bytes_);
+  return *this;
+}
+
+const char* transparent_hugepage_mode() {
+  std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string s;
+  if (!std::getline(f, s)) return "unknown";
+  if (s.find("[always]") != std::string::npos) return "always";
+  if (s.find("[madvise]") != std::string::npos) return "madvise";
+  if (s.find("[never]") != std::string::npos) return "never";
+  return "unknown";
+}
+
+}  // namespace tandem

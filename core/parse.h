@@ -1,0 +1,51 @@
+// Header parsing and validation for Ethernet (+802.1Q/802.1ad), IPv4 (+options), IPv6 (+extension
+// headers), TCP, UDP, ICMP and ICMPv6. The parser only reads; it never writes the packet.
+#pragma once
+
+#include "core/compiler.h"
+#include "core/drop_reason.h"
+#include "core/flow_hash.h"
+
+namespace tandem {
+
+inline constexpr uint16_t kEthTypeIpv4 = 0x0800;
+inline constexpr uint16_t kEthTypeIpv6 = 0x86DD;
+inline constexpr uint16_t kEthTypeVlan = 0x8100;
+inline constexpr uint16_t kEthTypeQinQ = 0x88A8;
+inline constexpr uint32_t kEthHeaderLen = 14;
+
+inline constexpr uint8_t kProtoIcmp = 1;
+inline constexpr uint8_t kProtoTcp = 6;
+inline constexpr uint8_t kProtoUdp = 17;
+inline constexpr uint8_t kProtoIcmpv6 = 58;
+
+enum ParseFlags : uint8_t {
+  kFlagIpv4Options = 1 << 0,  // IPv4 IHL > 5
+  kFlagFragment = 1 << 1,     // IPv4 MF or offset != 0, or an IPv6 fragment header
+  kFlagL4Missing = 1 << 2,    // non-first fragment or IPv6 "no next header": no L4 header to read
+  kFlagL4Malformed = 1 << 3,  // L4 header present but malformed (a router still forwards it)
+  kFlagVlan = 1 << 4,         // at least one 802.1Q/802.1ad tag
+};
+
+struct ParsedPacket {
+  uint16_t l3_off = 0;     // offset of the IP header from the start of the frame
+  uint16_t l4_off = 0;     // offset of the transport header; 0 when flags has kFlagL4Missing
+  uint16_t l3_len = 0;     // IPv4 total length, or 40 + IPv6 payload length
+  uint16_t vlan_tci = 0;   // TCI of the outermost tag, 0 when untagged
+  uint8_t ip_version = 0;  // 4 or 6
+  uint8_t vlan_count = 0;  // 0, 1 or 2 tags
+  uint8_t flags = 0;       // ParseFlags
+  uint8_t ttl = 0;         // IPv4 TTL or IPv6 hop limit (checked by the router, not the parser)
+  FiveTuple tuple{};       // proto is the transport protocol after any IPv6 extension headers
+};
+
+// Parses and validates one Ethernet frame of `caplen` captured bytes. Returns DropReason::kNone
+// and fills `out` when the frame is a well-formed IPv4 or IPv6 packet; otherwise returns why it
+// must be dropped (kTruncated, kNotIp, kBadVersion, kBadIhl, kBadTotalLength, kBadChecksum).
+// IPv4 checks: version, IHL >= 5, header within the capture, total length >= IHL*4, the whole
+// datagram within the capture (trailing Ethernet padding is allowed), header checksum.
+// IPv6 checks: version, 40-byte header and payload within the capture, extension-header chain
+// within the payload. L4 problems set flags but do not drop: routers forward such packets.
+DropReason parse_packet(const uint8_t* frame, uint32_t caplen, ParsedPacket* out);
+
+}  // namespace tandem

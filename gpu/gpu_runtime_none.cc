@@ -1,0 +1,17 @@
+// GPU runtime for builds without CUDA: no device is ever available.
+#include "gpu/gpu_runtime.h"
+
+namespace tandem::gpu {
+
+bool available(std::string* why) {
+  if (why) *why = "this build of Tandem has no CUDA support (nvcc was not found at configure time)";
+  return false;
+}
+
+DeviceInfo device_info() { throw GpuError("no GPU: this build of Tandem has no CUDA support"); }
+
+void* pinned_alloc(size_t) { throw GpuError("no GPU: this build of Tandem has no CUDA support"); }
+
+void pinned_free(void* p) { (void)p; }
+
+}  // namespace tandem::gpu

@@ -1,0 +1,50 @@
+// The receive and transmit ends of the data path, as seen by a worker.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/batch.h"
+#include "core/packet_pool.h"
+#include "io/packet_store.h"
+
+namespace tandem {
+
+class PacketSource {
+ public:
+  virtual ~PacketSource() = default;
+  // Appends up to PacketBatch::kCapacity - batch.size packets to `batch`, copying each frame into
+  // a fresh cell of `pool` (as a NIC's DMA would) and filling cell, len, wire_len and ts_ns;
+  // verdict is set to Verdict::kUnset. Frames longer than pool.max_frame() are truncated to it
+  // and keep their wire_len. Returns the number appended; 0 means the source is exhausted
+  // (or the pool is dry: callers check pool.available()). Errors throw tandem::IoError.
+  virtual uint32_t rx_burst(PacketPool& pool, PacketBatch& batch) = 0;
+  virtual std::string describe() const = 0;
+};
+
+class PacketSink {
+ public:
+  virtual ~PacketSink() = default;
+  // Writes the frames of `batch` whose verdict is a port (drops are not written).
+  virtual void tx_burst(const PacketPool& pool, const PacketBatch& batch) = 0;
+  virtual void flush() {}
+};
+
+// Serves the frames of a PacketStore in order, `loops` times over (loops = 0: forever).
+class ReplaySource final : public PacketSource {
+ public:
+  ReplaySource(const PacketStore& store, uint64_t loops) : store_(store), loops_(loops) {}
+  ReplaySource(PacketStore&&, uint64_t) = delete;  // the store must outlive the source
+  uint32_t rx_burst(PacketPool& pool, PacketBatch& batch) override;
+  std::string describe() const override;
+  uint64_t served() const { return served_; }
+
+ private:
+  const PacketStore& store_;
+  uint64_t loops_;
+  uint64_t loop_ = 0;
+  size_t next_ = 0;
+  uint64_t served_ = 0;
+};
+
+}  // namespace tandem

@@ -1,0 +1,424 @@
+#include "io/traffic_gen.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <stdexcept>
+
+#include "core/checksum.h"
+
+namespace tandem {
+namespace {
+
+constexpr const char* kValidKeys =
+    "valid keys: count (integer or e-notation, > 0), dst (uniform|fib), flows (>= 0), "
+    "zipf (>= 0, needs flows > 0), size (64..1518 or imix), proto (udp|tcp), seed";
+
+[[noreturn]] void spec_error(const std::string& what) {
+  throw std::invalid_argument("traffic spec: " + what + " (" + kValidKeys + ")");
+}
+
+[[noreturn]] void bad_value(const std::string& key, const std::string& value,
+                            const std::string& expected) {
+  spec_error("bad value '" + value + "' for " + key + ": expected " + expected);
+}
+
+std::string trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool parse_double(const std::string& v, double* out) {
+  if (v.empty()) return false;
+  const char* end = v.data() + v.size();
+  auto [p, ec] = std::from_chars(v.data(), end, *out);
+  return ec == std::errc() && p == end && std::isfinite(*out);
+}
+
+// A non-negative integer written as digits, or (with allow_exp) as e-notation such as 5e6 or
+// 1.5e6 whose value is a whole number.
+bool parse_uint(const std::string& v, bool allow_exp, uint64_t max, uint64_t* out) {
+  if (v.empty()) return false;
+  const char* end = v.data() + v.size();
+  auto [p, ec] = std::from_chars(v.data(), end, *out);
+  if (ec == std::errc() && p == end) return *out <= max;
+  if (!allow_exp || v.find_first_of("eE") == std::string::npos) return false;
+  double d;
+  // 2^53 keeps the conversion exact.
+  if (!parse_double(v, &d) || d < 0 || d != std::floor(d) || d > 9007199254740992.0) return false;
+  *out = static_cast<uint64_t>(d);
+  return *out <= max;
+}
+
+// ---- PRNG: xoshiro256** seeded through splitmix64 (Blackman & Vigna) ----
+
+uint64_t splitmix64(uint64_t& x) {
+  uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+class Rng {
+ public:
+  // Independent streams per purpose, so that e.g. size=imix does not change the addresses.
+  Rng(uint64_t seed, uint64_t stream) {
+    uint64_t x = seed ^ (stream * 0xd1b54a32d192ed03ull);
+    for (uint64_t& w : s_) w = splitmix64(x);
+  }
+
+  uint64_t next() {
+    const uint64_t result = rotl(s_[1] * 5, 7) * 9;
+    const uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return result;
+  }
+
+  // Uniform in [0, n), n > 0, without modulo bias (Lemire's multiply-and-reject).
+  uint64_t below(uint64_t n) {
+    unsigned __int128 m = static_cast<unsigned __int128>(next()) * n;
+    uint64_t low = static_cast<uint64_t>(m);
+    if (low < n) {
+      const uint64_t threshold = (0 - n) % n;
+      while (low < threshold) {
+        m = static_cast<unsigned __int128>(next()) * n;
+        low = static_cast<uint64_t>(m);
+      }
+    }
+    return static_cast<uint64_t>(m >> 64);
+  }
+
+  // Uniform in [0, 1) with 53 random bits.
+  double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+
+ private:
+  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  uint64_t s_[4];
+};
+
+enum Stream : uint64_t { kFlowStream = 1, kPickStream = 2, kSizeStream = 3 };
+
+struct Flow {
+  uint32_t src, dst;
+  uint16_t sport, dport;
+  uint32_t seq, ack;  // TCP only
+};
+
+struct DstPicker {
+  GenSpec::Dst mode;
+  std::vector<std::pair<uint32_t, uint64_t>> prefixes;  // network, number of addresses
+
+  uint32_t pick(Rng& rng) const {
+    if (mode == GenSpec::Dst::kUniform) {
+      // 222 /8s: 1..223 minus 127. Index 0..221 maps to first octet 1..126, 128..223.
+      uint32_t a = static_cast<uint32_t>(rng.below(222ull << 24)) + (1u << 24);
+      if (a >= (127u << 24)) a += 1u << 24;
+      return a;
+    }
+    const auto& [net, span] = prefixes[rng.below(prefixes.size())];
+    return span == 1 ? net : net + static_cast<uint32_t>(rng.below(span));
+  }
+};
+
+Flow random_flow(Rng& rng, const DstPicker& dst) {
+  Flow f;
+  f.dst = dst.pick(rng);
+  f.src = (10u << 24) | static_cast<uint32_t>(rng.below(1u << 24));
+  f.sport = static_cast<uint16_t>(1024 + rng.below(65536 - 1024));
+  f.dport = static_cast<uint16_t>(1024 + rng.below(65536 - 1024));
+  const uint64_t r = rng.next();
+  f.seq = static_cast<uint32_t>(r);
+  f.ack = static_cast<uint32_t>(r >> 32);
+  return f;
+}
+
+inline void put16(uint8_t* p, uint32_t v) {
+  p[0] = static_cast<uint8_t>(v >> 8);
+  p[1] = static_cast<uint8_t>(v);
+}
+
+inline void put32(uint8_t* p, uint32_t v) {
+  put16(p, v >> 16);
+  put16(p + 2, v);
+}
+
+constexpr uint32_t kEthLen = 14, kIpLen = 20, kUdpLen = 8, kTcpLen = 20;
+
+// Writes a complete frame of `len` bytes (without FCS) for packet number `index` of flow `f`.
+void build_frame(uint8_t* p, uint32_t len, const Flow& f, uint64_t index, uint8_t proto) {
+  static constexpr uint8_t kEth[kEthLen] = {0x02, 0, 0, 0, 0,    0x01, 0x02,
+                                            0,    0, 0, 0, 0x02, 0x08, 0x00};
+  std::copy(kEth, kEth + kEthLen, p);
+
+  uint8_t* ip = p + kEthLen;
+  ip[0] = 0x45;
+  ip[1] = 0;
+  put16(ip + 2, len - kEthLen);
+  put16(ip + 4, static_cast<uint32_t>(index & 0xFFFF));
+  put16(ip + 6, 0x4000);  // DF
+  ip[8] = 64;
+  ip[9] = proto;
+  put16(ip + 10, 0);
+  put32(ip + 12, f.src);
+  put32(ip + 16, f.dst);
+  put16(ip + 10, ipv4_header_checksum(ip, kIpLen));
+
+  uint8_t* l4 = ip + kIpLen;
+  const uint32_t l4_len = len - kEthLen - kIpLen;
+  put16(l4, f.sport);
+  put16(l4 + 2, f.dport);
+  uint32_t hdr_len, csum_off;
+  if (proto == 6) {
+    put32(l4 + 4, f.seq + static_cast<uint32_t>(index));
+    put32(l4 + 8, f.ack);
+    l4[12] = 0x50;  // data offset 5 words
+    l4[13] = 0x10;  // ACK
+    put16(l4 + 14, 0xFFFF);
+    put16(l4 + 16, 0);
+    put16(l4 + 18, 0);
+    hdr_len = kTcpLen;
+    csum_off = 16;
+  } else {
+    put16(l4 + 4, l4_len);
+    put16(l4 + 6, 0);
+    hdr_len = kUdpLen;
+    csum_off = 6;
+  }
+  uint8_t* payload = l4 + hdr_len;
+  const uint32_t payload_len = l4_len - hdr_len;
+  for (uint32_t j = 0; j < payload_len; ++j) payload[j] = static_cast<uint8_t>(index + j);
+
+  // Pseudo-header: addresses, protocol, L4 length.
+  uint32_t sum =
+      (f.src >> 16) + (f.src & 0xFFFF) + (f.dst >> 16) + (f.dst & 0xFFFF) + proto + l4_len;
+  uint16_t csum = static_cast<uint16_t>(~csum_fold(csum_partial(l4, l4_len, sum)));
+  if (proto == 17 && csum == 0) csum = 0xFFFF;  // 0 would mean "no checksum" for UDP
+  put16(l4 + csum_off, csum);
+}
+
+// Asks for transparent hugepages on a large buffer before it is first touched: filling GiBs of
+// frames with 4 KiB pages spends most of its time in page faults, and replay then misses the
+// TLB on every page. A refusal is harmless.
+void advise_hugepages(void* p, size_t bytes) {
+  constexpr uintptr_t kHuge = 2u << 20;
+  const uintptr_t b = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t e = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  if (e > b) madvise(reinterpret_cast<void*>(b), e - b, MADV_HUGEPAGE);
+}
+
+void validate(const GenSpec& spec) {
+  if (spec.size_mode == GenSpec::Size::kFixed && (spec.frame_size < 64 || spec.frame_size > 1518)) {
+    throw std::invalid_argument("traffic spec: frame size " + std::to_string(spec.frame_size) +
+                                " is outside 64..1518");
+  }
+  if (spec.proto != 6 && spec.proto != 17) {
+    throw std::invalid_argument("traffic spec: protocol " + std::to_string(spec.proto) +
+                                " is neither udp (17) nor tcp (6)");
+  }
+  if (!(spec.zipf >= 0) || !std::isfinite(spec.zipf)) {
+    throw std::invalid_argument("traffic spec: zipf must be a finite number >= 0");
+  }
+  if (spec.zipf > 0 && spec.flows == 0) {
+    throw std::invalid_argument("traffic spec: zipf needs flows > 0");
+  }
+}
+
+}  // namespace
+
+GenSpec parse_gen_spec(const std::string& spec) {
+  GenSpec g;
+  std::vector<std::string> seen;
+  std::string zipf_text;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t comma = spec.find(',', pos);
+    if (comma == std::string::npos) comma = spec.size();
+    const std::string item = trim(spec.substr(pos, comma - pos));
+    pos = comma + 1;
+    if (item.empty()) {
+      if (trim(spec).empty()) break;  // "" means all defaults
+      spec_error("empty item in '" + spec + "'");
+    }
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) spec_error("item '" + item + "' is not key=value");
+    const std::string key = lower(trim(item.substr(0, eq)));
+    const std::string value = trim(item.substr(eq + 1));
+    const std::string word = lower(value);
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      spec_error("duplicate key '" + key + "'");
+    }
+
+    uint64_t u = 0;
+    if (key == "count") {
+      if (!parse_uint(value, true, UINT64_MAX, &u) || u == 0) {
+        bad_value(key, value, "an integer > 0, e.g. 1000000 or 1e6");
+      }
+      g.count = u;
+    } else if (key == "dst") {
+      if (word == "uniform") {
+        g.dst = GenSpec::Dst::kUniform;
+      } else if (word == "fib") {
+        g.dst = GenSpec::Dst::kFib;
+      } else {
+        bad_value(key, value, "uniform or fib");
+      }
+    } else if (key == "flows") {
+      if (!parse_uint(value, true, UINT32_MAX, &u)) {
+        bad_value(key, value, "an integer >= 0 (0: a new flow per packet)");
+      }
+      g.flows = static_cast<uint32_t>(u);
+    } else if (key == "zipf") {
+      double d;
+      if (!parse_double(value, &d) || d < 0) bad_value(key, value, "a number >= 0");
+      g.zipf = d;
+      zipf_text = value;
+    } else if (key == "size") {
+      if (word == "imix") {
+        g.size_mode = GenSpec::Size::kImix;
+      } else if (parse_uint(value, false, 1518, &u) && u >= 64) {
+        g.size_mode = GenSpec::Size::kFixed;
+        g.frame_size = static_cast<uint32_t>(u);
+      } else {
+        bad_value(key, value, "a frame size 64..1518 (bytes, FCS included) or imix");
+      }
+    } else if (key == "proto") {
+      if (word == "udp") {
+        g.proto = 17;
+      } else if (word == "tcp") {
+        g.proto = 6;
+      } else {
+        bad_value(key, value, "udp or tcp");
+      }
+    } else if (key == "seed") {
+      if (!parse_uint(value, false, UINT64_MAX, &u)) bad_value(key, value, "an integer >= 0");
+      g.seed = u;
+    } else {
+      spec_error("unknown key '" + key + "'");
+    }
+    seen.push_back(key);
+  }
+  if (g.zipf > 0 && g.flows == 0) spec_error("zipf=" + zipf_text + " needs flows > 0");
+  return g;
+}
+
+std::string format_gen_spec(const GenSpec& spec) {
+  char zipf[32];
+  auto [end, ec] = std::to_chars(zipf, zipf + sizeof zipf, spec.zipf);  // shortest round-trip
+  (void)ec;  // 32 chars always suffice for a double
+  std::string s = "count=" + std::to_string(spec.count);
+  s += spec.dst == GenSpec::Dst::kFib ? ",dst=fib" : ",dst=uniform";
+  s += ",flows=" + std::to_string(spec.flows);
+  s += ",zipf=" + std::string(zipf, end);
+  s += spec.size_mode == GenSpec::Size::kImix ? std::string(",size=imix")
+                                              : ",size=" + std::to_string(spec.frame_size);
+  s += spec.proto == 6 ? ",proto=tcp" : ",proto=udp";
+  s += ",seed=" + std::to_string(spec.seed);
+  return s;
+}
+
+PacketStore generate(const GenSpec& spec,
+                     const std::vector<std::pair<uint32_t, uint8_t>>& fib_prefixes) {
+  validate(spec);
+  DstPicker dst{spec.dst, {}};
+  if (spec.dst == GenSpec::Dst::kFib) {
+    if (fib_prefixes.empty()) throw std::invalid_argument("dst=fib needs a FIB");
+    dst.prefixes.reserve(fib_prefixes.size());
+    for (const auto& [addr, len] : fib_prefixes) {
+      if (len > 32) {
+        throw std::invalid_argument("dst=fib: prefix length " + std::to_string(len) +
+                                    " is over 32");
+      }
+      const uint32_t mask = len == 0 ? 0 : ~0u << (32 - len);
+      dst.prefixes.emplace_back(addr & mask, uint64_t{1} << (32 - len));
+    }
+  }
+
+  const uint64_t n = spec.count;
+  PacketStore store;
+  store.offset.resize(n);
+  store.caplen.resize(n);
+  store.wire_len.resize(n);
+  store.ts_ns.resize(n);
+
+  // Frame sizes first (FCS excluded), so that the byte buffer is sized once.
+  if (spec.size_mode == GenSpec::Size::kFixed) {
+    std::fill(store.caplen.begin(), store.caplen.end(), spec.frame_size - 4);
+  } else {
+    Rng rng(spec.seed, kSizeStream);
+    static constexpr uint32_t kImixBlock[12] = {60, 60,  60,  60,  60,  60,
+                                                60, 590, 590, 590, 590, 1514};
+    uint32_t block[12];
+    for (uint64_t i = 0; i < n; i += 12) {
+      std::copy(kImixBlock, kImixBlock + 12, block);
+      for (uint32_t k = 11; k > 0; --k) std::swap(block[k], block[rng.below(k + 1)]);
+      std::copy(block, block + std::min<uint64_t>(12, n - i), store.caplen.begin() + i);
+    }
+  }
+  uint64_t total = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    store.offset[i] = total;
+    total += store.caplen[i];
+  }
+  store.bytes.reserve(total);
+  advise_hugepages(store.bytes.data(), total);
+  store.bytes.resize(total);
+  std::copy(store.caplen.begin(), store.caplen.end(), store.wire_len.begin());
+
+  // Timestamps as on a saturated 100 Gb/s link: the running bit count is exact, and only its
+  // conversion to ns (0.01 ns per bit) is rounded, so rounding errors never accumulate.
+  constexpr uint64_t kStartNs = 1700000000ull * 1000000000ull;
+  uint64_t bits = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    store.ts_ns[i] = kStartNs + (bits + 50) / 100;
+    bits += (static_cast<uint64_t>(store.caplen[i]) + 4 + 20) * 8;  // + FCS, preamble, gap
+  }
+
+  Rng flow_rng(spec.seed, kFlowStream);
+  Rng pick_rng(spec.seed, kPickStream);
+  std::vector<Flow> flows(spec.flows);
+  for (Flow& f : flows) f = random_flow(flow_rng, dst);
+  // Zipf: cumulative weights over ranks 1..F, sampled by binary search.
+  std::vector<double> cdf;
+  if (spec.zipf > 0) {
+    cdf.resize(flows.size());
+    double acc = 0;
+    for (size_t k = 0; k < cdf.size(); ++k) {
+      acc += std::pow(static_cast<double>(k + 1), -spec.zipf);
+      cdf[k] = acc;
+    }
+  }
+
+  for (uint64_t i = 0; i < n; ++i) {
+    Flow fresh;
+    const Flow* f;
+    if (flows.empty()) {
+      fresh = random_flow(flow_rng, dst);
+      f = &fresh;
+    } else if (cdf.empty()) {
+      f = &flows[pick_rng.below(flows.size())];
+    } else {
+      const double u = pick_rng.unit() * cdf.back();
+      const size_t k = std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
+      f = &flows[std::min(k, flows.size() - 1)];
+    }
+    build_frame(store.bytes.data() + store.offset[i], store.caplen[i], *f, i, spec.proto);
+  }
+  return store;
+}
+
+}  // namespace tandem

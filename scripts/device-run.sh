@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# On a GPU machine with no network: build, run every test (GPU tests included), run the
+# benchmarks and demos, and write logs and JSON results into OUTDIR.
+#   usage: scripts/device-run.sh OUTDIR [quick]
+# Needs .deps/ from scripts/fetch-device-deps.sh (carried with the tree).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:?usage: scripts/device-run.sh OUTDIR [quick]}
+MODE=${2:-full}
+mkdir -p "$OUT"
+ROOT=$PWD/.deps/root
+export LD_LIBRARY_PATH="$ROOT/usr/lib/x86_64-linux-gnu:$ROOT/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+export PATH="$PATH:/usr/local/cuda/bin"
+if [ -d .deps/whl ] && ! python3 -c "import scapy" 2>/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --target /tmp/site .deps/whl/*.whl && export PYTHONPATH=/tmp/site
+fi
+FIB=data/fib/iprbench_tier1_fulltable_prefixes.txt.gz
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
+  lscpu | grep -E "Model name|^CPU\(s\)|L2|L3|NUMA node\(s\)"
+  cat /sys/kernel/mm/transparent_hugepage/enabled
+} > "$OUT/machine.txt" 2>&1
+cat "$OUT/machine.txt"
+
+set -e
+cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DTANDEM_DEPS_ROOT="$ROOT" \
+  -DTANDEM_NATIVE=ON > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+ninja -C build-device -j16 > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A3 "$OUT/build.log" | head -40; exit 1; }
+set +e
+echo "== tests =="
+(cd build-device && ctest --output-on-failure -j8 --timeout 600) > "$OUT/ctest.log" 2>&1
+echo "ctest exit: $?"; grep -E "tests passed|Skipped|Failed|\*\*\*" "$OUT/ctest.log" | tail -25
+
+T=./build-device/tandem
+REPS=9; [ "$MODE" = quick ] && REPS=3
+echo "== bench ipv4 (uniform addresses, core 2) =="
+$T bench ipv4 --fib $FIB --n 10000000 --reps $REPS --core 2 --json "$OUT/bench_ipv4_uniform.json" 2>&1 | tail -16
+if [ "$MODE" != quick ]; then
+  echo "== bench ipv4 (addresses inside the table's prefixes) =="
+  $T bench ipv4 --fib $FIB --n 10000000 --reps $REPS --core 2 --addresses fib --json "$OUT/bench_ipv4_fib.json" 2>&1 | tail -14
+fi
+echo "== run: forwarding, 64 B packets in memory, CPU scalar / CPU batched / GPU =="
+GEN=count=4000000,dst=uniform,size=64
+for dev in "cpu --cpu-path scalar" "cpu --cpu-path batched" "gpu"; do
+  name=$(echo "$dev" | tr -d ' -' | sed 's/cpupath//')
+  taskset -c 2 $T run --app ipv4 --fib $FIB --gen $GEN --device $dev --verify --json "$OUT/run_$name.json" 2>&1 |
+    grep -E "device:|packets:|throughput:|verify:"
+done
+echo "== run: real captures on the GPU =="
+for cap in example many-protocols tls2; do
+  $T run --app ipv4 --fib $FIB --pcap data/pcap/$cap.pcap --device gpu --verify --out "/tmp/$cap-gpu.pcap" 2>&1 |
+    grep -E "packets:|verify:|output:"
+done

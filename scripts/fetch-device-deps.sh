@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Run HERE (a machine with package access) before sending the tree to the GPU machine, which has
+# no network and lacks CLI11, nlohmann-json, libpcap and scapy. Downloads the Debian packages,
+# unpacks them into .deps/root (git-ignored; carried to the device) and the scapy wheel into
+# .deps/whl. scripts/device-run.sh uses them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rm -rf .deps && mkdir -p .deps/debs .deps/root .deps/whl
+(cd .deps/debs && apt-get download libcli11-dev nlohmann-json3-dev libpcap0.8-dev libpcap0.8 \
+   libdbus-1-3 libibverbs1 libnl-3-200 libnl-route-3-200 >/dev/null)
+for d in .deps/debs/*.deb; do dpkg -x "$d" .deps/root; done
+rm -rf .deps/debs
+python3 -m pip download --quiet --no-deps --only-binary=:all: -d .deps/whl scapy
+du -sh .deps

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what Tandem needs to build and test: Debian/Ubuntu packages, and scapy from PyPI (the
+# independent packet decoder the end-to-end tests check our output with). Idempotent and quiet
+# when everything is already there. nvcc is optional: without it the GPU paths are not built.
+set -euo pipefail
+
+pkgs=(cmake ninja-build g++ make pkg-config zlib1g-dev libpcap-dev libcli11-dev nlohmann-json3-dev
+      libgtest-dev python3 python3-pip)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "install-deps: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! python3 -c "import scapy" 2>/dev/null; then
+  echo "install-deps: installing scapy (PyPI)"
+  python3 -m pip install --quiet --disable-pip-version-check scapy 2>/dev/null ||
+    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages scapy
+fi
