@@ -11,8 +11,8 @@ enum class DropReason : uint8_t {
   kTruncated,         // captured bytes shorter than the headers (or than IPv4 total length) need
   kNotIp,             // Ethernet type is neither IPv4 nor IPv6 (ARP, LLDP, ...)
   kBadVersion,        // IP version field does not match the Ethernet type
-  kBadIhl,            // IPv4 IHL < 5 or header longer than the packet
-  kBadTotalLength,    // IPv4 total length < IHL*4, or IPv6 payload length larger than captured
+  kBadIhl,            // IPv4 IHL < 5 (an IHL beyond the capture is kTruncated)
+  kBadTotalLength,    // IPv4 total length < IHL*4, or IPv6 payload length 0 (jumbogram)
   kBadChecksum,       // IPv4 header checksum wrong
   kTtlExceeded,       // IPv4 TTL (or IPv6 hop limit) <= 1: would expire at this hop
   kBadL4,             // malformed TCP/UDP/ICMP header (bad data offset, UDP length, ...)

@@ -129,8 +129,8 @@ DropReason parse_ipv6(const uint8_t* frame, uint32_t caplen, uint32_t l3_off, Pa
   if (payload_len == 0) return DropReason::kBadTotalLength;
   const uint32_t total_len = 40 + payload_len;
   if (total_len > cap) return DropReason::kTruncated;
-  // l3_len is 16 bits: a datagram of more than 65535 bytes (40 + payload > 0xFFFF) cannot be
-  // described. It only fits in a capture far larger than any Ethernet frame.
+  // l3_len and l4_off are 16 bits, so the datagram must end within 64 KiB of the frame start.
+  // Only a capture far larger than any Ethernet frame can hold one that does not.
   if (l3_off + total_len > 0xFFFF) return DropReason::kBadTotalLength;
 
   out->ip_version = 6;

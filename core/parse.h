@@ -46,6 +46,14 @@ struct ParsedPacket {
 // datagram within the capture (trailing Ethernet padding is allowed), header checksum.
 // IPv6 checks: version, 40-byte header and payload within the capture, extension-header chain
 // within the payload. L4 problems set flags but do not drop: routers forward such packets.
+// Details of the implementation (core/parse.cc; tests/parse_test.cc checks each one):
+//  - On a drop, *out holds only what was decoded before the failing check; do not use it.
+//  - Empty IP payload: kFlagL4Missing (l4_off 0), plus kFlagL4Malformed for TCP/UDP/ICMP/ICMPv6.
+//  - First fragments: the UDP length covers the whole datagram, so only >= 8 is checked.
+//  - IPv6: a non-first fragment's proto is the fragment header's next header. ESP (50) and
+//    undecoded protocols get l4_off but no ports. Past 16 extension headers the walk stops:
+//    proto is the unresolved next header, flags kFlagL4Missing | kFlagL4Malformed. A datagram
+//    ending past byte 0xFFFF of the frame does not fit the 16-bit fields: kBadTotalLength.
 DropReason parse_packet(const uint8_t* frame, uint32_t caplen, ParsedPacket* out);
 
 }  // namespace tandem

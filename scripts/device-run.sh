@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On a GPU machine with no network: build, run every test (GPU tests included), run the
-# benchmarks and demos, and write logs and JSON results into OUTDIR.
+# benchmarks and demos, and write logs and JSON results into OUTDIR (at most 8 files: the device
+# tool returns no more).
 #   usage: scripts/device-run.sh OUTDIR [quick]
 # Needs .deps/ from scripts/fetch-device-deps.sh (carried with the tree).
 set -uo pipefail
@@ -19,13 +20,12 @@ FIB=data/fib/iprbench_tier1_fulltable_prefixes.txt.gz
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
   lscpu | grep -E "Model name|^CPU\(s\)|L2|L3|NUMA node\(s\)"
   cat /sys/kernel/mm/transparent_hugepage/enabled
-} > "$OUT/machine.txt" 2>&1
-cat "$OUT/machine.txt"
+} 2>&1
 
 set -e
 cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DTANDEM_DEPS_ROOT="$ROOT" \
-  -DTANDEM_NATIVE=ON > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
-ninja -C build-device -j16 > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A3 "$OUT/build.log" | head -40; exit 1; }
+  -DTANDEM_NATIVE=ON > /tmp/configure.log 2>&1 || { tail -30 /tmp/configure.log; exit 1; }
+ninja -C build-device -j16 > /tmp/build.log 2>&1 || { grep -E "error|FAILED" -A3 /tmp/build.log | head -40; exit 1; }
 set +e
 echo "== tests =="
 (cd build-device && ctest --output-on-failure -j8 --timeout 600) > "$OUT/ctest.log" 2>&1

@@ -269,6 +269,7 @@ TEST(Parse, Ipv6ExtensionChain) {
   expect_ok(chain_of(16), {14, 54 + 128, 176, 0, kProtoUdp, 9, 10});
   // Past 16 extension headers the transport header is not looked for; the packet still goes.
   expect_ok(chain_of(17), {14, 0, 184, kMissing | kBadL4, 60, 0, 0});
+  expect_ok(v6f(59, Bytes(65535 - 54, 0)), {14, 0, 65535 - 14, kMissing, 59, 0, 0});  // largest
 }
 
 TEST(Parse, MalformedL4FlagsOnly) {
@@ -385,6 +386,9 @@ TEST(ParseDrop, Ipv6) {
                    DropReason::kBadVersion});
   cases.push_back({"payload > caplen", v6f(kProtoUdp, udp(1, 2, 0), 9), kAll, kTrunc});
   cases.push_back({"jumbogram", v6f(17, udp(1, 2, 0), 0), kAll, DropReason::kBadTotalLength});
+  // A datagram ending past byte 65535 of the frame does not fit ParsedPacket's 16-bit fields.
+  cases.push_back({"ends past 64 KiB", v6f(59, Bytes(65535 - 53, 0)), kAll,
+                   DropReason::kBadTotalLength});
   // Extension headers that run past the payload, even when the frame has more (padding) bytes.
   cases.push_back({"hop-by-hop overrun", v6f(0, v6opts(kProtoUdp, 2), 16), kAll, kTrunc});
   cases.push_back({"hop-by-hop overrun", v6f(0, v6opts(kProtoUdp, 2), 16), 14 + 56, kTrunc});
