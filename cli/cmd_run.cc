@@ -152,7 +152,7 @@ int run(const RunOptions& o) {
   if (dev == Device::kCpu) {
     const bool scalar = o.cpu_path == "scalar";
     dev_desc = scalar ? "cpu (scalar: one packet at a time), 1 thread"
-                      : "cpu (batched: group prefetching), 1 thread";
+                      : "cpu (batched: tbl24 prefetched while the batch is parsed), 1 thread";
     PacketPool pool(2 * PacketBatch::kCapacity);
     fin.emplace(pool, ref.get(), sink.get(), store.size());
     PacketBatch b;
