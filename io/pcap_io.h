@@ -6,6 +6,7 @@
 // Only Ethernet (DLT_EN10MB) captures are accepted: every app parses from an Ethernet header.
 #pragma once
 
+#include <cctype>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -83,7 +84,17 @@ class PacketWriter {
 };
 
 // kPcapng when `path` ends in ".pcapng" (any case), else kPcap. Works without libpcap too.
-PacketWriter::Format format_from_path(const std::string& path);
+inline PacketWriter::Format format_from_path(const std::string& path) {
+  static constexpr char kExt[] = ".pcapng";
+  constexpr size_t n = sizeof kExt - 1;
+  if (path.size() < n) return PacketWriter::Format::kPcap;
+  for (size_t i = 0; i < n; ++i) {
+    if (std::tolower(static_cast<unsigned char>(path[path.size() - n + i])) != kExt[i]) {
+      return PacketWriter::Format::kPcap;
+    }
+  }
+  return PacketWriter::Format::kPcapng;
+}
 
 // Writes every frame of `store` to `path`, in the format format_from_path() picks.
 void save_pcap(const PacketStore& store, const std::string& path);

@@ -25,19 +25,6 @@ uint32_t PcapReader::snaplen() const { no_pcap(path_); }
 
 PacketStore load_pcap(const std::string& path, uint64_t) { no_pcap(path); }
 
-// Pure string logic, kept working so callers can still choose a format without libpcap.
-PacketWriter::Format format_from_path(const std::string& path) {
-  static constexpr char kExt[] = ".pcapng";
-  constexpr size_t n = sizeof kExt - 1;
-  if (path.size() < n) return PacketWriter::Format::kPcap;
-  for (size_t i = 0; i < n; ++i) {
-    if (std::tolower(static_cast<unsigned char>(path[path.size() - n + i])) != kExt[i]) {
-      return PacketWriter::Format::kPcap;
-    }
-  }
-  return PacketWriter::Format::kPcapng;
-}
-
 PacketWriter::PacketWriter(const std::string& path, Format format, uint32_t snaplen)
     : path_(path), format_(format), snaplen_(snaplen) {
   (void)snaplen_;

@@ -21,6 +21,7 @@
 #include "core/checksum.h"
 #include "core/drop_reason.h"
 #include "core/parse.h"
+#include "fuzz/parse_invariants.h"
 #include "tests/test_util.h"
 
 namespace tandem {
@@ -132,63 +133,16 @@ std::vector<Bytes> hand_made_seeds() {
 
 // ---- invariants ----
 
-bool same(const ParsedPacket& a, const ParsedPacket& b) {
-  return a.l3_off == b.l3_off && a.l4_off == b.l4_off && a.l3_len == b.l3_len &&
-         a.vlan_tci == b.vlan_tci && a.ip_version == b.ip_version &&
-         a.vlan_count == b.vlan_count && a.flags == b.flags && a.ttl == b.ttl &&
-         std::memcmp(a.tuple.src, b.tuple.src, 16) == 0 &&
-         std::memcmp(a.tuple.dst, b.tuple.dst, 16) == 0 && a.tuple.src_port == b.tuple.src_port &&
-         a.tuple.dst_port == b.tuple.dst_port && a.tuple.proto == b.tuple.proto &&
-         a.tuple.ip_version == b.tuple.ip_version;
-}
-
-DropReason parse_exact(const uint8_t* data, size_t n, ParsedPacket* p) {
-  std::vector<uint8_t> exact(data, data + n);  // heap block of exactly n bytes
-  return parse_packet(exact.data(), static_cast<uint32_t>(n), p);
-}
-
 // Returns an empty string when the result is consistent, else what is wrong.
 std::string check(const Bytes& frame, DropReason r, const ParsedPacket& p, std::mt19937_64& rng) {
-  const size_t caplen = frame.size();
-  switch (r) {
-    case DropReason::kNone: break;
-    case DropReason::kTruncated: case DropReason::kNotIp: case DropReason::kBadVersion:
-    case DropReason::kBadIhl: case DropReason::kBadTotalLength: case DropReason::kBadChecksum:
-      return "";
-    default: return "reason the parser never gives";
-  }
-  if (p.ip_version != 4 && p.ip_version != 6) return "ip_version";
-  if (p.tuple.ip_version != p.ip_version) return "tuple.ip_version";
-  if (p.vlan_count > 2 || p.l3_off != kEthHeaderLen + 4u * p.vlan_count) return "l3_off/vlan_count";
-  if (bool(p.flags & kFlagVlan) != (p.vlan_count > 0)) return "vlan flag";
-  if (p.vlan_count == 0 && p.vlan_tci != 0) return "vlan_tci without a tag";
-  if (size_t(p.l3_off) + p.l3_len > caplen) return "l3_off + l3_len > caplen";
-  if (p.l3_len < (p.ip_version == 4 ? 20 : 41)) return "l3_len too small";
-  if (p.flags & kFlagL4Missing) {
-    if (p.l4_off != 0) return "l4_off with L4Missing";
-  } else {
-    if (p.l4_off >= caplen) return "l4_off >= caplen";
-    if (p.l4_off < p.l3_off + (p.ip_version == 4 ? 20 : 40) || p.l4_off >= p.l3_off + p.l3_len)
-      return "l4_off outside the L3 payload";
-  }
-  const bool may_have_ports = (p.tuple.proto == kProtoTcp || p.tuple.proto == kProtoUdp) &&
-                              !(p.flags & (kFlagL4Missing | kFlagL4Malformed));
-  if (!may_have_ports && (p.tuple.src_port | p.tuple.dst_port)) return "ports without TCP/UDP";
-  if (p.ip_version == 4) {
-    for (int i = 4; i < 16; ++i)
-      if (p.tuple.src[i] | p.tuple.dst[i]) return "IPv4 tuple not zero-filled";
-  } else if (p.flags & kFlagIpv4Options) {
-    return "IPv6 with kFlagIpv4Options";
-  }
-  // Nothing after the datagram may matter: cut the frame there, or append junk to it.
+  if (const char* what = fuzz::check_parse_invariants(frame.data(), frame.size(), r, p)) return what;
+  if (r != DropReason::kNone) return "";
+  // Appending junk after the datagram must not change anything either.
   ParsedPacket q;
-  const size_t end = p.l3_off + p.l3_len;
-  if (parse_exact(frame.data(), end, &q) != DropReason::kNone || !same(p, q))
-    return "result changed when cut at the datagram's end";
   Bytes longer = frame;
   for (size_t i = 0, n = 1 + rng() % 40; i < n; ++i) longer.push_back(uint8_t(rng()));
   std::memset(static_cast<void*>(&q), 0xA5, sizeof(q));  // the parser must zero it
-  if (parse_exact(longer.data(), longer.size(), &q) != DropReason::kNone || !same(p, q))
+  if (fuzz::parse_exact(longer.data(), longer.size(), &q) != DropReason::kNone || !fuzz::same(p, q))
     return "result changed by trailing bytes";
   return "";
 }
@@ -252,7 +206,7 @@ TEST(ParseFuzz, TruncationsOfSeeds) {
     for (size_t cap = 0; cap <= seed.size(); ++cap) {
       const Bytes f(seed.begin(), seed.begin() + long(cap));
       ParsedPacket p;
-      const DropReason r = parse_exact(f.data(), f.size(), &p);
+      const DropReason r = fuzz::parse_exact(f.data(), f.size(), &p);
       ASSERT_EQ(check(f, r, p, rng), "") << "caplen " << cap;
       if (cap == seed.size()) {
         EXPECT_TRUE(r == DropReason::kNone || r == DropReason::kNotIp);
@@ -276,7 +230,7 @@ TEST(ParseFuzz, RandomMutations) {
     Bytes f = (i & 1) ? hand[rng() % hand.size()] : real[rng() % real.size()];
     mutate(f, rng);
     ParsedPacket p;
-    const DropReason r = parse_exact(f.data(), f.size(), &p);
+    const DropReason r = fuzz::parse_exact(f.data(), f.size(), &p);
     ++reasons[size_t(r)];
     for (int b = 0; b < 5 && r == DropReason::kNone; ++b) flags[b] += (p.flags >> b) & 1;
     const std::string bad = check(f, r, p, rng);
