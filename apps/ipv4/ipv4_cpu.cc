@@ -43,17 +43,28 @@ void lookup_groups(const uint32_t* tbl24, const uint32_t* tbl8, const uint32_t* 
 
 }  // namespace
 
-void lookup_prefetch_stream(const Dir24_8& table, const uint32_t* ips, uint32_t* next_hops, size_t n,
-                            uint32_t distance) {
+template <int Locality>
+void prefetch_stream(const Dir24_8& table, const uint32_t* ips, uint32_t* next_hops, size_t n,
+                     uint32_t distance) {
   const uint32_t* tbl24 = table.tbl24();
   const uint32_t* tbl8 = table.tbl8();
   size_t i = 0;
   const size_t head = n > distance ? n - distance : 0;
   for (; i < head; ++i) {
-    prefetch_read(&tbl24[dir24_8_tbl24_index(ips[i + distance])]);
+    __builtin_prefetch(&tbl24[dir24_8_tbl24_index(ips[i + distance])], 0, Locality);
     next_hops[i] = dir24_8_lookup(tbl24, tbl8, ips[i]);
   }
   for (; i < n; ++i) next_hops[i] = dir24_8_lookup(tbl24, tbl8, ips[i]);
+}
+
+void lookup_prefetch_stream(const Dir24_8& table, const uint32_t* ips, uint32_t* next_hops, size_t n,
+                            uint32_t distance) {
+  prefetch_stream<3>(table, ips, next_hops, n, distance);
+}
+
+void lookup_prefetch_stream_l2(const Dir24_8& table, const uint32_t* ips, uint32_t* next_hops,
+                               size_t n, uint32_t distance) {
+  prefetch_stream<1>(table, ips, next_hops, n, distance);
 }
 
 void lookup_batched_group(const Dir24_8& table, const uint32_t* ips, uint32_t* next_hops, size_t n,

@@ -29,4 +29,8 @@ void lookup_batched_group(const Dir24_8& table, const uint32_t* ips, uint32_t* n
 void lookup_prefetch_stream(const Dir24_8& table, const uint32_t* ips, uint32_t* next_hops, size_t n,
                             uint32_t distance);
 
+// The same with a prefetch that fills L2 but not L1 (x86 prefetcht2/t1 hint), for the benches.
+void lookup_prefetch_stream_l2(const Dir24_8& table, const uint32_t* ips, uint32_t* next_hops,
+                               size_t n, uint32_t distance);
+
 }  // namespace tandem::ipv4
