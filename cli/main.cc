@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "tandem 0.1.0");
   tandem::cli::register_run(app);
   tandem::cli::register_lookup(app);
+  tandem::cli::register_gen(app);
   CLI::App* bench = app.add_subcommand("bench", "benchmarks: print a table, write JSON");
   bench->require_subcommand(1);
   tandem::cli::register_bench_ipv4(*bench);

@@ -66,6 +66,20 @@ def main():
     badkeys = fib_file("badkeys.txt", "10.2.3.4\n10.2.3.400\n")
     expect_error([T, "lookup", "--fib", good, "--keys", badkeys], "badkeys.txt:2", what="bad key line")
 
+    # tandem gen: write a capture, forward it, pcapng output too.
+    genout = os.path.join(d, "gen.pcapng")
+    genfib = fib_file("genfib.txt", "10.0.0.0/8 1\n20.0.0.0/16 2\n")  # no /0: it would cover martians
+    rc, so, se = run([T, "gen", "--spec", "count=5000,dst=fib,flows=50,zipf=1.1,size=imix", "--fib", genfib,
+                      "--out", genout])
+    c.check(rc == 0 and "5000 packets" in so, f"gen: exit {rc}: {so} {se}")
+    fwd = os.path.join(d, "fwd.pcapng")
+    rc, so, se = run([T, "run", "--fib", good, "--pcap", genout, "--device", "cpu", "--verify", "--out", fwd])
+    c.check(rc == 0 and "received 5000, forwarded 5000" in so, f"run on generated pcapng: {so} {se}")
+    c.check("output: " + fwd + ": 5000 packets" in so, f"pcapng output: {so}")
+    expect_error([T, "gen", "--spec", "count=10,dst=fib", "--out", genout], "--fib", what="gen dst=fib without a FIB")
+    expect_error([T, "gen", "--spec", "count=0", "--out", genout], "count", what="gen count=0")
+    expect_error([T, "gen", "--spec", "size=63", "--out", genout], "size", what="gen size=63")
+
     nodefault = fib_file("nodefault.txt", "10.0.0.0/8 1\n")
     rc, so, se = run([T, "lookup", "--fib", nodefault, "--keys", "-"], input="11.0.0.1\n10.0.0.1\n")
     c.check(so == "11.0.0.1 -\n10.0.0.1 1\n", f"lookup no-route marker: {so!r}")

@@ -1,0 +1,168 @@
+// The forwarding stages around the lookup: every drop reason a router decides, the TTL and
+// checksum rewrite, the accounting, and identical results from the scalar and batched paths.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "apps/ipv4/ipv4_forward.h"
+#include "core/checksum.h"
+#include "io/traffic_gen.h"
+
+namespace tandem::ipv4 {
+namespace {
+
+constexpr uint32_t ip(int a, int b, int c, int d) {
+  return (uint32_t(a) << 24) | (uint32_t(b) << 16) | (uint32_t(c) << 8) | uint32_t(d);
+}
+
+// A valid Ethernet/IPv4/UDP frame from the generator, then edited.
+std::vector<uint8_t> frame(uint32_t src, uint32_t dst, uint8_t ttl) {
+  GenSpec spec;
+  spec.count = 1;
+  const PacketStore s = generate(spec);
+  std::vector<uint8_t> f(s.frame(0), s.frame(0) + s.caplen[0]);
+  uint8_t* iph = f.data() + 14;
+  for (int i = 0; i < 4; ++i) {
+    iph[12 + i] = uint8_t(src >> (24 - 8 * i));
+    iph[16 + i] = uint8_t(dst >> (24 - 8 * i));
+  }
+  iph[8] = ttl;
+  const uint16_t c = ipv4_header_checksum(iph, 20);
+  iph[10] = uint8_t(c >> 8);
+  iph[11] = uint8_t(c);
+  return f;
+}
+
+struct Case {
+  const char* what;
+  std::vector<uint8_t> bytes;
+  uint32_t want;  // Verdict encoding
+};
+
+class ForwardTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(table.add(ip(20, 0, 0, 0), 8, 3), Dir24_8::Status::kOk);
+    ASSERT_EQ(table.add(ip(20, 1, 2, 128), 25, 7), Dir24_8::Status::kOk);
+    const uint32_t src = ip(10, 0, 0, 1);
+    cases.push_back({"routed", frame(src, ip(20, 9, 9, 9), 64), Verdict::port(3)});
+    cases.push_back({"longer prefix", frame(src, ip(20, 1, 2, 200), 64), Verdict::port(7)});
+    cases.push_back({"ttl 2 still forwarded", frame(src, ip(20, 1, 2, 1), 2), Verdict::port(3)});
+    cases.push_back({"ttl 1", frame(src, ip(20, 1, 2, 1), 1), Verdict::drop(DropReason::kTtlExceeded)});
+    cases.push_back({"ttl 0", frame(src, ip(20, 1, 2, 1), 0), Verdict::drop(DropReason::kTtlExceeded)});
+    cases.push_back({"no route", frame(src, ip(21, 0, 0, 1), 64), Verdict::drop(DropReason::kNoRoute)});
+    cases.push_back({"multicast dst", frame(src, ip(224, 0, 0, 251), 64), Verdict::drop(DropReason::kMartian)});
+    cases.push_back({"broadcast dst", frame(src, ip(255, 255, 255, 255), 64), Verdict::drop(DropReason::kMartian)});
+    cases.push_back({"class E dst", frame(src, ip(240, 0, 0, 1), 64), Verdict::drop(DropReason::kMartian)});
+    cases.push_back({"0/8 dst", frame(src, ip(0, 1, 2, 3), 64), Verdict::drop(DropReason::kMartian)});
+    cases.push_back({"loopback dst", frame(src, ip(127, 0, 0, 1), 64), Verdict::drop(DropReason::kMartian)});
+    cases.push_back({"loopback src", frame(ip(127, 0, 0, 1), ip(20, 0, 0, 1), 64), Verdict::drop(DropReason::kMartian)});
+    cases.push_back({"multicast src", frame(ip(230, 0, 0, 1), ip(20, 0, 0, 1), 64), Verdict::drop(DropReason::kMartian)});
+    auto bad_sum = frame(src, ip(20, 0, 0, 1), 64);
+    bad_sum[14 + 10] ^= 0x01;
+    cases.push_back({"bad checksum", bad_sum, Verdict::drop(DropReason::kBadChecksum)});
+    auto arp = frame(src, ip(20, 0, 0, 1), 64);
+    arp[12] = 0x08;
+    arp[13] = 0x06;
+    cases.push_back({"arp", arp, Verdict::drop(DropReason::kNotIp)});
+    std::vector<uint8_t> v6(14 + 40 + 8, 0);
+    v6[12] = 0x86;
+    v6[13] = 0xDD;
+    v6[14] = 0x60;
+    v6[14 + 5] = 8;   // payload length
+    v6[14 + 6] = 17;  // UDP
+    v6[14 + 7] = 64;
+    v6[14 + 40 + 5] = 8;  // UDP length
+    cases.push_back({"ipv6", v6, Verdict::drop(DropReason::kNotHandled)});
+    auto cut = frame(src, ip(20, 0, 0, 1), 64);
+    cut.resize(30);
+    cases.push_back({"truncated", cut, Verdict::drop(DropReason::kTruncated)});
+  }
+
+  // Loads every case into a batch, forwards it, returns the batch (cells still allocated).
+  void forward(bool batched, PacketBatch& b, Counters& c) {
+    b.clear();
+    for (const Case& k : cases) {
+      const uint32_t i = b.size++;
+      ASSERT_EQ(pool.alloc_bulk(&b.cell[i], 1), 1u);
+      std::memcpy(pool.data(b.cell[i]), k.bytes.data(), k.bytes.size());
+      b.len[i] = static_cast<uint16_t>(k.bytes.size());
+      b.wire_len[i] = static_cast<uint32_t>(k.bytes.size());
+      b.verdict[i] = Verdict::kUnset;
+    }
+    if (batched) {
+      forward_batched(table, pool, b, c);
+    } else {
+      forward_scalar(table, pool, b, c);
+    }
+  }
+
+  Dir24_8 table{16};
+  PacketPool pool{512};
+  std::vector<Case> cases;
+};
+
+TEST_F(ForwardTest, EveryVerdictAndRewriteOnBothPaths) {
+  PacketBatch out[2];
+  for (int batched = 0; batched < 2; ++batched) {
+    Counters c(16);
+    PacketBatch& b = out[batched];
+    forward(batched, b, c);
+    uint64_t fwd = 0;
+    for (uint32_t i = 0; i < b.size; ++i) {
+      EXPECT_EQ(b.verdict[i], cases[i].want) << cases[i].what << (batched ? " (batched)" : " (scalar)");
+      const uint8_t* iph = pool.data(b.cell[i]) + 14;
+      if (!Verdict::is_drop(b.verdict[i])) {
+        ++fwd;
+        EXPECT_EQ(iph[8], cases[i].bytes[14 + 8] - 1) << cases[i].what << ": TTL";
+        EXPECT_TRUE(ipv4_checksum_ok(iph, 20)) << cases[i].what << ": checksum";
+        // Nothing else changed.
+        for (size_t j = 0; j < cases[i].bytes.size(); ++j) {
+          if (j != 14 + 8 && j != 14 + 10 && j != 14 + 11) {
+            ASSERT_EQ(pool.data(b.cell[i])[j], cases[i].bytes[j]) << cases[i].what << " byte " << j;
+          }
+        }
+      } else {
+        EXPECT_EQ(0, std::memcmp(pool.data(b.cell[i]), cases[i].bytes.data(), cases[i].bytes.size()))
+            << cases[i].what << ": a dropped packet was modified";
+      }
+    }
+    EXPECT_EQ(c.rx_packets, cases.size());
+    EXPECT_EQ(c.tx_packets, fwd);
+    EXPECT_TRUE(c.balanced());
+    EXPECT_EQ(c.tx_per_port[3], 2u);
+    EXPECT_EQ(c.tx_per_port[7], 1u);
+    EXPECT_EQ(c.drops[int(DropReason::kMartian)], 7u);
+    EXPECT_EQ(c.drops[int(DropReason::kTtlExceeded)], 2u);
+    EXPECT_EQ(c.drops[int(DropReason::kNoRoute)], 1u);
+    pool.free_bulk(b.cell.data(), b.size);
+  }
+}
+
+TEST(PacketPool, AllocatesDistinctCellsAndRunsDry) {
+  PacketPool pool(300);
+  EXPECT_EQ(pool.available(), 300u);
+  EXPECT_EQ(pool.max_frame(), PacketPool::kDefaultCellSize - PacketPool::kHeadroom);
+  std::vector<uint32_t> cells(400);
+  EXPECT_EQ(pool.alloc_bulk(cells.data(), 256), 256u);
+  EXPECT_EQ(pool.alloc_bulk(cells.data() + 256, 100), 44u) << "only what is left";
+  EXPECT_EQ(pool.available(), 0u);
+  EXPECT_EQ(pool.alloc_bulk(cells.data(), 1), 0u);
+  std::vector<bool> seen(300);
+  for (int i = 0; i < 300; ++i) {
+    ASSERT_LT(cells[i], 300u);
+    EXPECT_FALSE(seen[cells[i]]);
+    seen[cells[i]] = true;
+    // Cells do not overlap and frames start 64-byte aligned after the headroom.
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(pool.data(cells[i])) % 64, 0u);
+    std::memset(pool.data(cells[i]), i & 0xFF, pool.max_frame());
+  }
+  for (int i = 0; i < 300; ++i) EXPECT_EQ(pool.data(cells[i])[pool.max_frame() - 1], i & 0xFF);
+  pool.free_bulk(cells.data(), 300);
+  EXPECT_EQ(pool.available(), 300u);
+  EXPECT_THROW(PacketPool(10, 100), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tandem::ipv4
