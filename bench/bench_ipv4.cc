@@ -93,6 +93,7 @@ int run_bench(const BenchIpv4Options& o) {
                        std::to_string(r.len) + ": " + ipv4::Dir24_8::status_name(s));
     }
   }
+  if (fib.routes.empty()) throw UsageError(o.fib + ": no IPv4 routes to benchmark");
   std::printf("table: %s: %zu IPv4 routes, %u tbl8 groups, built in %.2f s\n", o.fib.c_str(),
               fib.routes.size(), table.tbl8_groups_in_use(), seconds_since(t0));
 
@@ -160,7 +161,7 @@ int run_bench(const BenchIpv4Options& o) {
   } else {
     if (o.device == "gpu") throw UsageError("--device gpu: no GPU: " + why);
     if (!want_gpu) why = "--device cpu";
-    for (const char* name : {"gpu_kernel", "gpu_with_transfers"}) {
+    for (const char* name : {"gpu_kernel", "gpu_with_transfers", "gpu_with_transfers_pageable"}) {
       rows.push_back({name, "skipped: " + why, static_cast<double>(o.n), {}});
     }
   }

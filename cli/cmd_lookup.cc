@@ -46,6 +46,7 @@ void run_lookup(const LookupOptions& o) {
     }
     ips.push_back(a);
   }
+  if (in->bad() || !in->eof()) throw UsageError(name + ": read error after line " + std::to_string(lineno));
   const LoadedTable t = load_table(o.fib, /*quiet=*/true);
   std::vector<uint32_t> nh(ips.size());
   const Device dev = choose_device(o.device, /*quiet=*/true);
@@ -63,7 +64,9 @@ void run_lookup(const LookupOptions& o) {
     out += nh[i] == ipv4::kNoRoute ? std::string("-") : std::to_string(nh[i]);
     out += '\n';
   }
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() || std::fflush(stdout) != 0) {
+    throw UsageError("cannot write the results to standard output");
+  }
 }
 
 }  // namespace

@@ -143,6 +143,12 @@ int run(const RunOptions& o) {
   std::unique_ptr<PcapSink> sink;
   if (!o.out.empty()) sink = std::make_unique<PcapSink>(o.out);
 
+  // Cells hold the largest frame of the input whole (jumbo frames, GRO/TSO captures), so that no
+  // frame is cut and then dropped as if it were malformed.
+  uint32_t max_frame = 0;
+  for (size_t i = 0; i < store.size(); ++i) max_frame = std::max(max_frame, store.caplen[i]);
+  const uint32_t cell_size = std::max<uint32_t>(
+      PacketPool::kDefaultCellSize, (std::min<uint32_t>(max_frame, 0xFFFF) + PacketPool::kHeadroom + 63) / 64 * 64);
   Counters c(size_t{t.fib.max_next_hop} + 1);
   ReplaySource src(store, o.repeat);
   std::string dev_desc;
@@ -153,7 +159,7 @@ int run(const RunOptions& o) {
     const bool scalar = o.cpu_path == "scalar";
     dev_desc = scalar ? "cpu (scalar: one packet at a time), 1 thread"
                       : "cpu (batched: tbl24 prefetched while the batch is parsed), 1 thread";
-    PacketPool pool(2 * PacketBatch::kCapacity);
+    PacketPool pool(2 * PacketBatch::kCapacity, cell_size);
     fin.emplace(pool, ref.get(), sink.get(), store.size());
     PacketBatch b;
     const auto t0 = std::chrono::steady_clock::now();
@@ -171,7 +177,7 @@ int run(const RunOptions& o) {
     const uint32_t nb = std::max<uint32_t>(1, (o.gpu_batch + PacketBatch::kCapacity - 1) / PacketBatch::kCapacity);
     dev_desc = "gpu (" + info.name + "), batches of " + std::to_string(nb * PacketBatch::kCapacity) +
                " packets, 1 worker thread";
-    PacketPool pool((nb + 1) * PacketBatch::kCapacity);
+    PacketPool pool((nb + 1) * PacketBatch::kCapacity, cell_size);
     fin.emplace(pool, ref.get(), sink.get(), store.size());
     std::vector<PacketBatch> batches(nb);
     std::vector<ipv4::KeyBatch> keys(nb);
@@ -217,7 +223,7 @@ int run(const RunOptions& o) {
   for (size_t p = 0; p < c.tx_per_port.size(); ++p) {
     if (c.tx_per_port[p]) std::printf(" %zu:%llu", p, static_cast<unsigned long long>(c.tx_per_port[p]));
   }
-  std::printf("\ndropped per reason:");
+  std::printf("%s\ndropped per reason:", fwd ? "" : " none");
   for (int r = 1; r < kDropReasonCount; ++r) {
     if (c.drops[r]) std::printf(" %s:%llu", drop_reason_name(static_cast<DropReason>(r)), static_cast<unsigned long long>(c.drops[r]));
   }
@@ -245,6 +251,7 @@ int run(const RunOptions& o) {
     if (o.verify) report["verify"] = {{"checked", fin->checked()}, {"mismatches", fin->mismatches()}};
     bench::write_json(o.json, report);
   }
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw UsageError("cannot write to standard output");
   if (!balanced) return 3;
   if (o.verify && fin->mismatches()) return 4;
   return 0;
@@ -266,7 +273,7 @@ void register_run(CLI::App& app) {
   c->add_option("--out", o->out, "write forwarded packets here (.pcap or .pcapng; first pass only)");
   c->add_option("--device", o->device, "cpu, gpu, or auto (the GPU when one is usable)")
       ->capture_default_str()->check(CLI::IsMember({"cpu", "gpu", "auto"}));
-  c->add_option("--cpu-path", o->cpu_path, "scalar (one packet at a time) or batched (group prefetching)")
+  c->add_option("--cpu-path", o->cpu_path, "scalar (one packet at a time) or batched (tbl24 prefetched while the batch is parsed)")
       ->capture_default_str()->check(CLI::IsMember({"scalar", "batched"}));
   c->add_option("--repeat", o->repeat, "passes over the input, replayed from memory")
       ->capture_default_str()->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));

@@ -1,6 +1,8 @@
 #include "core/packet_pool.h"
 
 #include <cassert>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace tandem {
@@ -25,7 +27,11 @@ uint32_t PacketPool::alloc_bulk(uint32_t* out, uint32_t n) {
 }
 
 void PacketPool::free_bulk(const uint32_t* cells, uint32_t n) {
-  assert(free_top_ + n <= num_cells_);
+  // More frees than cells means a cell was freed twice: stop before writing past the stack.
+  if (TANDEM_UNLIKELY(free_top_ + n > num_cells_)) {
+    std::fprintf(stderr, "PacketPool::free_bulk: more cells freed than allocated (double free)\n");
+    std::abort();
+  }
   for (uint32_t i = 0; i < n; ++i) {
     assert(cells[i] < num_cells_);
     free_[free_top_++] = cells[i];

@@ -4,7 +4,7 @@
 namespace tandem::gpu {
 
 bool available(std::string* why) {
-  if (why) *why = "this build of Tandem has no CUDA support (nvcc was not found at configure time)";
+  if (why) *why = "this build of Tandem has no CUDA support (nvcc not found, or TANDEM_WITH_CUDA=OFF)";
   return false;
 }
 

@@ -34,10 +34,28 @@ std::vector<uint8_t> frame(uint32_t src, uint32_t dst, uint8_t ttl) {
   return f;
 }
 
+// The same frame with an 802.1Q tag and 4 bytes of IPv4 options (IHL 6): the IP header moves.
+std::vector<uint8_t> tagged_with_options(std::vector<uint8_t> f) {
+  const uint8_t tag[4] = {0x81, 0x00, 0x00, 0x2A};
+  f.insert(f.begin() + 12, tag, tag + 4);
+  const uint8_t nops[4] = {1, 1, 1, 1};
+  f.insert(f.begin() + 18 + 20, nops, nops + 4);
+  uint8_t* iph = f.data() + 18;
+  iph[0] = 0x46;
+  const uint16_t total = uint16_t((iph[2] << 8 | iph[3]) + 4);
+  iph[2] = uint8_t(total >> 8);
+  iph[3] = uint8_t(total);
+  const uint16_t c = ipv4_header_checksum(iph, 24);
+  iph[10] = uint8_t(c >> 8);
+  iph[11] = uint8_t(c);
+  return f;
+}
+
 struct Case {
   const char* what;
   std::vector<uint8_t> bytes;
-  uint32_t want;  // Verdict encoding
+  uint32_t want;    // Verdict encoding
+  size_t l3 = 14;   // offset of the IPv4 header
 };
 
 class ForwardTest : public ::testing::Test {
@@ -49,6 +67,9 @@ class ForwardTest : public ::testing::Test {
     cases.push_back({"routed", frame(src, ip(20, 9, 9, 9), 64), Verdict::port(3)});
     cases.push_back({"longer prefix", frame(src, ip(20, 1, 2, 200), 64), Verdict::port(7)});
     cases.push_back({"ttl 2 still forwarded", frame(src, ip(20, 1, 2, 1), 2), Verdict::port(3)});
+    cases.push_back({"vlan + options", tagged_with_options(frame(src, ip(20, 1, 2, 130), 9)), Verdict::port(7), 18});
+    cases.push_back({"vlan + options, ttl 1", tagged_with_options(frame(src, ip(20, 1, 2, 130), 1)),
+                     Verdict::drop(DropReason::kTtlExceeded), 18});
     cases.push_back({"ttl 1", frame(src, ip(20, 1, 2, 1), 1), Verdict::drop(DropReason::kTtlExceeded)});
     cases.push_back({"ttl 0", frame(src, ip(20, 1, 2, 1), 0), Verdict::drop(DropReason::kTtlExceeded)});
     cases.push_back({"no route", frame(src, ip(21, 0, 0, 1), 64), Verdict::drop(DropReason::kNoRoute)});
@@ -59,6 +80,7 @@ class ForwardTest : public ::testing::Test {
     cases.push_back({"loopback dst", frame(src, ip(127, 0, 0, 1), 64), Verdict::drop(DropReason::kMartian)});
     cases.push_back({"loopback src", frame(ip(127, 0, 0, 1), ip(20, 0, 0, 1), 64), Verdict::drop(DropReason::kMartian)});
     cases.push_back({"multicast src", frame(ip(230, 0, 0, 1), ip(20, 0, 0, 1), 64), Verdict::drop(DropReason::kMartian)});
+    cases.push_back({"0/8 src", frame(ip(0, 0, 0, 1), ip(20, 0, 0, 1), 64), Verdict::drop(DropReason::kMartian)});
     auto bad_sum = frame(src, ip(20, 0, 0, 1), 64);
     bad_sum[14 + 10] ^= 0x01;
     cases.push_back({"bad checksum", bad_sum, Verdict::drop(DropReason::kBadChecksum)});
@@ -112,14 +134,15 @@ TEST_F(ForwardTest, EveryVerdictAndRewriteOnBothPaths) {
     uint64_t fwd = 0;
     for (uint32_t i = 0; i < b.size; ++i) {
       EXPECT_EQ(b.verdict[i], cases[i].want) << cases[i].what << (batched ? " (batched)" : " (scalar)");
-      const uint8_t* iph = pool.data(b.cell[i]) + 14;
+      const size_t l3 = cases[i].l3;
+      const uint8_t* iph = pool.data(b.cell[i]) + l3;
       if (!Verdict::is_drop(b.verdict[i])) {
         ++fwd;
-        EXPECT_EQ(iph[8], cases[i].bytes[14 + 8] - 1) << cases[i].what << ": TTL";
-        EXPECT_TRUE(ipv4_checksum_ok(iph, 20)) << cases[i].what << ": checksum";
+        EXPECT_EQ(iph[8], cases[i].bytes[l3 + 8] - 1) << cases[i].what << ": TTL";
+        EXPECT_TRUE(ipv4_checksum_ok(iph, (iph[0] & 0xF) * 4)) << cases[i].what << ": checksum";
         // Nothing else changed.
         for (size_t j = 0; j < cases[i].bytes.size(); ++j) {
-          if (j != 14 + 8 && j != 14 + 10 && j != 14 + 11) {
+          if (j != l3 + 8 && j != l3 + 10 && j != l3 + 11) {
             ASSERT_EQ(pool.data(b.cell[i])[j], cases[i].bytes[j]) << cases[i].what << " byte " << j;
           }
         }
@@ -132,9 +155,9 @@ TEST_F(ForwardTest, EveryVerdictAndRewriteOnBothPaths) {
     EXPECT_EQ(c.tx_packets, fwd);
     EXPECT_TRUE(c.balanced());
     EXPECT_EQ(c.tx_per_port[3], 2u);
-    EXPECT_EQ(c.tx_per_port[7], 1u);
-    EXPECT_EQ(c.drops[int(DropReason::kMartian)], 7u);
-    EXPECT_EQ(c.drops[int(DropReason::kTtlExceeded)], 2u);
+    EXPECT_EQ(c.tx_per_port[7], 2u);
+    EXPECT_EQ(c.drops[int(DropReason::kMartian)], 8u);
+    EXPECT_EQ(c.drops[int(DropReason::kTtlExceeded)], 3u);
     EXPECT_EQ(c.drops[int(DropReason::kNoRoute)], 1u);
     pool.free_bulk(b.cell.data(), b.size);
   }

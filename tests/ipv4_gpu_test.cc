@@ -46,7 +46,7 @@ TEST(Ipv4Gpu, AddressesInsidePrefixesAndOddSizes) {
     g.lookup(ips.data(), got.data(), n);
     EXPECT_EQ(got[n], 0xDEADBEEFu) << "wrote past the end, n=" << n;
     EXPECT_EQ(mismatches(t.trie, ips, got.data()), 0u) << "n=" << n;
-    // Unaligned arrays take the scalar kernel.
+    // Host arrays at any alignment (they are staged into aligned device buffers).
     std::vector<uint32_t> shifted(n + 1), out(n + 1);
     std::copy(ips.begin(), ips.end(), shifted.begin() + 1);
     g.lookup(shifted.data() + 1, out.data() + 1, n);
@@ -74,6 +74,28 @@ TEST(Ipv4Gpu, TableUpdatesReachTheDevice) {
   g.sync(d);
   g.lookup(ips.data(), got.data(), 3);
   EXPECT_EQ(got, (std::vector<uint32_t>{2, 1, 4}));
+}
+
+TEST(Ipv4Gpu, SyncGrowsTheDeviceTbl8) {
+  TANDEM_REQUIRE_GPU();
+  Dir24_8 d(1024);
+  RefTrie trie;
+  ASSERT_EQ(d.add(0x0A000000, 8, 1), Dir24_8::Status::kOk);
+  trie.insert(0x0A000000, 8, 1);
+  Ipv4GpuTable g(d);  // the device copy starts with a single tbl8 group
+  std::vector<uint32_t> ips;
+  for (uint32_t k = 0; k < 600; ++k) {  // 600 /24s with longer prefixes: 600 groups
+    const uint32_t p = 0x0A000000 | (k << 8) | 0x80;
+    ASSERT_EQ(d.add(p, 25, 2 + k), Dir24_8::Status::kOk);
+    trie.insert(p, 25, 2 + k);
+    ips.push_back(p | 5);
+    ips.push_back(p - 0x80 + 5);
+  }
+  ASSERT_GE(d.tbl8_groups_high_water(), 600u);
+  g.sync(d);
+  std::vector<uint32_t> got(ips.size());
+  g.lookup(ips.data(), got.data(), ips.size());
+  EXPECT_EQ(mismatches(trie, ips, got.data()), 0u);
 }
 
 TEST(Ipv4Gpu, ReportsAbsenceClearly) {

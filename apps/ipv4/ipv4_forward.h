@@ -48,10 +48,11 @@ constexpr bool martian_destination(uint32_t a) {
   const uint32_t top = a >> 24;
   return top == 0 || top == 127 || top >= 224;
 }
-// True for source addresses a router must not forward from: 127.0.0.0/8, multicast, class E.
+// True for source addresses a router must not forward from (RFC 1812 5.3.7): 0.0.0.0/8,
+// 127.0.0.0/8, multicast and class E.
 constexpr bool martian_source(uint32_t a) {
   const uint32_t top = a >> 24;
-  return top == 127 || top >= 224;
+  return top == 0 || top == 127 || top >= 224;
 }
 
 }  // namespace tandem::ipv4

@@ -36,16 +36,6 @@ dir24_8_lookup_kernel(const uint32_t* __restrict__ tbl24, const uint32_t* __rest
   for (size_t i = n4 * 4 + tid; i < n; i += stride) out[i] = dir24_8_lookup(tbl24, tbl8, ips[i]);
 }
 
-// Same lookup for arrays that are not 16-byte aligned.
-__global__ void __launch_bounds__(kThreads)
-dir24_8_lookup_kernel_unaligned(const uint32_t* __restrict__ tbl24, const uint32_t* __restrict__ tbl8,
-                                const uint32_t* __restrict__ ips, uint32_t* __restrict__ out, size_t n) {
-  const size_t stride = size_t{gridDim.x} * blockDim.x;
-  for (size_t i = size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {
-    out[i] = dir24_8_lookup(tbl24, tbl8, ips[i]);
-  }
-}
-
 bool is_pinned(const void* p) {
   cudaPointerAttributes attr{};
   if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
@@ -67,17 +57,13 @@ struct Ipv4GpuTable::Impl {
   std::array<gpu::DeviceBuffer<uint32_t>, kStreams> d_in, d_out;
   std::array<gpu::PinnedBuffer<uint32_t>, kStreams> stage_in, stage_out;
 
+  // d_ips and d_res are device buffers from cudaMalloc (256-byte aligned), as the kernel's 16-byte
+  // loads need.
   void launch(const uint32_t* d_ips, uint32_t* d_res, size_t n, cudaStream_t s) const {
     if (n == 0) return;
-    const size_t work = (reinterpret_cast<uintptr_t>(d_ips) | reinterpret_cast<uintptr_t>(d_res)) % 16
-                            ? n : (n + 3) / 4;
-    const size_t blocks_needed = (work + kThreads - 1) / kThreads;
+    const size_t blocks_needed = ((n + 3) / 4 + kThreads - 1) / kThreads;
     const int blocks = static_cast<int>(std::min<size_t>(blocks_needed, size_t(sm_count) * 16));
-    if ((reinterpret_cast<uintptr_t>(d_ips) | reinterpret_cast<uintptr_t>(d_res)) % 16) {
-      dir24_8_lookup_kernel_unaligned<<<blocks, kThreads, 0, s>>>(tbl24.get(), tbl8.get(), d_ips, d_res, n);
-    } else {
-      dir24_8_lookup_kernel<<<blocks, kThreads, 0, s>>>(tbl24.get(), tbl8.get(), d_ips, d_res, n);
-    }
+    dir24_8_lookup_kernel<<<blocks, kThreads, 0, s>>>(tbl24.get(), tbl8.get(), d_ips, d_res, n);
     TANDEM_CUDA_CHECK_LAUNCH();
   }
 };

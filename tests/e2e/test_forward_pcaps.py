@@ -30,7 +30,7 @@ def expected_forward(pkt, lookup):
         return None
     src = int.from_bytes(bytes(map(int, ip.src.split("."))), "big")
     dst = int.from_bytes(bytes(map(int, ip.dst.split("."))), "big")
-    if martian(dst) or (src >> 24) == 127 or (src >> 24) >= 224 or ip.ttl <= 1:
+    if martian(dst) or (src >> 24) in (0, 127) or (src >> 24) >= 224 or ip.ttl <= 1:
         return None
     return lookup(dst)
 
