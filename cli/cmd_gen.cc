@@ -21,17 +21,10 @@ struct GenOptions {
 };
 
 void run_gen(const GenOptions& o) {
-  GenSpec spec;
-  try {
-    spec = parse_gen_spec(o.spec);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(std::string("--spec: ") + e.what());
-  }
+  const GenSpec spec = parse_gen_flag("--spec", o.spec);
   std::vector<std::pair<uint32_t, uint8_t>> prefixes;
   if (!o.fib.empty()) {
-    const ipv4::Fib fib = ipv4::load_fib(o.fib);
-    prefixes.reserve(fib.routes.size());
-    for (const auto& r : fib.routes) prefixes.emplace_back(r.prefix, r.len);
+    prefixes = prefixes_of(ipv4::load_fib(o.fib));
   } else if (spec.dst == GenSpec::Dst::kFib) {
     throw UsageError("--spec dst=fib needs --fib FILE to sample destinations from");
   }

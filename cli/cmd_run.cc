@@ -111,17 +111,9 @@ PacketStore load_input(const RunOptions& o, const ipv4::Fib& fib, std::string* d
     *desc = o.pcap;
     return s;
   }
-  GenSpec spec;
-  try {
-    spec = parse_gen_spec(o.gen);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(std::string("--gen: ") + e.what());
-  }
-  std::vector<std::pair<uint32_t, uint8_t>> prefixes;
-  prefixes.reserve(fib.routes.size());
-  for (const auto& r : fib.routes) prefixes.emplace_back(r.prefix, r.len);
+  const GenSpec spec = parse_gen_flag("--gen", o.gen);
   *desc = "generator " + format_gen_spec(spec);
-  return generate(spec, prefixes);
+  return generate(spec, prefixes_of(fib));
 }
 
 int run(const RunOptions& o) {

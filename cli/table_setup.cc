@@ -34,6 +34,21 @@ LoadedTable load_table(const std::string& path, bool quiet) {
   return t;
 }
 
+GenSpec parse_gen_flag(const std::string& flag, const std::string& spec) {
+  try {
+    return parse_gen_spec(spec);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(flag + ": " + e.what());
+  }
+}
+
+std::vector<std::pair<uint32_t, uint8_t>> prefixes_of(const ipv4::Fib& fib) {
+  std::vector<std::pair<uint32_t, uint8_t>> prefixes;
+  prefixes.reserve(fib.routes.size());
+  for (const auto& r : fib.routes) prefixes.emplace_back(r.prefix, r.len);
+  return prefixes;
+}
+
 Device choose_device(const std::string& requested, bool quiet) {
   if (requested == "cpu") return Device::kCpu;
   std::string why;

@@ -6,6 +6,7 @@
 
 #include "apps/ipv4/dir24_8.h"
 #include "apps/ipv4/fib_loader.h"
+#include "io/traffic_gen.h"
 
 namespace tandem::cli {
 
@@ -18,6 +19,11 @@ struct LoadedTable {
 
 // Loads and builds; throws FibError / UsageError naming the file and the failing route.
 LoadedTable load_table(const std::string& path, bool quiet);
+
+// The generator spec given to `flag`, parsed; a bad spec is a UsageError naming the flag.
+GenSpec parse_gen_flag(const std::string& flag, const std::string& spec);
+// The routes of a table as (prefix, length) pairs: what the generator samples dst=fib from.
+std::vector<std::pair<uint32_t, uint8_t>> prefixes_of(const ipv4::Fib& fib);
 
 enum class Device { kCpu, kGpu };
 
