@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   CLI::App* bench = app.add_subcommand("bench", "benchmarks: print a table, write JSON");
   bench->require_subcommand(1);
   tandem::cli::register_bench_ipv4(*bench);
+  tandem::cli::register_bench_gpu_offload(*bench);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

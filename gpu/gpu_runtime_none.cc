@@ -1,5 +1,6 @@
 // GPU runtime for builds without CUDA: no device is ever available.
 #include "gpu/gpu_runtime.h"
+#include "gpu/offload.h"
 
 namespace tandem::gpu {
 
@@ -13,5 +14,9 @@ DeviceInfo device_info() { throw GpuError("no GPU: this build of Tandem has no C
 void* pinned_alloc(size_t) { throw GpuError("no GPU: this build of Tandem has no CUDA support"); }
 
 void pinned_free(void* p) { (void)p; }
+
+std::unique_ptr<OffloadRunner> make_echo_runner(const OffloadOptions&) {
+  throw GpuError("no GPU: this build of Tandem has no CUDA support (nvcc not found, or TANDEM_WITH_CUDA=OFF)");
+}
 
 }  // namespace tandem::gpu

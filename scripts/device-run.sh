@@ -28,7 +28,7 @@ cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DTANDEM_DEPS_ROO
 ninja -C build-device -j16 > /tmp/build.log 2>&1 || { grep -E "error|FAILED" -A3 /tmp/build.log | head -40; exit 1; }
 set +e
 echo "== tests =="
-(cd build-device && ctest --output-on-failure -j8 --timeout 600) > "$OUT/ctest.log" 2>&1
+(cd build-device && ctest --output-on-failure -j4 --timeout 300) > "$OUT/ctest.log" 2>&1
 echo "ctest exit: $?"; grep -E "tests passed|Skipped|Failed|\*\*\*" "$OUT/ctest.log" | tail -25
 
 T=./build-device/tandem
@@ -39,6 +39,8 @@ if [ "$MODE" != quick ]; then
   echo "== bench ipv4 (addresses inside the table's prefixes) =="
   $T bench ipv4 --fib $FIB --n 10000000 --reps $REPS --core 2 --addresses fib --json "$OUT/bench_ipv4_fib.json" 2>&1 | tail -14
 fi
+echo "== bench gpu-offload: round trip per mode (echo, and IPv4 lookups) =="
+timeout 300 $T bench gpu-offload --fib $FIB --json "$OUT/bench_gpu_offload.json" 2>&1 | tail -32
 echo "== run: forwarding, 64 B packets in memory, CPU scalar / CPU batched / GPU =="
 GEN=count=4000000,dst=uniform,size=64
 for dev in "cpu --cpu-path scalar" "cpu --cpu-path batched" "gpu"; do

@@ -5,6 +5,7 @@
 
 #include "apps/ipv4/dir24_8_core.h"
 #include "gpu/cuda_util.cuh"
+#include "gpu/offload_runner.cuh"
 
 namespace tandem::ipv4 {
 
@@ -35,6 +36,14 @@ dir24_8_lookup_kernel(const uint32_t* __restrict__ tbl24, const uint32_t* __rest
   }
   for (size_t i = n4 * 4 + tid; i < n; i += stride) out[i] = dir24_8_lookup(tbl24, tbl8, ips[i]);
 }
+
+struct Ipv4LookupOp {
+  using In = uint32_t;
+  using Out = uint32_t;
+  const uint32_t* tbl24;
+  const uint32_t* tbl8;
+  __device__ uint32_t operator()(uint32_t ip) const { return dir24_8_lookup(tbl24, tbl8, ip); }
+};
 
 bool is_pinned(const void* p) {
   cudaPointerAttributes attr{};
@@ -73,6 +82,9 @@ Ipv4GpuTable::Ipv4GpuTable(const Dir24_8& table) : impl_(std::make_unique<Impl>(
   if (!gpu::available(&why)) throw gpu::GpuError("no GPU: " + why);
   TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->sm_count, cudaDevAttrMultiProcessorCount, 0));
   impl_->tbl24.resize(Dir24_8::kTbl24Entries);
+  // Room for every group the table may ever use, so updates never move the device tables (runners
+  // and in-flight kernels hold their addresses).
+  impl_->tbl8.resize(size_t{std::max<uint32_t>(table.max_tbl8_groups(), 1)} * Dir24_8::kTbl8GroupEntries);
   sync(table);
 }
 
@@ -84,7 +96,6 @@ void Ipv4GpuTable::sync(const Dir24_8& table) {
                                size_t{Dir24_8::kTbl24Entries} * sizeof(uint32_t), cudaMemcpyHostToDevice));
   const size_t tbl8_entries =
       size_t{std::max<uint32_t>(table.tbl8_groups_high_water(), 1)} * Dir24_8::kTbl8GroupEntries;
-  if (impl_->tbl8.size() < tbl8_entries) impl_->tbl8.resize(tbl8_entries);
   TANDEM_CUDA_CHECK(cudaMemcpy(impl_->tbl8.get(), table.tbl8(), tbl8_entries * sizeof(uint32_t),
                                cudaMemcpyHostToDevice));
   impl_->version = table.version();
@@ -157,6 +168,11 @@ std::vector<double> Ipv4GpuTable::time_kernel(const uint32_t* ips, uint32_t* nex
   }
   TANDEM_CUDA_CHECK(cudaMemcpy(next_hops, d_out.get(), n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
   return ms;
+}
+
+std::unique_ptr<gpu::OffloadRunner> Ipv4GpuTable::make_runner(const gpu::OffloadOptions& opts) const {
+  return std::make_unique<gpu::OffloadRunnerImpl<Ipv4LookupOp>>(
+      Ipv4LookupOp{impl_->tbl24.get(), impl_->tbl8.get()}, opts);
 }
 
 size_t Ipv4GpuTable::device_bytes() const {

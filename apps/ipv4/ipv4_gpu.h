@@ -10,6 +10,7 @@
 
 #include "apps/ipv4/dir24_8.h"
 #include "gpu/gpu_runtime.h"
+#include "gpu/offload.h"
 
 namespace tandem::ipv4 {
 
@@ -34,6 +35,11 @@ class Ipv4GpuTable {
   std::vector<double> time_kernel(const uint32_t* ips, uint32_t* next_hops, size_t n, int reps);
 
   size_t device_bytes() const;
+
+  // An offload runner whose operation is this table's lookup (addresses in, next hops out), for
+  // the GPU engine and its benchmarks. It reads the device copy: sync() updates it in place, so
+  // the runner stays valid; the table must outlive it.
+  std::unique_ptr<gpu::OffloadRunner> make_runner(const gpu::OffloadOptions& opts) const;
 
  private:
   struct Impl;

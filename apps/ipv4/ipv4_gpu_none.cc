@@ -13,5 +13,8 @@ void Ipv4GpuTable::sync(const Dir24_8&) {}
 void Ipv4GpuTable::lookup(const uint32_t*, uint32_t*, size_t) {}
 std::vector<double> Ipv4GpuTable::time_kernel(const uint32_t*, uint32_t*, size_t, int) { return {}; }
 size_t Ipv4GpuTable::device_bytes() const { return 0; }
+std::unique_ptr<gpu::OffloadRunner> Ipv4GpuTable::make_runner(const gpu::OffloadOptions&) const {
+  return nullptr;
+}
 
 }  // namespace tandem::ipv4

@@ -1,0 +1,65 @@
+// How work reaches the GPU: an OffloadRunner moves a batch of fixed-size items (4-byte addresses,
+// 5-tuples, ...) to the GPU, runs an app's per-item operation on them and brings the results back,
+// in one of four modes. The seeds disagree about GPUs mostly because of this step (G-Opt: ~20 us
+// per round trip through CUDA calls; APUNet: persistent threads, no launches; the GPU-router
+// report: headers only, mapped memory, streams), so each mode is built and measured.
+//
+// Host-only header: no CUDA types. Apps create runners from their .cu files.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace tandem::gpu {
+
+enum class GpuMode {
+  kAsync,       // pinned buffers; copy in, kernel, copy out on the slot's stream
+  kGraph,       // the same three steps replayed as one CUDA graph (one per batch-size bucket)
+  kMapped,      // the kernel reads and writes host-mapped pinned memory: no copies
+  kPersistent,  // a resident kernel polls a host-mapped doorbell: no launches, no copies
+};
+
+const char* gpu_mode_name(GpuMode m);
+// "async", "graph", "mapped", "persistent"; throws std::invalid_argument otherwise.
+GpuMode parse_gpu_mode(const std::string& s);
+
+// A batch pipeline with `slots()` independent buffers: while one slot's batch is on the GPU the
+// caller fills the next. Not thread-safe: one thread (the GPU master) drives a runner.
+class OffloadRunner {
+ public:
+  virtual ~OffloadRunner() = default;
+  virtual GpuMode mode() const = 0;
+  virtual size_t capacity() const = 0;  // items per batch
+  virtual int slots() const = 0;
+  virtual size_t in_item_bytes() const = 0;
+  virtual size_t out_item_bytes() const = 0;
+  // Host buffers of the slot, `capacity()` items each, valid for the runner's lifetime. Fill
+  // in(slot) before submit; read out(slot) after wait.
+  virtual void* in(int slot) = 0;
+  virtual void* out(int slot) = 0;
+  // Starts the batch of the first n items of in(slot). Throws GpuError on a CUDA failure.
+  virtual void submit(int slot, size_t n) = 0;
+  // Blocks until the slot's batch has finished and out(slot) holds its results.
+  virtual void wait(int slot) = 0;
+
+  // One synchronous round trip on slot 0.
+  void run(size_t n) {
+    submit(0, n);
+    wait(0);
+  }
+};
+
+struct OffloadOptions {
+  GpuMode mode = GpuMode::kAsync;
+  size_t capacity = 8192;  // items per batch
+  int slots = 2;           // the persistent mode has one slot
+  int persistent_blocks = 0;  // 0: one per multiprocessor
+};
+
+// A runner whose operation copies each 4-byte item unchanged: the floor of involving the GPU
+// (G-Opt Fig. 2/3), with no app work.
+std::unique_ptr<OffloadRunner> make_echo_runner(const OffloadOptions& opts);
+
+}  // namespace tandem::gpu
