@@ -75,9 +75,15 @@ offload_persistent_kernel(Op op, PersistentControl* ctl, const typename Op::In* 
       memcpy(&item, &raw, sizeof item);
       out[i] = op(item);
     }
-    __threadfence_system();  // this thread's results reach host memory before the block reports
+    // Release the block's results to the host: after the barrier, one system-scope fence by the
+    // reporting thread orders every result the block wrote before the done flag (fences are
+    // cumulative; NCCL's flag protocol relies on the same). A fence in every thread instead costs
+    // about 600 us per batch with 132 blocks (measured: bench_gpu_offload run5).
     __syncthreads();
-    if (threadIdx.x == 0) ctl->done[blockIdx.x] = seen;
+    if (threadIdx.x == 0) {
+      __threadfence_system();
+      ctl->done[blockIdx.x] = seen;
+    }
   }
 }
 

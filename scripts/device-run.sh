@@ -2,7 +2,7 @@
 # On a GPU machine with no network: build, run every test (GPU tests included), run the
 # benchmarks and demos, and write logs and JSON results into OUTDIR (at most 8 files: the device
 # tool returns no more).
-#   usage: scripts/device-run.sh OUTDIR [quick]
+#   usage: scripts/device-run.sh OUTDIR [quick|offload]
 # Needs .deps/ from scripts/fetch-device-deps.sh (carried with the tree).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +27,15 @@ cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DTANDEM_DEPS_ROO
   -DTANDEM_NATIVE=ON > /tmp/configure.log 2>&1 || { tail -30 /tmp/configure.log; exit 1; }
 ninja -C build-device -j16 > /tmp/build.log 2>&1 || { grep -E "error|FAILED" -A3 /tmp/build.log | head -40; exit 1; }
 set +e
+if [ "$MODE" = offload ]; then  # just the offload engine: its tests and its benchmark
+  ./build-device/tests/gpu_offload_test 2>&1 | tail -4
+  for pb in 0 16 4; do
+    echo "== bench gpu-offload, persistent blocks $pb (0 = one per SM) =="
+    timeout 200 ./build-device/tandem bench gpu-offload --reps 200 --persistent-blocks $pb \
+      --json "$OUT/bench_gpu_offload_pb$pb.json" 2>&1 | tail -16
+  done
+  exit 0
+fi
 echo "== tests =="
 (cd build-device && ctest --output-on-failure -j4 --timeout 300) > "$OUT/ctest.log" 2>&1
 echo "ctest exit: $?"; grep -E "tests passed|Skipped|Failed|\*\*\*" "$OUT/ctest.log" | tail -25
