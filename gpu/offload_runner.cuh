@@ -10,6 +10,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -209,14 +210,20 @@ class OffloadRunnerImpl final : public OffloadRunner {
       TANDEM_CUDA_CHECK(cudaGetLastError());
       return;
     }
-    // Spin on the done flag; every few thousand spins make sure the kernel is still running, so a
-    // kernel that died (fault, reset) is an error, not a hang.
+    // Spin on the done flag; every few thousand spins make sure the kernel is still running and
+    // the batch is not overdue, so a kernel that died or stopped answering is an error, not a hang.
+    const auto start = std::chrono::steady_clock::now();
     for (uint64_t spins = 0;; ++spins) {
       if (ctl_[0].done == seq_) break;
       if ((spins & 4095) == 4095) {
         const cudaError_t e = cudaStreamQuery(slot_[0]->stream->get());
         if (e != cudaErrorNotReady) {
           throw GpuError(std::string("persistent kernel stopped: ") + cudaGetErrorString(e));
+        }
+        if (std::chrono::steady_clock::now() - start > kPersistentTimeout) {
+          throw GpuError("persistent kernel did not finish batch " + std::to_string(seq_) + " of " +
+                         std::to_string(s.n) + " items within " +
+                         std::to_string(kPersistentTimeout.count()) + " ms");
         }
       }
     }
@@ -274,8 +281,10 @@ class OffloadRunnerImpl final : public OffloadRunner {
     detail::PersistentControl* d_ctl = nullptr;
     TANDEM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&d_ctl), ctl_.get(), 0));
     dsync_.resize(sizeof(detail::PersistentDeviceSync));
-    TANDEM_CUDA_CHECK(cudaMemset(dsync_.get(), 0, dsync_.size()));
     Slot& s = *slot_[0];
+    // On the kernel's own stream: a plain cudaMemset goes to the legacy stream, which does not
+    // order with this non-blocking one, and could zero the doorbell after block 0 has written it.
+    TANDEM_CUDA_CHECK(cudaMemsetAsync(dsync_.get(), 0, dsync_.size(), s.stream->get()));
     auto* d_sync = reinterpret_cast<detail::PersistentDeviceSync*>(dsync_.get());
     auto* d_in = reinterpret_cast<const In*>(s.d_in_ptr + detail::kHeaderBytes);
     auto* d_out = reinterpret_cast<Out*>(s.d_out_ptr);
@@ -291,8 +300,18 @@ class OffloadRunnerImpl final : public OffloadRunner {
     ctl_[0].stop = 1;
     std::atomic_thread_fence(std::memory_order_release);
     ctl_[0].seq = ++seq_;
-    cudaStreamSynchronize(slot_[0]->stream->get());  // the kernel returns once it sees stop
+    // The kernel returns once it sees stop. A kernel that stopped answering cannot be killed from
+    // here; leave it (the process's exit ends it) rather than hang the caller.
+    const auto start = std::chrono::steady_clock::now();
+    while (cudaStreamQuery(slot_[0]->stream->get()) == cudaErrorNotReady) {
+      if (std::chrono::steady_clock::now() - start > kPersistentTimeout) {
+        std::fprintf(stderr, "offload: the persistent kernel did not stop; leaving it running\n");
+        std::abort();
+      }
+    }
   }
+
+  static constexpr std::chrono::milliseconds kPersistentTimeout{5000};
 
   Op op_;
   OffloadOptions opts_;

@@ -28,10 +28,14 @@ cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DTANDEM_DEPS_ROO
 ninja -C build-device -j16 > /tmp/build.log 2>&1 || { grep -E "error|FAILED" -A3 /tmp/build.log | head -40; exit 1; }
 set +e
 if [ "$MODE" = offload ]; then  # just the offload engine: its tests and its benchmark
-  ./build-device/tests/gpu_offload_test 2>&1 | tail -4
+  for t in GpuMode.NamesRoundTrip GpuOffload.EchoEveryModeEverySize GpuOffload.ManyConsecutiveSmallBatches \
+           GpuOffload.SlotsOverlap GpuOffload.Ipv4LookupEveryModeMatchesCpu; do
+    timeout 60 ./build-device/tests/gpu_offload_test --gtest_filter=$t 2>&1 | grep -E "OK|FAILED|Failure|error|Expected|Which" | head -5
+    echo "$t: exit ${PIPESTATUS[0]}"
+  done
   for pb in 0 16 4; do
     echo "== bench gpu-offload, persistent blocks $pb (0 = one per SM) =="
-    timeout 200 ./build-device/tandem bench gpu-offload --reps 200 --persistent-blocks $pb \
+    timeout 60 ./build-device/tandem bench gpu-offload --reps 200 --persistent-blocks $pb \
       --json "$OUT/bench_gpu_offload_pb$pb.json" 2>&1 | tail -16
   done
   exit 0
