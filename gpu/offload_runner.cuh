@@ -54,7 +54,8 @@ struct PersistentDeviceSync {
   volatile uint32_t seq;
   volatile uint32_t stop;
   volatile uint64_t n;
-  unsigned long long arrived;
+  // On its own 128-byte line: the blocks' atomics must not contend with the pollers' reads.
+  alignas(128) unsigned long long arrived;
 };
 
 // A resident kernel. Only block 0 polls the host-mapped doorbell: every poll is a read across
@@ -85,6 +86,7 @@ offload_persistent_kernel(Op op, PersistentControl* ctl, PersistentDeviceSync* d
         dsync->seq = s;
       } else {
         while ((s = dsync->seq) == seen) {
+          __nanosleep(32);  // many blocks polling one L2 line: leave room for the writer
         }
         __threadfence();
         n = dsync->n;

@@ -33,7 +33,7 @@ if [ "$MODE" = offload ]; then  # just the offload engine: its tests and its ben
     timeout 60 ./build-device/tests/gpu_offload_test --gtest_filter=$t 2>&1 | grep -E "OK|FAILED|Failure|error|Expected|Which" | head -5
     echo "$t: exit ${PIPESTATUS[0]}"
   done
-  for pb in 0 16 4; do
+  for pb in 0 32 8; do
     echo "== bench gpu-offload, persistent blocks $pb (0 = one per SM) =="
     timeout 60 ./build-device/tandem bench gpu-offload --reps 200 --persistent-blocks $pb \
       --json "$OUT/bench_gpu_offload_pb$pb.json" 2>&1 | tail -16
