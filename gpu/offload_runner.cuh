@@ -40,13 +40,39 @@ offload_batch_kernel(Op op, const uint8_t* in_with_header, typename Op::Out* out
 }
 
 // Host-mapped control block of the persistent kernel. The host bumps `seq` to start a batch and
-// waits for `done` to equal it.
+// waits for `done` to equal it. What the host writes and what the GPU writes sit on separate
+// 128-byte lines: with `done` on the doorbell's line, block 0 was seen polling a stale doorbell
+// forever after the GPU had written `done` (20 of 25 test runs hung at stop, run 10).
 struct PersistentControl {
   volatile uint32_t seq;
   volatile uint32_t stop;
   volatile uint64_t n;
-  volatile uint32_t done;
+  alignas(128) volatile uint32_t done;
 };
+
+// System-scope acquire load / release store: every poll of host memory must see the host's
+// latest write, and a flag must never become visible before the data it announces.
+__device__ __forceinline__ uint32_t load_acquire_sys(const volatile uint32_t* p) {
+  uint32_t v;
+  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ uint64_t load_relaxed_sys(const volatile uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void store_release_sys(volatile uint32_t* p, uint32_t v) {
+  asm volatile("st.release.sys.global.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ uint32_t load_acquire_gpu(const volatile uint32_t* p) {
+  uint32_t v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void store_release_gpu(volatile uint32_t* p, uint32_t v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
+}
 
 // Device-memory copy of the doorbell, for the blocks other than block 0, and the count of blocks
 // that finished (cumulative over batches).
@@ -76,19 +102,17 @@ offload_persistent_kernel(Op op, PersistentControl* ctl, PersistentDeviceSync* d
     if (threadIdx.x == 0) {
       uint32_t s;
       if (blockIdx.x == 0) {
-        while ((s = ctl->seq) == seen && !ctl->stop) {
+        while ((s = load_acquire_sys(&ctl->seq)) == seen) {
         }
-        n = ctl->n;
-        stop = ctl->stop;
+        n = load_relaxed_sys(&ctl->n);
+        stop = load_acquire_sys(&ctl->stop);
         dsync->n = n;
         dsync->stop = stop;
-        __threadfence();  // n and stop before seq, for the other blocks
-        dsync->seq = s;
+        store_release_gpu(&dsync->seq, s);  // n and stop before seq, for the other blocks
       } else {
-        while ((s = dsync->seq) == seen) {
+        while ((s = load_acquire_gpu(&dsync->seq)) == seen) {
           __nanosleep(32);  // many blocks polling one L2 line: leave room for the writer
         }
-        __threadfence();
         n = dsync->n;
         stop = dsync->stop;
       }
@@ -113,7 +137,7 @@ offload_persistent_kernel(Op op, PersistentControl* ctl, PersistentDeviceSync* d
       const unsigned long long before = atomicAdd(&dsync->arrived, 1ull);
       if (before + 1 == static_cast<unsigned long long>(gridDim.x) * seen) {
         __threadfence_system();
-        ctl->done = seen;
+        store_release_sys(&ctl->done, seen);
       }
     }
   }
@@ -223,6 +247,7 @@ class OffloadRunnerImpl final : public OffloadRunner {
           throw GpuError(std::string("persistent kernel stopped: ") + cudaGetErrorString(e));
         }
         if (std::chrono::steady_clock::now() - start > kPersistentTimeout) {
+          report_persistent_state();
           throw GpuError("persistent kernel did not finish batch " + std::to_string(seq_) + " of " +
                          std::to_string(s.n) + " items within " +
                          std::to_string(kPersistentTimeout.count()) + " ms");
@@ -298,6 +323,19 @@ class OffloadRunnerImpl final : public OffloadRunner {
                                                   s.stream->get()));
   }
 
+  // What the host and the kernel's device-side state say, for diagnosing a stuck batch.
+  void report_persistent_state() {
+    detail::PersistentDeviceSync d{};
+    Stream side;
+    cudaMemcpyAsync(&d, dsync_.get(), sizeof d, cudaMemcpyDeviceToHost, side.get());
+    cudaStreamSynchronize(side.get());
+    std::fprintf(stderr,
+                 "offload: persistent state: host seq %u, ctl.seq %u, ctl.done %u, ctl.stop %u; "
+                 "device seq %u, n %llu, arrived %llu (blocks %d)\n",
+                 seq_, ctl_[0].seq, ctl_[0].done, ctl_[0].stop, d.seq,
+                 static_cast<unsigned long long>(d.n), d.arrived, blocks_);
+  }
+
   void stop_persistent() {
     ctl_[0].stop = 1;
     std::atomic_thread_fence(std::memory_order_release);
@@ -308,6 +346,7 @@ class OffloadRunnerImpl final : public OffloadRunner {
     while (cudaStreamQuery(slot_[0]->stream->get()) == cudaErrorNotReady) {
       if (std::chrono::steady_clock::now() - start > kPersistentTimeout) {
         std::fprintf(stderr, "offload: the persistent kernel did not stop; leaving it running\n");
+        report_persistent_state();
         std::abort();
       }
     }
