@@ -42,7 +42,7 @@ offload_batch_kernel(Op op, const uint8_t* in_with_header, typename Op::Out* out
 // Host-mapped control block of the persistent kernel. The host bumps `seq` to start a batch and
 // waits for `done` to equal it. What the host writes and what the GPU writes sit on separate
 // 128-byte lines: with `done` on the doorbell's line, block 0 was seen polling a stale doorbell
-// forever after the GPU had written `done` (20 of 25 test runs hung at stop, run 10).
+// forever after the GPU had written `done` (20 of 25 test runs hung at stop).
 struct PersistentControl {
   volatile uint32_t seq;
   volatile uint32_t stop;
@@ -85,8 +85,8 @@ struct PersistentDeviceSync {
 };
 
 // A resident kernel. Only block 0 polls the host-mapped doorbell: every poll is a read across
-// PCIe, and with one poller per block the round trip grew by ~4.8 us per block (measured, run 6 in
-// bench/results). Block 0 republishes the doorbell in device memory, where the other blocks poll
+// PCIe, and with one poller per block the round trip grew by ~4.8 us per block (measured:
+// bench/results/2026-11-21-h200/offload/v2-all-blocks-poll-host). Block 0 republishes the doorbell in device memory, where the other blocks poll
 // it in L2. Each block releases its results with a system-scope fence and counts itself in; the
 // last block of the batch writes the host's done flag, once.
 template <class Op>
