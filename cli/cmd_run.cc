@@ -16,6 +16,7 @@
 #include "bench/bench_report.h"
 #include "cli/commands.h"
 #include "cli/table_setup.h"
+#include "core/latency_histogram.h"
 #include "io/pcap_io.h"
 #include "io/traffic_gen.h"
 
@@ -52,7 +53,9 @@ class BatchFinisher {
   BatchFinisher(PacketPool& pool, const ipv4::RefTrie* ref, PcapSink* sink, uint64_t first_pass)
       : pool_(pool), ref_(ref), sink_(sink), first_pass_(first_pass) {}
 
-  void finish(PacketBatch& b) {
+  // rx_ns: when the batch was received (steady clock). Latency is receive to transmit, per packet.
+  void finish(PacketBatch& b, uint64_t rx_ns) {
+    latency_.record(now_ns() - rx_ns, b.size);
     if (ref_) {
       const auto t0 = std::chrono::steady_clock::now();
       verify(b);
@@ -73,6 +76,11 @@ class BatchFinisher {
     b.clear();
   }
 
+  static uint64_t now_ns() {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch()).count());
+  }
+  const LatencyHistogram& latency() const { return latency_; }
   uint64_t wire_bytes() const { return wire_bytes_; }
   uint64_t checked() const { return checked_; }
   uint64_t mismatches() const { return mismatches_; }
@@ -103,6 +111,7 @@ class BatchFinisher {
   uint64_t checked_ = 0;
   uint64_t mismatches_ = 0;
   double verify_seconds_ = 0;
+  LatencyHistogram latency_;
 };
 
 PacketStore load_input(const RunOptions& o, const ipv4::Fib& fib, std::string* desc) {
@@ -156,12 +165,13 @@ int run(const RunOptions& o) {
     PacketBatch b;
     const auto t0 = std::chrono::steady_clock::now();
     while (src.rx_burst(pool, b) > 0) {
+      const uint64_t rx_ns = BatchFinisher::now_ns();
       if (scalar) {
         ipv4::forward_scalar(*t.table, pool, b, c);
       } else {
         ipv4::forward_batched(*t.table, pool, b, c);
       }
-      fin->finish(b);
+      fin->finish(b, rx_ns);
     }
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   } else {
@@ -174,13 +184,14 @@ int run(const RunOptions& o) {
     std::vector<PacketBatch> batches(nb);
     std::vector<ipv4::KeyBatch> keys(nb);
     std::vector<uint32_t> offset(nb);
+    std::vector<uint64_t> rx_ns(nb);
     gpu::PinnedArray<uint32_t> key_in(size_t{nb} * PacketBatch::kCapacity);
     gpu::PinnedArray<uint32_t> next_hop(size_t{nb} * PacketBatch::kCapacity);
     ipv4::Ipv4GpuTable gtable(*t.table);
     const auto t0 = std::chrono::steady_clock::now();
     for (;;) {
       uint32_t k = 0;
-      while (k < nb && src.rx_burst(pool, batches[k]) > 0) ++k;
+      while (k < nb && src.rx_burst(pool, batches[k]) > 0) rx_ns[k++] = BatchFinisher::now_ns();
       if (k == 0) break;
       uint32_t total = 0;
       for (uint32_t j = 0; j < k; ++j) {
@@ -192,7 +203,7 @@ int run(const RunOptions& o) {
       gtable.lookup(key_in.data(), next_hop.data(), total);
       for (uint32_t j = 0; j < k; ++j) {
         ipv4::apply(pool, batches[j], keys[j], next_hop.data() + offset[j], c);
-        fin->finish(batches[j]);
+        fin->finish(batches[j], rx_ns[j]);
       }
     }
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -220,6 +231,10 @@ int run(const RunOptions& o) {
     if (c.drops[r]) std::printf(" %s:%llu", drop_reason_name(static_cast<DropReason>(r)), static_cast<unsigned long long>(c.drops[r]));
   }
   std::printf("%s\n", drop ? "" : " none");
+  const LatencyHistogram& lat = fin->latency();
+  std::printf("latency per packet, batch received to verdicts ready: p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us\n",
+              lat.percentile(0.5) / 1e3, lat.percentile(0.99) / 1e3, lat.percentile(0.999) / 1e3,
+              lat.max() / 1e3);
   if (o.verify) {
     std::printf("verify: %llu lookup decisions checked against the reference trie: %llu differ\n",
                 static_cast<unsigned long long>(fin->checked()), static_cast<unsigned long long>(fin->mismatches()));
@@ -239,7 +254,9 @@ int run(const RunOptions& o) {
         {"machine", bench::machine_json()},
         {"received", rx}, {"forwarded", fwd}, {"dropped", drop}, {"balanced", balanced},
         {"drops", drops}, {"forwarded_per_port", ports}, {"seconds", seconds}, {"mpps", mpps},
-        {"gbps_wire", gbps}};
+        {"gbps_wire", gbps},
+        {"latency_ns", {{"p50", lat.percentile(0.5)}, {"p99", lat.percentile(0.99)},
+                        {"p999", lat.percentile(0.999)}, {"max", lat.max()}, {"min", lat.min()}}}};
     if (o.verify) report["verify"] = {{"checked", fin->checked()}, {"mismatches", fin->mismatches()}};
     bench::write_json(o.json, report);
   }

@@ -58,6 +58,9 @@ def main():
             c.check(rep["received"] == rep["forwarded"] + rep["dropped"], f"{name}: accounting")
             c.check(sum(rep["drops"].values()) == rep["dropped"], f"{name}: drop reasons sum")
             c.check(rep["verify"]["mismatches"] == 0, f"{name}: verify mismatches")
+            lat = rep["latency_ns"]
+            c.check(0 < lat["min"] <= lat["p50"] <= lat["p99"] <= lat["p999"] <= lat["max"],
+                    f"{name}: latency percentiles out of order: {lat}")
             want = [(p, expected_forward(p, lookup)) for p in inp]
             fwd = [(p, nh) for p, nh in want if nh is not None]
             c.check(len(outp) == len(fwd) == rep["forwarded"],
