@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/table_setup.h"
 #include "core/latency_histogram.h"
+#include "gpu/offload.h"
 #include "io/pcap_io.h"
 #include "io/traffic_gen.h"
 
@@ -34,6 +35,7 @@ struct RunOptions {
   std::string cpu_path = "batched";
   uint64_t repeat = 1;
   uint32_t gpu_batch = 8192;
+  std::string gpu_mode = "async";
   bool verify = false;
   std::string json;
 };
@@ -177,17 +179,22 @@ int run(const RunOptions& o) {
   } else {
     const gpu::DeviceInfo info = gpu::device_info();
     const uint32_t nb = std::max<uint32_t>(1, (o.gpu_batch + PacketBatch::kCapacity - 1) / PacketBatch::kCapacity);
-    dev_desc = "gpu (" + info.name + "), batches of " + std::to_string(nb * PacketBatch::kCapacity) +
-               " packets, 1 worker thread";
+    dev_desc = "gpu (" + info.name + "), " + o.gpu_mode + " mode, batches of " +
+               std::to_string(nb * PacketBatch::kCapacity) + " packets, 1 worker thread";
     PacketPool pool((nb + 1) * PacketBatch::kCapacity, cell_size);
     fin.emplace(pool, ref.get(), sink.get(), store.size());
     std::vector<PacketBatch> batches(nb);
     std::vector<ipv4::KeyBatch> keys(nb);
     std::vector<uint32_t> offset(nb);
     std::vector<uint64_t> rx_ns(nb);
-    gpu::PinnedArray<uint32_t> key_in(size_t{nb} * PacketBatch::kCapacity);
-    gpu::PinnedArray<uint32_t> next_hop(size_t{nb} * PacketBatch::kCapacity);
     ipv4::Ipv4GpuTable gtable(*t.table);
+    gpu::OffloadOptions oo;
+    oo.mode = gpu::parse_gpu_mode(o.gpu_mode);
+    oo.capacity = size_t{nb} * PacketBatch::kCapacity;
+    oo.slots = 1;
+    const auto runner = gtable.make_runner(oo);
+    auto* key_in = static_cast<uint32_t*>(runner->in(0));
+    const auto* next_hop = static_cast<const uint32_t*>(runner->out(0));
     const auto t0 = std::chrono::steady_clock::now();
     for (;;) {
       uint32_t k = 0;
@@ -196,13 +203,13 @@ int run(const RunOptions& o) {
       uint32_t total = 0;
       for (uint32_t j = 0; j < k; ++j) {
         ipv4::classify(pool, batches[j], keys[j], c);
-        std::copy_n(keys[j].key, keys[j].count, key_in.data() + total);
+        std::copy_n(keys[j].key, keys[j].count, key_in + total);
         offset[j] = total;
         total += keys[j].count;
       }
-      gtable.lookup(key_in.data(), next_hop.data(), total);
+      runner->run(total);
       for (uint32_t j = 0; j < k; ++j) {
-        ipv4::apply(pool, batches[j], keys[j], next_hop.data() + offset[j], c);
+        ipv4::apply(pool, batches[j], keys[j], next_hop + offset[j], c);
         fin->finish(batches[j], rx_ns[j]);
       }
     }
@@ -288,6 +295,10 @@ void register_run(CLI::App& app) {
       ->capture_default_str()->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   c->add_option("--gpu-batch", o->gpu_batch, "packets per GPU lookup batch")
       ->capture_default_str()->check(CLI::Range(1u, 1u << 22));
+  c->add_option("--gpu-mode", o->gpu_mode,
+                 "how batches reach the GPU: async (copies on streams), graph (CUDA graph), mapped "
+                 "(zero-copy), persistent (resident kernel, no launches)")
+      ->capture_default_str()->check(CLI::IsMember({"async", "graph", "mapped", "persistent"}));
   c->add_flag("--verify", o->verify, "check every lookup decision against the reference trie");
   c->add_option("--json", o->json, "write a JSON summary here");
   c->callback([o] {

@@ -61,6 +61,11 @@ for dev in "cpu --cpu-path scalar" "cpu --cpu-path batched" "gpu"; do
   taskset -c 2 $T run --app ipv4 --fib $FIB --gen $GEN --device $dev --verify --json "$OUT/run_$name.json" 2>&1 |
     grep -E "device:|packets:|throughput:|verify:"
 done
+echo "== run: 4M packets on the GPU, each offload mode =="
+for m in async graph mapped persistent; do
+  taskset -c 2 $T run --app ipv4 --fib $FIB --gen $GEN --device gpu --gpu-mode $m --verify 2>&1 |
+    grep -E "device:|throughput:|latency|verify:"
+done
 echo "== run: real captures on the GPU =="
 for cap in example many-protocols tls2; do
   $T run --app ipv4 --fib $FIB --pcap data/pcap/$cap.pcap --device gpu --verify --out "/tmp/$cap-gpu.pcap" 2>&1 |
