@@ -1,0 +1,175 @@
+// The offload engine: every request answered exactly once with the right results, from several
+// workers at once; a GPU failure mid-stream recomputes on the CPU with nothing lost; full queues
+// push back (counted); partial batches leave after max_wait. A fake runner stands in for the GPU,
+// so these run everywhere; the last test uses the real GPU where there is one.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "gpu/offload_engine.h"
+#include "tests/test_util.h"
+
+namespace tandem::gpu {
+namespace {
+
+// out = in + 1 on the host; throws GpuError on batch number `fail_at` (1-based; 0 = never).
+class FakeRunner final : public OffloadRunner {
+ public:
+  FakeRunner(size_t capacity, int fail_at, int delay_us = 0)
+      : in_(capacity), out_(capacity), fail_at_(fail_at), delay_us_(delay_us) {}
+  GpuMode mode() const override { return GpuMode::kAsync; }
+  size_t capacity() const override { return in_.size(); }
+  int slots() const override { return 1; }
+  size_t in_item_bytes() const override { return 4; }
+  size_t out_item_bytes() const override { return 4; }
+  void* in(int) override { return in_.data(); }
+  void* out(int) override { return out_.data(); }
+  void submit(int, size_t n) override {
+    ++batches_;
+    if (delay_us_) std::this_thread::sleep_for(std::chrono::microseconds(delay_us_));
+    if (batches_ == fail_at_) throw GpuError("injected fault: cudaErrorLaunchFailure on batch " + std::to_string(batches_));
+    for (size_t i = 0; i < n; ++i) out_[i] = in_[i] + 1;
+  }
+  void wait(int) override {}
+
+ private:
+  std::vector<uint32_t> in_, out_;
+  int fail_at_;
+  int delay_us_;
+  int batches_ = 0;
+};
+
+void plus_one(const void* in, void* out, size_t n) {
+  const auto* a = static_cast<const uint32_t*>(in);
+  auto* b = static_cast<uint32_t*>(out);
+  for (size_t i = 0; i < n; ++i) b[i] = a[i] + 1;
+}
+
+// Each worker keeps `depth` requests outstanding, `rounds` times over; returns wrong results.
+size_t drive(OffloadEngine& e, int workers, int rounds, int depth, uint64_t* items) {
+  std::atomic<size_t> wrong{0};
+  std::atomic<uint64_t> total{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w) {
+    threads.emplace_back([&, w] {
+      std::mt19937_64 rng(w);
+      std::vector<OffloadRequest> reqs(depth);
+      std::vector<std::vector<uint32_t>> in(depth, std::vector<uint32_t>(256)), out(depth, std::vector<uint32_t>(256));
+      for (int r = 0; r < rounds; ++r) {
+        for (int k = 0; k < depth; ++k) {
+          const size_t n = 1 + rng() % 256;
+          for (size_t i = 0; i < n; ++i) in[k][i] = static_cast<uint32_t>(rng());
+          std::fill(out[k].begin(), out[k].end(), 0);
+          reqs[k].in = in[k].data();
+          reqs[k].out = out[k].data();
+          reqs[k].n = n;
+          e.submit(w, &reqs[k]);
+          total += n;
+        }
+        for (int k = 0; k < depth; ++k) {
+          while (!reqs[k].done()) std::this_thread::yield();
+          for (size_t i = 0; i < reqs[k].n; ++i) wrong += out[k][i] != in[k][i] + 1;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  *items = total;
+  return wrong;
+}
+
+TEST(OffloadEngine, CpuOnlyAnswersEveryRequestOnce) {
+  OffloadEngine e(nullptr, plus_one, {1024, 20000, 8, 4, 4}, 3);
+  uint64_t items = 0;
+  EXPECT_EQ(drive(e, 3, 300, 4, &items), 0u);
+  const EngineStats s = e.stats();
+  EXPECT_EQ(s.requests, 3u * 300 * 4);
+  EXPECT_EQ(s.items, items);
+  EXPECT_EQ(s.gpu_batches, 0u);
+  EXPECT_EQ(s.cpu_batches, s.batches);
+  EXPECT_FALSE(e.on_gpu());
+}
+
+TEST(OffloadEngine, GpuFaultMidStreamFallsBackWithoutLoss) {
+  OffloadEngine e(std::make_unique<FakeRunner>(2048, 5), plus_one, {2048, 20000, 8, 4, 4}, 2);
+  uint64_t items = 0;
+  EXPECT_EQ(drive(e, 2, 400, 4, &items), 0u);
+  const EngineStats s = e.stats();
+  EXPECT_EQ(s.items, items) << "every item answered exactly once";
+  EXPECT_EQ(s.requests, 2u * 400 * 4);
+  EXPECT_EQ(s.gpu_batches, 4u) << "batches 1-4 on the 'GPU', the 5th failed";
+  EXPECT_GE(s.cpu_batches, 1u);
+  EXPECT_EQ(s.gpu_batches + s.cpu_batches, s.batches);
+  EXPECT_NE(s.gpu_error.find("injected fault"), std::string::npos) << s.gpu_error;
+  EXPECT_FALSE(e.on_gpu());
+}
+
+TEST(OffloadEngine, FullQueuesPushBack) {
+  // A slow "GPU" and a queue of one: the worker must be refused, and still every request is answered.
+  OffloadEngine e(std::make_unique<FakeRunner>(256, 0, 2000), plus_one, {256, 1000, 1, 4, 4}, 1);
+  std::vector<OffloadRequest> reqs(20);
+  std::vector<uint32_t> in(20, 7), out(20, 0);
+  for (int k = 0; k < 20; ++k) {
+    reqs[k].in = &in[k];
+    reqs[k].out = &out[k];
+    reqs[k].n = 1;
+    e.submit(0, &reqs[k]);
+  }
+  for (auto& r : reqs) {
+    while (!r.done()) std::this_thread::yield();
+  }
+  for (uint32_t v : out) EXPECT_EQ(v, 8u);
+  EXPECT_GT(e.stats().backpressure, 0u);
+  EXPECT_EQ(e.stats().requests, 20u);
+}
+
+TEST(OffloadEngine, PartialBatchLeavesAfterMaxWait) {
+  OffloadEngine e(std::make_unique<FakeRunner>(8192, 0), plus_one, {8192, 200000 /*0.2 ms*/, 8, 4, 4}, 1);
+  uint32_t in = 41, out = 0;
+  OffloadRequest r;
+  r.in = &in;
+  r.out = &out;
+  r.n = 1;
+  const auto t0 = std::chrono::steady_clock::now();
+  e.submit(0, &r);
+  while (!r.done()) std::this_thread::yield();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+  EXPECT_EQ(out, 42u);
+  EXPECT_THROW(([&] { OffloadRequest big; big.n = 8193; e.submit(0, &big); })(), std::invalid_argument);
+}
+
+TEST(OffloadEngine, RealGpuEcho) {
+  TANDEM_REQUIRE_GPU();
+  for (GpuMode m : {GpuMode::kAsync, GpuMode::kPersistent}) {
+    // The echo runner returns items unchanged: the fallback must agree with it.
+    auto echo = [](const void* in, void* out, size_t n) { std::memcpy(out, in, n * 4); };
+    OffloadEngine e(make_echo_runner({m, 4096, 1, 0}), echo, {4096, 20000, 8, 4, 4}, 2);
+    std::vector<std::thread> ts;
+    std::atomic<size_t> wrong{0};
+    for (int w = 0; w < 2; ++w) {
+      ts.emplace_back([&, w] {
+        std::vector<uint32_t> in(256), out(256);
+        for (int r = 0; r < 500; ++r) {
+          for (auto& v : in) v = static_cast<uint32_t>(r * 7919 + w);
+          OffloadRequest q;
+          q.in = in.data();
+          q.out = out.data();
+          q.n = 256;
+          e.submit(w, &q);
+          while (!q.done()) std::this_thread::yield();
+          wrong += in != out;
+        }
+      });
+    }
+    for (auto& t : ts) t.join();
+    EXPECT_EQ(wrong, 0u) << gpu_mode_name(m);
+    EXPECT_TRUE(e.on_gpu()) << e.stats().gpu_error;
+  }
+}
+
+}  // namespace
+}  // namespace tandem::gpu
