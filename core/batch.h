@@ -5,19 +5,25 @@
 #include <array>
 #include <cstdint>
 
+#include "core/compiler.h"
 #include "core/drop_reason.h"
 
 namespace tandem {
 
 // A packet's verdict: the output port, or a drop with its reason. Ports use the low 24 bits.
+// Host and device code (the GPU forwarding kernel) encode verdicts alike.
 struct Verdict {
   static constexpr uint32_t kDropFlag = 0x80000000u;
   // Not yet decided. It has the drop flag set on purpose: a packet nobody decided is never sent.
   static constexpr uint32_t kUnset = 0xFFFFFFFFu;
-  static constexpr uint32_t port(uint32_t p) { return p & 0x00FFFFFFu; }
-  static constexpr uint32_t drop(DropReason r) { return kDropFlag | static_cast<uint32_t>(r); }
-  static constexpr bool is_drop(uint32_t v) { return (v & kDropFlag) != 0; }
-  static constexpr DropReason reason(uint32_t v) { return static_cast<DropReason>(v & 0xFF); }
+  TANDEM_HD static constexpr uint32_t port(uint32_t p) { return p & 0x00FFFFFFu; }
+  TANDEM_HD static constexpr uint32_t drop(DropReason r) {
+    return kDropFlag | static_cast<uint32_t>(r);
+  }
+  TANDEM_HD static constexpr bool is_drop(uint32_t v) { return (v & kDropFlag) != 0; }
+  TANDEM_HD static constexpr DropReason reason(uint32_t v) {
+    return static_cast<DropReason>(v & 0xFF);
+  }
 };
 
 struct PacketBatch {

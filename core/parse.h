@@ -46,7 +46,7 @@ struct ParsedPacket {
 // datagram within the capture (trailing Ethernet padding is allowed), header checksum.
 // IPv6 checks: version, 40-byte header and payload within the capture, extension-header chain
 // within the payload. L4 problems set flags but do not drop: routers forward such packets.
-// Details of the implementation (core/parse.cc; tests/parse_test.cc checks each one):
+// Details of the implementation (core/parse_impl.h; tests/parse_test.cc checks each one):
 //  - On a drop, *out holds only what was decoded before the failing check; do not use it.
 //  - Empty IP payload: kFlagL4Missing (l4_off 0), plus kFlagL4Malformed for TCP/UDP/ICMP/ICMPv6.
 //  - First fragments: the UDP length covers the whole datagram, so only >= 8 is checked.

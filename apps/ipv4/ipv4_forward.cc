@@ -1,38 +1,18 @@
 #include "apps/ipv4/ipv4_forward.h"
 
 #include "apps/ipv4/ipv4_cpu.h"
-#include "core/checksum.h"
-#include "core/parse.h"
+#include "apps/ipv4/ipv4_frame_core.h"
 
 namespace tandem::ipv4 {
 
 namespace {
 
-inline uint32_t load_be32(const uint8_t* p) {
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
-}
-
 // Validates packet i; returns true and its destination in *dst when it goes on to the lookup.
 inline bool classify_one(PacketPool& pool, PacketBatch& b, uint32_t i, uint32_t* dst, Counters& c) {
-  const uint8_t* data = pool.data(b.cell[i]);
   ++c.rx_packets;
   c.rx_bytes += b.len[i];
   ParsedPacket pp;
-  DropReason r = parse_packet(data, b.len[i], &pp);
-  if (r == DropReason::kNone) {
-    if (pp.ip_version != 4) {
-      r = DropReason::kNotHandled;
-    } else {
-      const uint8_t* ip = data + pp.l3_off;
-      const uint32_t src = load_be32(ip + 12);
-      *dst = load_be32(ip + 16);
-      if (martian_destination(*dst) || martian_source(src)) {
-        r = DropReason::kMartian;
-      } else if (pp.ttl <= 1) {
-        r = DropReason::kTtlExceeded;
-      }
-    }
-  }
+  const DropReason r = ipv4_classify_frame(pool.data(b.cell[i]), b.len[i], &pp, dst);
   if (r != DropReason::kNone) {
     b.verdict[i] = Verdict::drop(r);
     c.drop(r);
@@ -44,13 +24,12 @@ inline bool classify_one(PacketPool& pool, PacketBatch& b, uint32_t i, uint32_t*
 }
 
 inline void apply_one(PacketPool& pool, PacketBatch& b, uint32_t i, uint32_t next_hop, Counters& c) {
-  if (next_hop == kNoRoute) {
-    b.verdict[i] = Verdict::drop(DropReason::kNoRoute);
-    c.drop(DropReason::kNoRoute);
+  const uint32_t v = ipv4_apply_route(pool.data(b.cell[i]) + b.l3_off[i], next_hop);
+  b.verdict[i] = v;
+  if (Verdict::is_drop(v)) {
+    c.drop(Verdict::reason(v));
     return;
   }
-  ipv4_decrement_ttl(pool.data(b.cell[i]) + b.l3_off[i]);
-  b.verdict[i] = Verdict::port(next_hop);
   ++c.tx_packets;
   c.tx_bytes += b.len[i];
   if (next_hop < c.tx_per_port.size()) ++c.tx_per_port[next_hop];
@@ -90,6 +69,10 @@ void forward_batched(const Dir24_8& table, PacketPool& pool, PacketBatch& batch,
   classify(pool, batch, keys, c, &table);
   lookup_batched(table, keys.key, next_hops, keys.count);
   apply(pool, batch, keys, next_hops, c);
+}
+
+uint32_t forward_frame_cpu(const Dir24_8& table, uint8_t* frame, uint32_t len) {
+  return ipv4_forward_frame(frame, len, table.tbl24(), table.tbl8());
 }
 
 }  // namespace tandem::ipv4

@@ -7,12 +7,15 @@
 //   apply:    drop packets with no route; otherwise decrement the TTL, patch the header checksum
 //             incrementally (RFC 1624) and set the verdict to the next hop's port.
 //
+// The per-packet decisions are ipv4_frame_core.h's, shared with the GPU; this adds the counters.
+//
 // Ethernet addresses are not rewritten yet (there is no neighbour table).
 #pragma once
 
 #include <cstdint>
 
 #include "apps/ipv4/dir24_8.h"
+#include "apps/ipv4/ipv4_frame_core.h"
 #include "core/batch.h"
 #include "core/counters.h"
 #include "core/packet_pool.h"
@@ -42,17 +45,9 @@ void forward_scalar(const Dir24_8& table, PacketPool& pool, PacketBatch& batch, 
 // One batch through classify (prefetching each key's tbl24 entry), the lookup and apply.
 void forward_batched(const Dir24_8& table, PacketPool& pool, PacketBatch& batch, Counters& c);
 
-// True for addresses a router must not forward as destination (RFC 1812 5.3.7 / 5.3.5):
-// 0.0.0.0/8, 127.0.0.0/8, multicast 224.0.0.0/4, class E 240.0.0.0/4 and broadcast.
-constexpr bool martian_destination(uint32_t a) {
-  const uint32_t top = a >> 24;
-  return top == 0 || top == 127 || top >= 224;
-}
-// True for source addresses a router must not forward from (RFC 1812 5.3.7): 0.0.0.0/8,
-// 127.0.0.0/8, multicast and class E.
-constexpr bool martian_source(uint32_t a) {
-  const uint32_t top = a >> 24;
-  return top == 0 || top == 127 || top >= 224;
-}
+// One frame through classify, lookup and apply (ipv4_frame_core.h, the code the GPU's whole-frame
+// runner runs): rewrites `frame` in place when it is forwarded and returns its Verdict encoding.
+// Counts nothing.
+uint32_t forward_frame_cpu(const Dir24_8& table, uint8_t* frame, uint32_t len);
 
 }  // namespace tandem::ipv4

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "apps/ipv4/dir24_8_core.h"
+#include "apps/ipv4/ipv4_frame_core.h"
 #include "gpu/cuda_util.cuh"
 #include "gpu/offload_runner.cuh"
 
@@ -43,6 +44,19 @@ struct Ipv4LookupOp {
   const uint32_t* tbl24;
   const uint32_t* tbl8;
   __device__ uint32_t operator()(uint32_t ip) const { return dir24_8_lookup(tbl24, tbl8, ip); }
+};
+
+// Whole frames: the thread works on its own copy of the cell, which the runner stores back.
+struct Ipv4FrameOp {
+  using In = FrameCell;
+  using Out = FrameCell;
+  const uint32_t* tbl24;
+  const uint32_t* tbl8;
+  __device__ FrameCell operator()(FrameCell c) const {
+    const uint32_t len = c.meta < sizeof c.frame ? c.meta : uint32_t{sizeof c.frame};
+    c.meta = ipv4_forward_frame(c.frame, len, tbl24, tbl8);
+    return c;
+  }
 };
 
 bool is_pinned(const void* p) {
@@ -173,6 +187,12 @@ std::vector<double> Ipv4GpuTable::time_kernel(const uint32_t* ips, uint32_t* nex
 std::unique_ptr<gpu::OffloadRunner> Ipv4GpuTable::make_runner(const gpu::OffloadOptions& opts) const {
   return std::make_unique<gpu::OffloadRunnerImpl<Ipv4LookupOp>>(
       Ipv4LookupOp{impl_->tbl24.get(), impl_->tbl8.get()}, opts);
+}
+
+std::unique_ptr<gpu::OffloadRunner> Ipv4GpuTable::make_frame_runner(
+    const gpu::OffloadOptions& opts) const {
+  return std::make_unique<gpu::OffloadRunnerImpl<Ipv4FrameOp>>(
+      Ipv4FrameOp{impl_->tbl24.get(), impl_->tbl8.get()}, opts);
 }
 
 size_t Ipv4GpuTable::device_bytes() const {

@@ -14,6 +14,13 @@
 
 namespace tandem::ipv4 {
 
+// A whole frame travelling to the GPU and back (the GPU-router report's first iteration).
+struct alignas(16) FrameCell {
+  uint8_t frame[60];  // the frame's first bytes (64-byte frames are 60 bytes without FCS)
+  uint32_t meta;      // in: the frame's length (<= 60); out: the verdict (core/batch.h Verdict)
+};
+static_assert(sizeof(FrameCell) == 64);
+
 class Ipv4GpuTable {
  public:
   // Copies tbl24 and the used part of tbl8 to device 0. Throws gpu::GpuError.
@@ -40,6 +47,12 @@ class Ipv4GpuTable {
   // the GPU engine and its benchmarks. It reads the device copy: sync() updates it in place, so
   // the runner stays valid; the table must outlive it.
   std::unique_ptr<gpu::OffloadRunner> make_runner(const gpu::OffloadOptions& opts) const;
+
+  // An offload runner that forwards whole frames on the GPU, FrameCell in and out: parsing,
+  // validation, the router's drop rules, the lookup and the TTL/checksum rewrite, with the code
+  // of the CPU path (ipv4_frame_core.h; forward_frame_cpu gives the same cells). A length over 60
+  // is taken as 60. Valid as long as make_runner's runners are.
+  std::unique_ptr<gpu::OffloadRunner> make_frame_runner(const gpu::OffloadOptions& opts) const;
 
  private:
   struct Impl;

@@ -16,5 +16,9 @@ size_t Ipv4GpuTable::device_bytes() const { return 0; }
 std::unique_ptr<gpu::OffloadRunner> Ipv4GpuTable::make_runner(const gpu::OffloadOptions&) const {
   return nullptr;
 }
+std::unique_ptr<gpu::OffloadRunner> Ipv4GpuTable::make_frame_runner(
+    const gpu::OffloadOptions&) const {
+  throw gpu::GpuError("no GPU: this build of Tandem has no CUDA support");
+}
 
 }  // namespace tandem::ipv4
