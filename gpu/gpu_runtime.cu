@@ -1,5 +1,10 @@
 #include "gpu/gpu_runtime.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
 #include "gpu/cuda_util.cuh"
 
 namespace tandem::gpu {
@@ -46,6 +51,45 @@ void* pinned_alloc(size_t bytes) {
 
 void pinned_free(void* p) {
   if (p) cudaFreeHost(p);
+}
+
+namespace {
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+}  // namespace
+
+PcieBandwidth measure_pcie_bandwidth(size_t bytes, int reps) {
+  PinnedBuffer<uint8_t> h_in(bytes), h_out(bytes);
+  DeviceBuffer<uint8_t> d_in(bytes), d_out(bytes);
+  std::memset(h_in.get(), 1, bytes);
+  Stream up, down;
+  Event start, up_end, down_end;
+  // Both directions start from one event, so that "both at once" really overlaps; each rate is
+  // its bytes over the time from that common start to its own end.
+  auto time = [&](bool h2d, bool d2h) {
+    start.record(up.get());
+    TANDEM_CUDA_CHECK(cudaStreamWaitEvent(down.get(), start.get(), 0));
+    if (h2d) TANDEM_CUDA_CHECK(cudaMemcpyAsync(d_in.get(), h_in.get(), bytes, cudaMemcpyHostToDevice, up.get()));
+    if (d2h) TANDEM_CUDA_CHECK(cudaMemcpyAsync(h_out.get(), d_out.get(), bytes, cudaMemcpyDeviceToHost, down.get()));
+    up_end.record(up.get());
+    down_end.record(down.get());
+    up.sync();
+    down.sync();
+    return std::pair<double, double>(h2d ? bytes / (up_end.since(start) * 1e6) : 0,
+                                     d2h ? bytes / (down_end.since(start) * 1e6) : 0);
+  };
+  time(true, true);  // warm-up
+  std::vector<double> h2d, d2h, both_h2d, both_d2h;
+  for (int r = 0; r < reps; ++r) {
+    h2d.push_back(time(true, false).first);
+    d2h.push_back(time(false, true).second);
+    const auto both = time(true, true);
+    both_h2d.push_back(both.first);
+    both_d2h.push_back(both.second);
+  }
+  return {median(h2d), median(d2h), median(both_h2d), median(both_d2h), bytes};
 }
 
 }  // namespace tandem::gpu

@@ -32,6 +32,17 @@ struct DeviceInfo {
 // Properties of device 0. Throws GpuError when no GPU is available.
 DeviceInfo device_info();
 
+// Pinned host <-> device copy bandwidth, measured with plain cudaMemcpyAsync of `bytes` per copy:
+// each direction alone, and both at once on two streams (PCIe is full duplex, but the two
+// directions share the host's memory and the GPU's copy engines). Medians of `reps` runs, in
+// GB/s (1e9 bytes per second). This is the bound an offload's transfers are judged against.
+struct PcieBandwidth {
+  double h2d_gbs = 0, d2h_gbs = 0;
+  double both_h2d_gbs = 0, both_d2h_gbs = 0;  // each direction while the other runs
+  size_t bytes = 0;
+};
+PcieBandwidth measure_pcie_bandwidth(size_t bytes, int reps);
+
 // Page-locked host memory, so GPU copies can DMA straight from/to it. Throws GpuError when there
 // is no GPU. Plain C++ code uses PinnedArray below rather than these.
 void* pinned_alloc(size_t bytes);

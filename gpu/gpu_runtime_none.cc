@@ -15,6 +15,8 @@ void* pinned_alloc(size_t) { throw GpuError("no GPU: this build of Tandem has no
 
 void pinned_free(void* p) { (void)p; }
 
+PcieBandwidth measure_pcie_bandwidth(size_t, int) { throw GpuError("no GPU: this build of Tandem has no CUDA support"); }
+
 std::unique_ptr<OffloadRunner> make_echo_runner(const OffloadOptions&) {
   throw GpuError("no GPU: this build of Tandem has no CUDA support (nvcc not found, or TANDEM_WITH_CUDA=OFF)");
 }

@@ -41,8 +41,11 @@ class OffloadRunner {
   virtual void* out(int slot) = 0;
   // Starts the batch of the first n items of in(slot). Throws GpuError on a CUDA failure.
   virtual void submit(int slot, size_t n) = 0;
-  // Blocks until the slot's batch has finished and out(slot) holds its results.
+  // Blocks until the slot's batch has finished and out(slot) holds its results. Throws GpuError.
   virtual void wait(int slot) = 0;
+  // Non-blocking: true once the slot's batch has finished (then wait() returns at once). Throws
+  // GpuError when the batch failed.
+  virtual bool ready(int slot) = 0;
 
   // One synchronous round trip on slot 0.
   void run(size_t n) {
@@ -56,6 +59,10 @@ struct OffloadOptions {
   size_t capacity = 8192;  // items per batch
   int slots = 2;           // the persistent mode has one slot
   int persistent_blocks = 0;  // 0: one per multiprocessor
+  // Fault injection for tests and `tandem run --inject-gpu-fault`: with the k-th submit (1-based;
+  // 0 = never) a kernel that traps is launched beside the batch, a real device fault that breaks
+  // the CUDA context, as a failing GPU would. The error surfaces in wait() or ready().
+  uint64_t fault_at_batch = 0;
 };
 
 // A runner whose operation copies each 4-byte item unchanged: the floor of involving the GPU

@@ -4,9 +4,17 @@
 // within `max_wait` of the batch's first item, runs each batch through an OffloadRunner, and hands
 // every request its results.
 //
+// With flush_when_idle, a batch also leaves as soon as no other is in flight (batching only while
+// the GPU is busy, as NBA's adaptive batching does).
+//
+// Several batches are in flight at once, one per runner slot: while the GPU works on one, the
+// master gathers the next, and copies and kernels of consecutive batches overlap on their streams.
+//
 // Faults: if the runner throws (a failed CUDA call, a kernel error, a persistent kernel that
-// stopped answering), the error is reported once with its cause, that batch is recomputed by the
-// CPU fallback, and the engine stays on the CPU: no request is lost or answered twice.
+// stopped answering), the error is reported once with its cause, every batch not yet answered
+// (the failed one, the others in flight, the one being gathered) is recomputed by the CPU
+// fallback from the runner's host buffers, and the engine stays on the CPU: no request is lost or
+// answered twice.
 // Back-pressure: a full worker queue refuses the request (counted); the worker retries.
 #pragma once
 
@@ -40,6 +48,11 @@ struct EngineConfig {
   size_t queue_depth = 64;     // outstanding requests per worker
   size_t in_item_bytes = 4;    // used when there is no runner (CPU only)
   size_t out_item_bytes = 4;
+  int master_core = -1;        // pin the master thread to this CPU (-1: not pinned)
+  // Send what has been gathered as soon as no batch is in flight, instead of waiting for
+  // max_batch or max_wait: batches then grow only while the GPU is busy, so light load sees
+  // about one round trip of latency and heavy load still gets large batches.
+  bool flush_when_idle = false;
 };
 
 struct EngineStats {
@@ -49,6 +62,7 @@ struct EngineStats {
   uint64_t gpu_batches = 0;
   uint64_t cpu_batches = 0;
   uint64_t backpressure = 0;  // submissions refused because a worker's queue was full
+  uint64_t max_in_flight = 0;  // most GPU batches in flight at once
   std::string gpu_error;      // the first GPU error, empty if none
 };
 
@@ -80,16 +94,29 @@ class OffloadEngine {
     alignas(64) std::atomic<uint64_t> refused{0};
   };
 
+  // A batch: its requests with their offsets, and the runner slot that holds it (-1: CPU).
+  struct Batch {
+    int slot = -1;
+    size_t items = 0;
+    std::vector<std::pair<OffloadRequest*, size_t>> reqs;
+  };
+
   void master();
-  void flush();
+  uint8_t* staging();              // where the open batch's items go
+  void open_batch();               // picks a free slot for the open batch
+  void flush();                    // the open batch leaves: submitted to the GPU, or run on the CPU
+  void complete(Batch& b, const uint8_t* results, bool gpu);
+  bool complete_oldest(bool block);  // answers the oldest batch in flight if done (or waits for it)
+  void fail_over(const std::exception& e);
 
   std::unique_ptr<OffloadRunner> runner_;
   CpuFallback cpu_;
   EngineConfig cfg_;
   std::vector<std::unique_ptr<Queue>> queues_;
   std::vector<uint8_t> cpu_in_, cpu_out_;  // staging when there is no usable runner
-  std::vector<std::pair<OffloadRequest*, size_t>> pending_;  // requests in the open batch, offsets
-  size_t pending_items_ = 0;
+  Batch open_;                              // the batch being gathered
+  std::vector<Batch> in_flight_;            // oldest first
+  std::vector<int> free_slots_;
   uint64_t first_arrival_ns_ = 0;
   std::atomic<bool> cpu_only_{false};
   std::atomic<bool> stop_{false};

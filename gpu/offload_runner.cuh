@@ -38,95 +38,179 @@ offload_batch_kernel(Op op, const uint8_t* in_with_header, typename Op::Out* out
   for (size_t i = size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) out[i] = op(in[i]);
 }
 
-// Host-mapped control block of the persistent kernel. The host bumps `seq` to start a batch and
-// waits for `done` to equal it. What the host writes and what the GPU writes sit on separate
-// 128-byte lines: with `done` on the doorbell's line, block 0 was seen polling a stale doorbell
-// forever after the GPU had written `done` (20 of 25 test runs hung at stop).
+// Host-mapped control block of the persistent kernel. The host starts a batch with one 64-bit
+// store to `bell`: (sequence number << 32) | item count, with kStopBit set to stop the kernel. One
+// word, so that block 0 learns everything with a single read across PCIe (each read costs about a
+// microsecond; three separate fields cost three). It waits for `done` to equal the sequence number.
+// What the host writes and what the GPU writes sit on separate 128-byte lines: with `done` on the
+// doorbell's line, block 0 was seen polling a stale doorbell forever after the GPU had written
+// `done` (20 of 25 test runs hung at stop).
 struct PersistentControl {
-  volatile uint32_t seq;
-  volatile uint32_t stop;
-  volatile uint64_t n;
+  volatile uint64_t bell;
   alignas(128) volatile uint32_t done;
 };
+constexpr uint64_t kStopBit = uint64_t{1} << 31;
+constexpr uint64_t kFaultBit = uint64_t{1} << 30;  // fault injection: the kernel traps
+constexpr uint64_t kSlotBit = uint64_t{1} << 29;   // which of the two slots the batch is in
+constexpr uint64_t kMaxPersistentBatch = kSlotBit - 1;
+
+// The persistent kernel's two slots: the host gathers the next batch into one while the kernel
+// works on the other.
+template <class In, class Out>
+struct PersistentSlots {
+  const In* in[2];
+  Out* out[2];
+};
+
+// Batches up to this many items are done by block 0 alone, with no hand-off to the other blocks:
+// the hand-off (republishing the doorbell, the other blocks noticing it, counting them back in)
+// cost about 3 us of the round trip. Block 0 moves a small batch between host memory and shared
+// memory in 16-byte words, so that a batch of 1024 4-byte items crosses PCIe in 8 warp-wide
+// requests of 512 bytes each way rather than 32 of 128 bytes.
+constexpr size_t kSmallStageBytes = 8192;
+template <class In, class Out>
+constexpr size_t small_batch() {
+  constexpr size_t item = sizeof(In) > sizeof(Out) ? sizeof(In) : sizeof(Out);
+  return kSmallStageBytes / item / 16 * 16;  // whole 16-byte words for any chunk's start
+}
+// Host buffers are allocated to a multiple of 16 bytes past their items, so that the word-wise
+// copies of a batch's tail never leave the allocation.
+inline size_t padded_bytes(size_t bytes) { return (bytes + 15) / 16 * 16; }
 
 // System-scope acquire load / release store: every poll of host memory must see the host's
 // latest write, and a flag must never become visible before the data it announces.
-__device__ __forceinline__ uint32_t load_acquire_sys(const volatile uint32_t* p) {
-  uint32_t v;
-  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ uint64_t load_relaxed_sys(const volatile uint64_t* p) {
+__device__ __forceinline__ uint64_t load_acquire_sys(const volatile uint64_t* p) {
   uint64_t v;
-  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 }
 __device__ __forceinline__ void store_release_sys(volatile uint32_t* p, uint32_t v) {
   asm volatile("st.release.sys.global.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
 }
-__device__ __forceinline__ uint32_t load_acquire_gpu(const volatile uint32_t* p) {
-  uint32_t v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+__device__ __forceinline__ uint64_t load_acquire_gpu(const volatile uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 }
-__device__ __forceinline__ void store_release_gpu(volatile uint32_t* p, uint32_t v) {
-  asm volatile("st.release.gpu.global.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
+__device__ __forceinline__ void store_release_gpu(volatile uint64_t* p, uint64_t v) {
+  asm volatile("st.release.gpu.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
 }
 
-// Device-memory copy of the doorbell, for the blocks other than block 0, and the count of blocks
-// that finished (cumulative over batches).
+// Reads an item from host-mapped memory, bypassing the caches (__ldcv): the host rewrites the
+// buffer for every batch, and a cached copy of the previous batch's item must never be used.
+template <class T>
+__device__ __forceinline__ T load_uncached(const T* p) {
+  T v;
+  if constexpr (sizeof(T) % 16 == 0 && alignof(T) >= 16) {
+    auto* src = reinterpret_cast<const uint4*>(p);
+    auto* dst = reinterpret_cast<uint4*>(&v);
+#pragma unroll
+    for (size_t k = 0; k < sizeof(T) / 16; ++k) dst[k] = __ldcv(src + k);
+  } else {
+    static_assert(sizeof(T) % 4 == 0, "offload items are whole 4-byte words");
+    auto* src = reinterpret_cast<const unsigned int*>(p);
+    unsigned int w[sizeof(T) / 4];
+#pragma unroll
+    for (size_t k = 0; k < sizeof(T) / 4; ++k) w[k] = __ldcv(src + k);
+    memcpy(&v, w, sizeof v);
+  }
+  return v;
+}
+
+// Device-memory copy of the doorbell (large batches only), for the blocks other than block 0,
+// and the count of blocks that finished a large batch (cumulative).
 struct PersistentDeviceSync {
-  volatile uint32_t seq;
-  volatile uint32_t stop;
-  volatile uint64_t n;
+  volatile uint64_t bell;
   // On its own 128-byte line: the blocks' atomics must not contend with the pollers' reads.
   alignas(128) unsigned long long arrived;
 };
 
 // A resident kernel. Only block 0 polls the host-mapped doorbell: every poll is a read across
 // PCIe, and with one poller per block the round trip grew by ~4.8 us per block (measured:
-// bench/results/2026-11-21-h200/offload/v2-all-blocks-poll-host). Block 0 republishes the doorbell in device memory, where the other blocks poll
-// it in L2. Each block releases its results with a system-scope fence and counts itself in; the
-// last block of the batch writes the host's done flag, once.
+// bench/results/2026-11-21-h200/offload/v2-all-blocks-poll-host). A small batch block 0 does
+// alone; a large one it republishes in device memory, where the other blocks poll it in L2. Each
+// block releases its results with a system-scope fence and counts itself in; the last block of
+// the batch writes the host's done flag, once.
 template <class Op>
 __global__ void __launch_bounds__(kOffloadThreads)
 offload_persistent_kernel(Op op, PersistentControl* ctl, PersistentDeviceSync* dsync,
-                          const typename Op::In* in, typename Op::Out* out) {
-  static_assert(sizeof(typename Op::In) == 4, "persistent mode loads 4-byte items");
-  __shared__ uint32_t seq;
-  __shared__ uint64_t n;
-  __shared__ uint32_t stop;
-  uint32_t seen = 0;
+                          PersistentSlots<typename Op::In, typename Op::Out> slots) {
+  using In = typename Op::In;
+  using Out = typename Op::Out;
+  constexpr size_t kSmall = small_batch<In, Out>();
+  static_assert(kSmall >= 16, "offload items too large for the small-batch path");
+  __shared__ uint64_t bell;
+  __shared__ uint4 stage_in[kSmallStageBytes / 16];
+  __shared__ uint4 stage_out[kSmallStageBytes / 16];
+  uint64_t seen = 0;             // the last doorbell this block acted on
+  unsigned long long large = 0;  // large batches this block has done
   for (;;) {
     if (threadIdx.x == 0) {
-      uint32_t s;
+      uint64_t b;
       if (blockIdx.x == 0) {
-        while ((s = load_acquire_sys(&ctl->seq)) == seen) {
+        while ((b = load_acquire_sys(&ctl->bell)) == seen) {
         }
-        n = load_relaxed_sys(&ctl->n);
-        stop = load_acquire_sys(&ctl->stop);
-        dsync->n = n;
-        dsync->stop = stop;
-        store_release_gpu(&dsync->seq, s);  // n and stop before seq, for the other blocks
+        if (b & kFaultBit) __trap();
+        const uint64_t n = b & kMaxPersistentBatch;
+        // Stop and large batches go to the other blocks too.
+        if ((b & kStopBit) || (n > kSmall && gridDim.x > 1)) store_release_gpu(&dsync->bell, b);
       } else {
-        while ((s = load_acquire_gpu(&dsync->seq)) == seen) {
+        while ((b = load_acquire_gpu(&dsync->bell)) == seen) {
           __nanosleep(32);  // many blocks polling one L2 line: leave room for the writer
         }
-        n = dsync->n;
-        stop = dsync->stop;
       }
-      seq = s;
+      bell = b;
     }
     __syncthreads();
-    if (stop) return;
-    seen = seq;
+    const uint64_t b = bell;
+    if (b & kStopBit) return;
+    seen = b;
+    const uint32_t seq = static_cast<uint32_t>(b >> 32);
+    const size_t n = b & kMaxPersistentBatch;
+    const int slot = (b & kSlotBit) ? 1 : 0;
+    const In* in = slots.in[slot];
+    Out* out = slots.out[slot];
+    if (n <= kSmall || gridDim.x == 1) {
+      // Block 0 alone, chunk by chunk through shared memory. __ldcv: fetch again every batch;
+      // never reuse a cached copy of the previous batch's input.
+      for (size_t base = 0; base < n; base += kSmall) {
+        const size_t m = n - base < kSmall ? n - base : kSmall;
+        const auto* src = reinterpret_cast<const uint4*>(in + base);
+        const size_t in_words = (m * sizeof(In) + 15) / 16;
+        for (size_t w = threadIdx.x; w < in_words; w += kOffloadThreads) stage_in[w] = __ldcv(src + w);
+        __syncthreads();
+        const auto* items = reinterpret_cast<const In*>(stage_in);
+        auto* results = reinterpret_cast<Out*>(stage_out);
+        // All of a thread's items first, then all the operations: their table reads (for IPv4,
+        // up to 8 random reads of device memory) are in flight together instead of one by one.
+        constexpr int kPer = static_cast<int>((kSmall + kOffloadThreads - 1) / kOffloadThreads);
+        In item[kPer];
+#pragma unroll
+        for (int k = 0; k < kPer; ++k) {
+          const size_t i = size_t(k) * kOffloadThreads + threadIdx.x;
+          if (i < m) item[k] = items[i];
+        }
+#pragma unroll
+        for (int k = 0; k < kPer; ++k) {
+          const size_t i = size_t(k) * kOffloadThreads + threadIdx.x;
+          if (i < m) results[i] = op(item[k]);
+        }
+        __syncthreads();
+        auto* dst = reinterpret_cast<uint4*>(out + base);
+        const size_t out_words = (m * sizeof(Out) + 15) / 16;
+        for (size_t w = threadIdx.x; w < out_words; w += kOffloadThreads) dst[w] = stage_out[w];
+        __syncthreads();  // the stage is reused by the next chunk
+      }
+      if (threadIdx.x == 0) {
+        __threadfence_system();
+        store_release_sys(&ctl->done, seq);
+      }
+      continue;
+    }
+    ++large;
     const size_t stride = size_t{gridDim.x} * blockDim.x;
     for (size_t i = size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {
-      // __ldcv: fetch again every batch; never reuse a cached copy of the previous batch's input.
-      const unsigned int raw = __ldcv(reinterpret_cast<const unsigned int*>(in) + i);
-      typename Op::In item;
-      memcpy(&item, &raw, sizeof item);
-      out[i] = op(item);
+      out[i] = op(load_uncached(in + i));
     }
     // After the barrier, one system-scope fence by the reporting thread orders every result the
     // block wrote before its count (fences are cumulative; NCCL's flag protocol relies on this).
@@ -134,13 +218,17 @@ offload_persistent_kernel(Op op, PersistentControl* ctl, PersistentDeviceSync* d
     if (threadIdx.x == 0) {
       __threadfence_system();
       const unsigned long long before = atomicAdd(&dsync->arrived, 1ull);
-      if (before + 1 == static_cast<unsigned long long>(gridDim.x) * seen) {
+      if (before + 1 == static_cast<unsigned long long>(gridDim.x) * large) {
         __threadfence_system();
-        store_release_sys(&ctl->done, seen);
+        store_release_sys(&ctl->done, seq);
       }
     }
   }
 }
+
+// The fault injector's kernel: a device-side trap, which breaks the context like a real fault.
+template <int = 0>
+__global__ void offload_trap_kernel() { __trap(); }
 
 inline size_t bucket_for(size_t n, size_t capacity) {
   size_t b = 64;
@@ -159,7 +247,10 @@ class OffloadRunnerImpl final : public OffloadRunner {
   OffloadRunnerImpl(Op op, const OffloadOptions& opts) : op_(op), opts_(opts) {
     TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, 0));
     if (opts_.capacity == 0) throw GpuError("offload: capacity must be > 0");
-    if (opts_.mode == GpuMode::kPersistent) opts_.slots = 1;
+    if (opts_.mode == GpuMode::kPersistent && opts_.capacity > detail::kMaxPersistentBatch) {
+      throw GpuError("offload: persistent batches hold at most 2^29 - 1 items");
+    }
+    if (opts_.mode == GpuMode::kPersistent) opts_.slots = 2;
     opts_.slots = std::clamp(opts_.slots, 1, 8);
     const bool mapped = opts_.mode == GpuMode::kMapped || opts_.mode == GpuMode::kPersistent;
     const unsigned flags = mapped ? cudaHostAllocMapped : cudaHostAllocDefault;
@@ -167,8 +258,8 @@ class OffloadRunnerImpl final : public OffloadRunner {
     for (auto& sp : slot_) {
       Slot& s = *sp;
       s.stream = std::make_unique<Stream>();
-      s.h_in.resize(detail::kHeaderBytes + opts_.capacity * sizeof(In), flags);
-      s.h_out.resize(opts_.capacity * sizeof(Out), flags);
+      s.h_in.resize(detail::kHeaderBytes + detail::padded_bytes(opts_.capacity * sizeof(In)), flags);
+      s.h_out.resize(detail::padded_bytes(opts_.capacity * sizeof(Out)), flags);
       if (mapped) {
         TANDEM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&s.d_in_ptr), s.h_in.get(), 0));
         TANDEM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&s.d_out_ptr), s.h_out.get(), 0));
@@ -203,6 +294,7 @@ class OffloadRunnerImpl final : public OffloadRunner {
     s.n = n;
     *reinterpret_cast<volatile uint64_t*>(s.h_in.get()) = n;
     if (n == 0) return;
+    if (++submitted_ == opts_.fault_at_batch) inject_fault(s);
     cudaStream_t st = s.stream->get();
     switch (opts_.mode) {
       case GpuMode::kAsync:
@@ -218,10 +310,20 @@ class OffloadRunnerImpl final : public OffloadRunner {
         launch(s, n, st);
         break;
       case GpuMode::kPersistent: {
-        std::atomic_thread_fence(std::memory_order_release);
-        ctl_[0].n = n;
-        std::atomic_thread_fence(std::memory_order_release);
-        ctl_[0].seq = ++seq_;
+        // One batch at a time: the kernel reads the doorbell only between batches, so a second
+        // ring before it has taken the first would overwrite it. The slot the caller filled
+        // meanwhile is what the two slots are for.
+        if (seq_ != 0) {
+          Slot& prev = *slot_[last_slot_];
+          while (!persistent_done(prev)) {
+          }
+        }
+        s.started = std::chrono::steady_clock::now();
+        s.spins = 0;
+        ring(n | (slot ? detail::kSlotBit : 0) | (fault_next_ ? detail::kFaultBit : 0));
+        s.seq = seq_;
+        last_slot_ = slot;
+        fault_next_ = false;
         break;
       }
     }
@@ -235,25 +337,18 @@ class OffloadRunnerImpl final : public OffloadRunner {
       TANDEM_CUDA_CHECK(cudaGetLastError());
       return;
     }
-    // Spin on the done flag; every few thousand spins make sure the kernel is still running and
-    // the batch is not overdue, so a kernel that died or stopped answering is an error, not a hang.
-    const auto start = std::chrono::steady_clock::now();
-    for (uint64_t spins = 0;; ++spins) {
-      if (ctl_[0].done == seq_) break;
-      if ((spins & 4095) == 4095) {
-        const cudaError_t e = cudaStreamQuery(slot_[0]->stream->get());
-        if (e != cudaErrorNotReady) {
-          throw GpuError(std::string("persistent kernel stopped: ") + cudaGetErrorString(e));
-        }
-        if (std::chrono::steady_clock::now() - start > kPersistentTimeout) {
-          report_persistent_state();
-          throw GpuError("persistent kernel did not finish batch " + std::to_string(seq_) + " of " +
-                         std::to_string(s.n) + " items within " +
-                         std::to_string(kPersistentTimeout.count()) + " ms");
-        }
-      }
+    while (!persistent_done(s)) {
     }
-    std::atomic_thread_fence(std::memory_order_acquire);
+  }
+
+  bool ready(int slot) override {
+    Slot& s = *slot_[slot];
+    if (s.n == 0) return true;
+    if (opts_.mode == GpuMode::kPersistent) return persistent_done(s);
+    const cudaError_t e = cudaStreamQuery(s.stream->get());
+    if (e == cudaErrorNotReady) return false;
+    TANDEM_CUDA_CHECK(e);
+    return true;
   }
 
  private:
@@ -265,7 +360,56 @@ class OffloadRunnerImpl final : public OffloadRunner {
     uint8_t* d_out_ptr = nullptr;
     size_t n = 0;
     std::map<size_t, cudaGraphExec_t> graphs;  // batch-size bucket -> instantiated graph
+    std::chrono::steady_clock::time_point started;  // persistent mode: the watchdog's clock
+    uint64_t spins = 0;
+    uint32_t seq = 0;  // persistent mode: the doorbell number of the slot's batch
   };
+
+  // Rings the persistent kernel's doorbell: the items are in place before the one store that
+  // announces them (x86 keeps stores in order; the fence keeps the compiler from moving them).
+  void ring(uint64_t n_and_flags) {
+    std::atomic_thread_fence(std::memory_order_release);
+    ctl_[0].bell = (uint64_t{++seq_} << 32) | n_and_flags;
+  }
+
+  // One look at the done flag. Every few thousand looks, make sure that the kernel is still
+  // running and the batch is not overdue: a kernel that died or stopped answering is an error,
+  // not a hang.
+  bool persistent_done(Slot& s) {
+    // Batches finish in doorbell order: the slot's batch is done once `done` has reached its
+    // number (compared as a difference, so that the 32-bit counter may wrap).
+    if (static_cast<int32_t>(ctl_[0].done - s.seq) >= 0) {
+      std::atomic_thread_fence(std::memory_order_acquire);
+      return true;
+    }
+    if ((++s.spins & 4095) == 0) {
+      const cudaError_t e = cudaStreamQuery(slot_[0]->stream->get());  // the kernel's stream
+      if (e != cudaErrorNotReady) {
+        throw GpuError(std::string("persistent kernel stopped: ") + cudaGetErrorString(e));
+      }
+      if (std::chrono::steady_clock::now() - s.started > kPersistentTimeout) {
+        report_persistent_state();
+        throw GpuError("persistent kernel did not finish batch " + std::to_string(seq_) + " of " +
+                       std::to_string(s.n) + " items within " +
+                       std::to_string(kPersistentTimeout.count()) + " ms");
+      }
+    }
+    return false;
+  }
+
+  // A trapping kernel on the slot's stream, before the batch; in persistent mode, the resident
+  // kernel traps on reading the batch's doorbell (a kernel beside a resident cooperative kernel
+  // was never scheduled). Either way the context breaks and the batch's wait() or ready()
+  // reports it.
+  void inject_fault(Slot& s) {
+    std::fprintf(stderr, "offload: injecting a GPU fault (trap kernel) with batch %llu, as asked\n",
+                 static_cast<unsigned long long>(submitted_));
+    if (opts_.mode == GpuMode::kPersistent) {
+      fault_next_ = true;  // the resident kernel itself traps when it reads this doorbell
+    } else {
+      detail::offload_trap_kernel<><<<1, 1, 0, s.stream->get()>>>();
+    }
+  }
 
   int grid_for(size_t n) const {
     const size_t blocks = (n + detail::kOffloadThreads - 1) / detail::kOffloadThreads;
@@ -312,9 +456,12 @@ class OffloadRunnerImpl final : public OffloadRunner {
     // order with this non-blocking one, and could zero the doorbell after block 0 has written it.
     TANDEM_CUDA_CHECK(cudaMemsetAsync(dsync_.get(), 0, dsync_.size(), s.stream->get()));
     auto* d_sync = reinterpret_cast<detail::PersistentDeviceSync*>(dsync_.get());
-    auto* d_in = reinterpret_cast<const In*>(s.d_in_ptr + detail::kHeaderBytes);
-    auto* d_out = reinterpret_cast<Out*>(s.d_out_ptr);
-    void* args[] = {&op_, &d_ctl, &d_sync, &d_in, &d_out};
+    detail::PersistentSlots<In, Out> slots{};
+    for (int k = 0; k < 2; ++k) {
+      slots.in[k] = reinterpret_cast<const In*>(slot_[k]->d_in_ptr + detail::kHeaderBytes);
+      slots.out[k] = reinterpret_cast<Out*>(slot_[k]->d_out_ptr);
+    }
+    void* args[] = {&op_, &d_ctl, &d_sync, &slots};
     // A cooperative launch guarantees that all blocks are resident at once (they wait on block 0),
     // or fails at launch instead of deadlocking.
     TANDEM_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(&detail::offload_persistent_kernel<Op>),
@@ -329,16 +476,14 @@ class OffloadRunnerImpl final : public OffloadRunner {
     cudaMemcpyAsync(&d, dsync_.get(), sizeof d, cudaMemcpyDeviceToHost, side.get());
     cudaStreamSynchronize(side.get());
     std::fprintf(stderr,
-                 "offload: persistent state: host seq %u, ctl.seq %u, ctl.done %u, ctl.stop %u; "
-                 "device seq %u, n %llu, arrived %llu (blocks %d)\n",
-                 seq_, ctl_[0].seq, ctl_[0].done, ctl_[0].stop, d.seq,
-                 static_cast<unsigned long long>(d.n), d.arrived, blocks_);
+                 "offload: persistent state: host seq %u, ctl.bell %#llx, ctl.done %u; "
+                 "device bell %#llx, arrived %llu (blocks %d)\n",
+                 seq_, static_cast<unsigned long long>(ctl_[0].bell), ctl_[0].done,
+                 static_cast<unsigned long long>(d.bell), d.arrived, blocks_);
   }
 
   void stop_persistent() {
-    ctl_[0].stop = 1;
-    std::atomic_thread_fence(std::memory_order_release);
-    ctl_[0].seq = ++seq_;
+    ring(detail::kStopBit);
     // The kernel returns once it sees stop. A kernel that stopped answering cannot be killed from
     // here; leave it (the process's exit ends it) rather than hang the caller.
     const auto start = std::chrono::steady_clock::now();
@@ -361,6 +506,9 @@ class OffloadRunnerImpl final : public OffloadRunner {
   DeviceBuffer<uint8_t> dsync_;
   int blocks_ = 0;
   uint32_t seq_ = 0;
+  uint64_t submitted_ = 0;
+  bool fault_next_ = false;
+  int last_slot_ = 0;
 };
 
 }  // namespace tandem::gpu

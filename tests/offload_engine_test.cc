@@ -16,31 +16,67 @@
 namespace tandem::gpu {
 namespace {
 
-// out = in + 1 on the host; throws GpuError on batch number `fail_at` (1-based; 0 = never).
+// out = in + 1 on the host, with `slots` buffers. A batch "finishes" `delay_us` after its submit
+// (ready() turns true then), so several can be in flight. Throws GpuError on batch `fail_at`
+// (1-based; 0 = never): from submit(), or, with fail_in_ready, later from ready()/wait(), as a
+// kernel fault would surface.
 class FakeRunner final : public OffloadRunner {
  public:
-  FakeRunner(size_t capacity, int fail_at, int delay_us = 0)
-      : in_(capacity), out_(capacity), fail_at_(fail_at), delay_us_(delay_us) {}
+  FakeRunner(size_t capacity, int fail_at, int delay_us = 0, int slots = 1, bool fail_in_ready = false)
+      : slot_(slots), capacity_(capacity), fail_at_(fail_at), delay_us_(delay_us), fail_in_ready_(fail_in_ready) {
+    for (auto& s : slot_) {
+      s.in.resize(capacity);
+      s.out.resize(capacity);
+    }
+  }
   GpuMode mode() const override { return GpuMode::kAsync; }
-  size_t capacity() const override { return in_.size(); }
-  int slots() const override { return 1; }
+  size_t capacity() const override { return capacity_; }
+  int slots() const override { return static_cast<int>(slot_.size()); }
   size_t in_item_bytes() const override { return 4; }
   size_t out_item_bytes() const override { return 4; }
-  void* in(int) override { return in_.data(); }
-  void* out(int) override { return out_.data(); }
-  void submit(int, size_t n) override {
+  void* in(int s) override { return slot_[s].in.data(); }
+  void* out(int s) override { return slot_[s].out.data(); }
+  void submit(int s, size_t n) override {
+    Slot& sl = slot_[s];
+    EXPECT_FALSE(sl.busy) << "slot " << s << " reused while in flight";
     ++batches_;
-    if (delay_us_) std::this_thread::sleep_for(std::chrono::microseconds(delay_us_));
-    if (batches_ == fail_at_) throw GpuError("injected fault: cudaErrorLaunchFailure on batch " + std::to_string(batches_));
-    for (size_t i = 0; i < n; ++i) out_[i] = in_[i] + 1;
+    sl.busy = true;
+    sl.fails = batches_ == fail_at_;
+    sl.due = std::chrono::steady_clock::now() + std::chrono::microseconds(delay_us_);
+    if (sl.fails && !fail_in_ready_) throw GpuError("injected fault: cudaErrorLaunchFailure on batch " + std::to_string(batches_));
+    for (size_t i = 0; i < n; ++i) sl.out[i] = sl.in[i] + 1;
+    ++in_flight_;
+    max_in_flight_ = std::max(max_in_flight_, in_flight_);
   }
-  void wait(int) override {}
+  bool ready(int s) override {
+    Slot& sl = slot_[s];
+    if (std::chrono::steady_clock::now() < sl.due) return false;
+    if (sl.fails) throw GpuError("injected fault: unspecified launch failure, seen at completion");
+    if (sl.busy) --in_flight_;
+    sl.busy = false;
+    return true;
+  }
+  void wait(int s) override {
+    while (!ready(s)) {
+    }
+  }
+  int max_in_flight() const { return max_in_flight_; }
 
  private:
-  std::vector<uint32_t> in_, out_;
+  struct Slot {
+    std::vector<uint32_t> in, out;
+    bool busy = false;
+    bool fails = false;
+    std::chrono::steady_clock::time_point due;
+  };
+  std::vector<Slot> slot_;
+  size_t capacity_;
   int fail_at_;
   int delay_us_;
+  bool fail_in_ready_;
   int batches_ = 0;
+  int in_flight_ = 0;
+  int max_in_flight_ = 0;
 };
 
 void plus_one(const void* in, void* out, size_t n) {
@@ -127,6 +163,41 @@ TEST(OffloadEngine, FullQueuesPushBack) {
   EXPECT_EQ(e.stats().requests, 20u);
 }
 
+TEST(OffloadEngine, SeveralBatchesInFlight) {
+  // Batches take 300 us each on the "GPU": with 4 slots the master gathers and submits while
+  // earlier batches are out, and still answers every request once, in any order.
+  auto runner = std::make_unique<FakeRunner>(512, 0, 300, 4);
+  FakeRunner* fake = runner.get();
+  uint64_t items = 0;
+  EngineStats s;
+  {
+    OffloadEngine e(std::move(runner), plus_one, {512, 20000, 16, 4, 4}, 3);
+    EXPECT_EQ(drive(e, 3, 100, 8, &items), 0u);
+    s = e.stats();
+    EXPECT_TRUE(e.on_gpu());
+  }
+  EXPECT_EQ(s.items, items);
+  EXPECT_EQ(s.gpu_batches, s.batches);
+  EXPECT_GT(s.max_in_flight, 1u);
+  EXPECT_LE(s.max_in_flight, 4u);
+  EXPECT_GT(fake->max_in_flight(), 1);
+}
+
+TEST(OffloadEngine, FaultSeenAtCompletionRecomputesEveryBatchInFlight) {
+  // Batch 6 fails only when its completion is checked, with other batches in flight behind it:
+  // all of them, and the batch being gathered, must be answered from the CPU, once.
+  OffloadEngine e(std::make_unique<FakeRunner>(512, 6, 200, 4, true), plus_one, {512, 20000, 16, 4, 4}, 3);
+  uint64_t items = 0;
+  EXPECT_EQ(drive(e, 3, 150, 8, &items), 0u);
+  const EngineStats s = e.stats();
+  EXPECT_EQ(s.items, items) << "every item answered exactly once";
+  EXPECT_EQ(s.requests, 3u * 150 * 8);
+  EXPECT_EQ(s.gpu_batches, 5u);
+  EXPECT_EQ(s.gpu_batches + s.cpu_batches, s.batches);
+  EXPECT_NE(s.gpu_error.find("seen at completion"), std::string::npos) << s.gpu_error;
+  EXPECT_FALSE(e.on_gpu());
+}
+
 TEST(OffloadEngine, PartialBatchLeavesAfterMaxWait) {
   OffloadEngine e(std::make_unique<FakeRunner>(8192, 0), plus_one, {8192, 200000 /*0.2 ms*/, 8, 4, 4}, 1);
   uint32_t in = 41, out = 0;
@@ -140,6 +211,18 @@ TEST(OffloadEngine, PartialBatchLeavesAfterMaxWait) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
   EXPECT_EQ(out, 42u);
   EXPECT_THROW(([&] { OffloadRequest big; big.n = 8193; e.submit(0, &big); })(), std::invalid_argument);
+}
+
+TEST(OffloadEngine, FlushWhenIdleDoesNotWaitForMaxWait) {
+  // max_wait of 10 s: only the idle rule can send these batches in time.
+  EngineConfig cfg{8192, 10'000'000'000ull, 8, 4, 4};
+  cfg.flush_when_idle = true;
+  OffloadEngine e(std::make_unique<FakeRunner>(8192, 0, 50, 2), plus_one, cfg, 2);
+  const auto t0 = std::chrono::steady_clock::now();
+  uint64_t items = 0;
+  EXPECT_EQ(drive(e, 2, 50, 2, &items), 0u);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_EQ(e.stats().items, items);
 }
 
 TEST(OffloadEngine, RealGpuEcho) {
@@ -170,6 +253,52 @@ TEST(OffloadEngine, RealGpuEcho) {
     EXPECT_TRUE(e.on_gpu()) << e.stats().gpu_error;
   }
 }
+
+// A real device fault (a trapping kernel, which breaks the CUDA context) in the middle of a stream
+// of batches, in each mode: nothing lost, nothing answered twice, the rest done on the CPU. One
+// mode per test, since each test runs in its own process and the fault ends that process's
+// context.
+class GpuFault : public ::testing::TestWithParam<GpuMode> {};
+
+TEST_P(GpuFault, TrapMidStreamFinishesOnTheCpu) {
+  TANDEM_REQUIRE_GPU();
+  auto echo = [](const void* in, void* out, size_t n) { std::memcpy(out, in, n * 4); };
+  OffloadOptions oo{GetParam(), 1024, 3, 0};
+  oo.fault_at_batch = 4;
+  std::vector<std::thread> ts;
+  std::atomic<size_t> wrong{0};
+  EngineStats s;
+  {
+    OffloadEngine e(make_echo_runner(oo), echo, {1024, 20000, 8, 4, 4}, 2);
+    for (int w = 0; w < 2; ++w) {
+      ts.emplace_back([&, w] {
+        std::vector<uint32_t> in(256), out(256);
+        for (int r = 0; r < 200; ++r) {
+          for (auto& v : in) v = static_cast<uint32_t>(r * 7919 + w * 13 + (&v - in.data()));
+          OffloadRequest q;
+          q.in = in.data();
+          q.out = out.data();
+          q.n = 256;
+          e.submit(w, &q);
+          while (!q.done()) std::this_thread::yield();
+          wrong += in != out;
+        }
+      });
+    }
+    for (auto& t : ts) t.join();
+    EXPECT_FALSE(e.on_gpu());
+    s = e.stats();
+  }
+  EXPECT_EQ(wrong, 0u);
+  EXPECT_EQ(s.items, 2u * 200 * 256);
+  EXPECT_GE(s.gpu_batches, 1u);
+  EXPECT_GE(s.cpu_batches, 1u);
+  EXPECT_FALSE(s.gpu_error.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, GpuFault,
+                         ::testing::Values(GpuMode::kAsync, GpuMode::kGraph, GpuMode::kMapped, GpuMode::kPersistent),
+                         [](const auto& info) { return std::string(gpu_mode_name(info.param)); });
 
 }  // namespace
 }  // namespace tandem::gpu
