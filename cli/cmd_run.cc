@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,12 +11,15 @@
 
 #include "apps/ipv4/ipv4_forward.h"
 #include "apps/ipv4/ipv4_gpu.h"
+#include "apps/ipv4/ipv4_workers.h"
 #include "apps/ipv4/ref_trie.h"
 #include "bench/bench_report.h"
 #include "cli/commands.h"
 #include "cli/table_setup.h"
 #include "core/latency_histogram.h"
+#include "core/machine_info.h"
 #include "gpu/offload.h"
+#include "gpu/offload_engine.h"
 #include "io/pcap_io.h"
 #include "io/traffic_gen.h"
 
@@ -34,87 +36,20 @@ struct RunOptions {
   std::string device = "auto";
   std::string cpu_path = "batched";
   uint64_t repeat = 1;
-  uint32_t gpu_batch = 8192;
+  int workers = 1;
+  uint32_t burst = 256;
+  double rate_mpps = 0;
+  uint32_t batch = 8192;
+  double max_wait_us = 50;
+  int gpu_slots = 4;
+  int persistent_blocks = 0;
+  uint64_t inject_gpu_fault = 0;
+  std::string cores;
+  bool flush_when_idle = false;
+  double rx_hold_us = 4;
   std::string gpu_mode = "async";
   bool verify = false;
   std::string json;
-};
-
-// Ethernet preamble + start delimiter (8), FCS (4) and inter-frame gap (12): what a frame costs on
-// the wire beyond its captured bytes, so Gbps figures compare with link rates.
-constexpr uint64_t kWireOverhead = 24;
-
-inline uint32_t load_be32(const uint8_t* p) {
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
-}
-
-// Everything that happens to a batch after its verdicts are final: verification, output (first
-// pass only), accounting of wire bytes, and freeing the cells.
-class BatchFinisher {
- public:
-  BatchFinisher(PacketPool& pool, const ipv4::RefTrie* ref, PcapSink* sink, uint64_t first_pass)
-      : pool_(pool), ref_(ref), sink_(sink), first_pass_(first_pass) {}
-
-  // Records the latency of a batch whose verdicts are ready now; rx_ns is when it was received.
-  void verdicts_ready(const PacketBatch& b, uint64_t rx_ns) { latency_.record(now_ns() - rx_ns, b.size); }
-
-  void finish(PacketBatch& b) {
-    if (ref_) {
-      const auto t0 = std::chrono::steady_clock::now();
-      verify(b);
-      verify_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    }
-    if (sink_ && seen_ < first_pass_) {
-      if (seen_ + b.size <= first_pass_) {
-        sink_->tx_burst(pool_, b);
-      } else {  // the batch straddles the end of the first pass: write only its head
-        PacketBatch head = b;
-        head.size = static_cast<uint32_t>(first_pass_ - seen_);
-        sink_->tx_burst(pool_, head);
-      }
-    }
-    for (uint32_t i = 0; i < b.size; ++i) wire_bytes_ += b.wire_len[i] + kWireOverhead;
-    seen_ += b.size;
-    pool_.free_bulk(b.cell.data(), b.size);
-    b.clear();
-  }
-
-  static uint64_t now_ns() {
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                     std::chrono::steady_clock::now().time_since_epoch()).count());
-  }
-  const LatencyHistogram& latency() const { return latency_; }
-  uint64_t wire_bytes() const { return wire_bytes_; }
-  uint64_t checked() const { return checked_; }
-  uint64_t mismatches() const { return mismatches_; }
-  // Time spent verifying, which the reported throughput excludes.
-  double verify_seconds() const { return verify_seconds_; }
-
- private:
-  // Every packet that reached the lookup (forwarded, or dropped for lack of a route) must carry
-  // the reference trie's decision for its destination.
-  void verify(const PacketBatch& b) {
-    for (uint32_t i = 0; i < b.size; ++i) {
-      const uint32_t v = b.verdict[i];
-      if (Verdict::is_drop(v) && Verdict::reason(v) != DropReason::kNoRoute) continue;
-      const uint32_t dst = load_be32(pool_.data(b.cell[i]) + b.l3_off[i] + 16);
-      const uint32_t nh = ref_->lookup(dst);
-      const uint32_t want = nh == ipv4::RefTrie::kNoRoute ? Verdict::drop(DropReason::kNoRoute) : Verdict::port(nh);
-      ++checked_;
-      mismatches_ += want != v;
-    }
-  }
-
-  PacketPool& pool_;
-  const ipv4::RefTrie* ref_;
-  PcapSink* sink_;
-  uint64_t first_pass_;
-  uint64_t seen_ = 0;
-  uint64_t wire_bytes_ = 0;
-  uint64_t checked_ = 0;
-  uint64_t mismatches_ = 0;
-  double verify_seconds_ = 0;
-  LatencyHistogram latency_;
 };
 
 PacketStore load_input(const RunOptions& o, const ipv4::Fib& fib, std::string* desc) {
@@ -144,6 +79,7 @@ int run(const RunOptions& o) {
     ref = std::make_unique<ipv4::RefTrie>();
     for (const auto& r : t.fib.routes) ref->insert(r.prefix, r.len, r.next_hop);
   }
+  if (!o.out.empty() && o.workers > 1) throw UsageError("--out: writing a capture needs --workers 1");
   std::unique_ptr<PcapSink> sink;
   if (!o.out.empty()) sink = std::make_unique<PcapSink>(o.out);
 
@@ -151,81 +87,77 @@ int run(const RunOptions& o) {
   // frame is cut and then dropped as if it were malformed.
   uint32_t max_frame = 0;
   for (size_t i = 0; i < store.size(); ++i) max_frame = std::max(max_frame, store.caplen[i]);
-  const uint32_t cell_size = std::max<uint32_t>(
+  ipv4::WorkersConfig wc;
+  wc.workers = o.workers;
+  wc.burst = o.burst;
+  wc.rate_pps = o.rate_mpps * 1e6;
+  wc.repeat = o.repeat;
+  wc.cell_size = std::max<uint32_t>(
       PacketPool::kDefaultCellSize, (std::min<uint32_t>(max_frame, 0xFFFF) + PacketPool::kHeadroom + 63) / 64 * 64);
-  Counters c(size_t{t.fib.max_next_hop} + 1);
-  ReplaySource src(store, o.repeat);
-  std::string dev_desc;
-  double seconds = 0;
-  std::optional<BatchFinisher> fin;
-
-  if (dev == Device::kCpu) {
-    const bool scalar = o.cpu_path == "scalar";
-    dev_desc = scalar ? "cpu (scalar: one packet at a time), 1 thread"
-                      : "cpu (batched: tbl24 prefetched while the batch is parsed), 1 thread";
-    PacketPool pool(2 * PacketBatch::kCapacity, cell_size);
-    fin.emplace(pool, ref.get(), sink.get(), store.size());
-    PacketBatch b;
-    const auto t0 = std::chrono::steady_clock::now();
-    while (src.rx_burst(pool, b) > 0) {
-      const uint64_t rx_ns = BatchFinisher::now_ns();
-      if (scalar) {
-        ipv4::forward_scalar(*t.table, pool, b, c);
-      } else {
-        ipv4::forward_batched(*t.table, pool, b, c);
-      }
-      fin->verdicts_ready(b, rx_ns);
-      fin->finish(b);
+  wc.ports = size_t{t.fib.max_next_hop} + 1;
+  std::vector<int> cores;
+  if (!o.cores.empty()) {
+    try {
+      cores = parse_cpu_list(o.cores);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--cores: ") + e.what());
     }
-    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    wc.cores.assign(cores.begin(), cores.begin() + std::min<size_t>(cores.size(), o.workers));
+  }
+  wc.verify = ref.get();
+  wc.sink = sink.get();
+  const std::string threads = std::to_string(o.workers) + " worker thread" + (o.workers > 1 ? "s" : "");
+  std::string dev_desc;
+  std::unique_ptr<ipv4::Ipv4GpuTable> gtable;
+  std::unique_ptr<gpu::OffloadEngine> engine;
+  if (dev == Device::kCpu) {
+    wc.path = o.cpu_path == "scalar" ? ipv4::LookupPath::kScalar : ipv4::LookupPath::kBatched;
+    dev_desc = (o.cpu_path == "scalar" ? "cpu (scalar: one packet at a time), "
+                                       : "cpu (batched: tbl24 prefetched while the burst is parsed), ") + threads;
   } else {
     const gpu::DeviceInfo info = gpu::device_info();
-    const uint32_t nb = std::max<uint32_t>(1, (o.gpu_batch + PacketBatch::kCapacity - 1) / PacketBatch::kCapacity);
-    dev_desc = "gpu (" + info.name + "), " + o.gpu_mode + " mode, batches of " +
-               std::to_string(nb * PacketBatch::kCapacity) + " packets, 1 worker thread";
-    PacketPool pool((nb + 1) * PacketBatch::kCapacity, cell_size);
-    fin.emplace(pool, ref.get(), sink.get(), store.size());
-    std::vector<PacketBatch> batches(nb);
-    std::vector<ipv4::KeyBatch> keys(nb);
-    std::vector<uint32_t> offset(nb);
-    std::vector<uint64_t> rx_ns(nb);
-    ipv4::Ipv4GpuTable gtable(*t.table);
+    gtable = std::make_unique<ipv4::Ipv4GpuTable>(*t.table);
     gpu::OffloadOptions oo;
     oo.mode = gpu::parse_gpu_mode(o.gpu_mode);
-    oo.capacity = size_t{nb} * PacketBatch::kCapacity;
-    oo.slots = 1;
-    const auto runner = gtable.make_runner(oo);
-    auto* key_in = static_cast<uint32_t*>(runner->in(0));
-    const auto* next_hop = static_cast<const uint32_t*>(runner->out(0));
-    const auto t0 = std::chrono::steady_clock::now();
-    for (;;) {
-      uint32_t k = 0;
-      while (k < nb && src.rx_burst(pool, batches[k]) > 0) rx_ns[k++] = BatchFinisher::now_ns();
-      if (k == 0) break;
-      uint32_t total = 0;
-      for (uint32_t j = 0; j < k; ++j) {
-        ipv4::classify(pool, batches[j], keys[j], c);
-        std::copy_n(keys[j].key, keys[j].count, key_in + total);
-        offset[j] = total;
-        total += keys[j].count;
-      }
-      runner->run(total);
-      for (uint32_t j = 0; j < k; ++j) {
-        ipv4::apply(pool, batches[j], keys[j], next_hop + offset[j], c);
-        fin->verdicts_ready(batches[j], rx_ns[j]);
-      }
-      // Verification and output come after every batch's verdict, so they never count as latency.
-      for (uint32_t j = 0; j < k; ++j) fin->finish(batches[j]);
-    }
-    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    oo.capacity = o.batch;
+    oo.slots = o.gpu_slots;
+    oo.persistent_blocks = o.persistent_blocks;
+    oo.fault_at_batch = o.inject_gpu_fault;
+    auto runner = gtable->make_runner(oo);
+    const int slots = runner->slots();
+    // Enough bursts in flight per worker to fill every slot's batch, twice over.
+    wc.max_bursts_in_flight = ipv4::bursts_in_flight(o.batch, o.burst, o.workers);
+    gpu::EngineConfig ec;
+    if (cores.size() > size_t(o.workers)) ec.master_core = cores[o.workers];
+    ec.max_batch = o.batch;
+    ec.max_wait_ns = static_cast<uint64_t>(o.max_wait_us * 1000);
+    ec.queue_depth = wc.max_bursts_in_flight;
+    ec.flush_when_idle = o.flush_when_idle;
+    wc.rx_hold_ns = static_cast<uint64_t>(o.rx_hold_us * 1000);
+    engine = std::make_unique<gpu::OffloadEngine>(std::move(runner), ipv4::cpu_fallback(*t.table), ec, o.workers);
+    wc.path = ipv4::LookupPath::kGpu;
+    wc.engine = engine.get();
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s mode, %d slot(s), batches of up to %u addresses or %.0f us%s, ",
+                  o.gpu_mode.c_str(), slots, o.batch, o.max_wait_us,
+                  o.flush_when_idle ? " (sooner when the GPU is idle)" : "");
+    dev_desc = "gpu (" + info.name + "), " + buf + threads + " + 1 GPU master thread";
+  }
+  ipv4::WorkersResult res = ipv4::run_workers(*t.table, store, wc);
+  gpu::EngineStats es;
+  bool ended_on_gpu = false;
+  if (engine) {
+    ended_on_gpu = engine->on_gpu();
+    es = engine->stats();  // every request is answered once the workers return: these are final
+    engine.reset();
   }
   if (sink) sink->close();
-  seconds -= fin->verify_seconds();
-
+  const Counters& c = res.counters;
+  const double seconds = res.seconds;
   const uint64_t rx = c.rx_packets, fwd = c.tx_packets, drop = c.dropped();
-  const bool balanced = c.balanced() && rx == store.size() * o.repeat;
+  const bool balanced = c.balanced() && rx == res.expected;
   const double mpps = rx / seconds / 1e6;
-  const double gbps = fin->wire_bytes() * 8.0 / seconds / 1e9;
+  const double gbps = res.wire_bytes * 8.0 / seconds / 1e9;
   std::printf("device: %s\n", dev_desc.c_str());
   std::printf("packets: received %llu, forwarded %llu, dropped %llu: accounting %s\n",
               static_cast<unsigned long long>(rx), static_cast<unsigned long long>(fwd),
@@ -242,13 +174,22 @@ int run(const RunOptions& o) {
     if (c.drops[r]) std::printf(" %s:%llu", drop_reason_name(static_cast<DropReason>(r)), static_cast<unsigned long long>(c.drops[r]));
   }
   std::printf("%s\n", drop ? "" : " none");
-  const LatencyHistogram& lat = fin->latency();
-  std::printf("latency per packet, batch received to verdicts ready: p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us\n",
+  const LatencyHistogram& lat = res.latency;
+  std::printf("latency per packet, arrival to verdict: p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us\n",
               lat.percentile(0.5) / 1e3, lat.percentile(0.99) / 1e3, lat.percentile(0.999) / 1e3,
               lat.max() / 1e3);
+  if (wc.engine) {
+    std::printf("gpu engine: %llu batches (%llu on the GPU, %llu on the CPU), %.0f addresses per batch on average, "
+                "up to %llu in flight; back-pressure: %llu refused submissions%s\n",
+                static_cast<unsigned long long>(es.batches), static_cast<unsigned long long>(es.gpu_batches),
+                static_cast<unsigned long long>(es.cpu_batches), es.batches ? double(es.items) / es.batches : 0.0,
+                static_cast<unsigned long long>(es.max_in_flight), static_cast<unsigned long long>(es.backpressure),
+                ended_on_gpu ? "" : "; finished on the CPU after a GPU failure");
+    if (!es.gpu_error.empty()) std::printf("gpu error: %s\n", es.gpu_error.c_str());
+  }
   if (o.verify) {
     std::printf("verify: %llu lookup decisions checked against the reference trie: %llu differ\n",
-                static_cast<unsigned long long>(fin->checked()), static_cast<unsigned long long>(fin->mismatches()));
+                static_cast<unsigned long long>(res.verify_checked), static_cast<unsigned long long>(res.verify_mismatches));
   }
   if (sink) std::printf("output: %s: %llu packets\n", o.out.c_str(), static_cast<unsigned long long>(sink->written()));
 
@@ -268,12 +209,20 @@ int run(const RunOptions& o) {
         {"gbps_wire", gbps},
         {"latency_ns", {{"p50", lat.percentile(0.5)}, {"p99", lat.percentile(0.99)},
                         {"p999", lat.percentile(0.999)}, {"max", lat.max()}, {"min", lat.min()}}}};
-    if (o.verify) report["verify"] = {{"checked", fin->checked()}, {"mismatches", fin->mismatches()}};
+    if (wc.engine) {
+      report["engine"] = {{"batches", es.batches}, {"gpu_batches", es.gpu_batches}, {"cpu_batches", es.cpu_batches},
+                          {"items", es.items}, {"max_in_flight", es.max_in_flight},
+                          {"backpressure", es.backpressure}, {"gpu_error", es.gpu_error},
+                          {"ended_on_gpu", ended_on_gpu}};
+    }
+    report["workers"] = o.workers;
+    report["offered_mpps"] = o.rate_mpps;
+    if (o.verify) report["verify"] = {{"checked", res.verify_checked}, {"mismatches", res.verify_mismatches}};
     bench::write_json(o.json, report);
   }
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw UsageError("cannot write to standard output");
   if (!balanced) return 3;
-  if (o.verify && fin->mismatches()) return 4;
+  if (o.verify && res.verify_mismatches) return 4;
   return 0;
 }
 
@@ -297,8 +246,30 @@ void register_run(CLI::App& app) {
       ->capture_default_str()->check(CLI::IsMember({"scalar", "batched"}));
   c->add_option("--repeat", o->repeat, "passes over the input, replayed from memory")
       ->capture_default_str()->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
-  c->add_option("--gpu-batch", o->gpu_batch, "packets per GPU lookup batch")
-      ->capture_default_str()->check(CLI::Range(1u, 1u << 22));
+  c->add_option("--workers", o->workers, "worker threads, each with its own receive queue (RSS by flow hash)")
+      ->capture_default_str()->check(CLI::Range(1, 256));
+  c->add_option("--burst", o->burst, "frames per receive burst")->capture_default_str()->check(CLI::Range(1u, 256u));
+  c->add_option("--rate-mpps", o->rate_mpps,
+                "offered load in Mpps over all workers, released on a schedule (0: as fast as possible)")
+      ->capture_default_str()->check(CLI::Range(0.0, 1e5));
+  c->add_option("--batch,--gpu-batch", o->batch, "GPU: addresses per batch (at most)")
+      ->capture_default_str()->check(CLI::Range(1u, 1u << 24));
+  c->add_option("--max-wait-us", o->max_wait_us, "GPU: a partial batch leaves this long after its first address")
+      ->capture_default_str()->check(CLI::Range(0.0, 1e7));
+  c->add_flag("--flush-when-idle", o->flush_when_idle,
+              "GPU: send a batch at once when none is in flight (batch only while the GPU is busy)");
+  c->add_option("--rx-hold-us", o->rx_hold_us,
+                 "GPU: a worker holds a partial burst this long for more packets before handing it over")
+      ->capture_default_str()->check(CLI::Range(0.0, 1e6));
+  c->add_option("--gpu-slots", o->gpu_slots, "GPU: batches in flight at once (persistent mode: 1)")
+      ->capture_default_str()->check(CLI::Range(1, 8));
+  c->add_option("--persistent-blocks", o->persistent_blocks, "GPU persistent mode: resident blocks (0: one per SM)")
+      ->capture_default_str()->check(CLI::Range(0, 1024));
+  c->add_option("--cores", o->cores,
+                "pin worker w to the w-th CPU of this list (e.g. 2-5), the GPU master to the next one");
+  c->add_option("--inject-gpu-fault", o->inject_gpu_fault,
+                "GPU: break the GPU with a trapping kernel at this batch (1-based), to test the CPU fallback")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   c->add_option("--gpu-mode", o->gpu_mode,
                  "how batches reach the GPU: async (copies on streams), graph (CUDA graph), mapped "
                  "(zero-copy), persistent (resident kernel, no launches)")

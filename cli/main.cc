@@ -31,6 +31,9 @@ int main(int argc, char** argv) {
   bench->require_subcommand(1);
   tandem::cli::register_bench_ipv4(*bench);
   tandem::cli::register_bench_gpu_offload(*bench);
+  tandem::cli::register_bench_gpu_load(*bench);
+  tandem::cli::register_bench_gpu_stream(*bench);
+  tandem::cli::register_bench_gpu_router(*bench);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

@@ -1,9 +1,13 @@
 #include "core/machine_info.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <sstream>
+#include <stdexcept>
 
 #include "core/huge_memory.h"
 
@@ -41,6 +45,39 @@ MachineInfo machine_info() {
   m.compiler = "gcc " __VERSION__;
 #endif
   return m;
+}
+
+bool pin_this_thread(int cpu) {
+  if (cpu < 0 || cpu >= CPU_SETSIZE) return false;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+std::vector<int> parse_cpu_list(const std::string& s) {
+  std::vector<int> out;
+  std::stringstream ss(s);
+  for (std::string part; std::getline(ss, part, ',');) {
+    const auto dash = part.find('-');
+    try {
+      size_t used = 0;
+      if (dash == std::string::npos) {
+        out.push_back(std::stoi(part, &used));
+        if (used != part.size()) throw std::invalid_argument("");
+      } else {
+        size_t u1 = 0, u2 = 0;
+        const int a = std::stoi(part.substr(0, dash), &u1), b = std::stoi(part.substr(dash + 1), &u2);
+        if (u1 != dash || u2 != part.size() - dash - 1 || a > b) throw std::invalid_argument("");
+        for (int c = a; c <= b; ++c) out.push_back(c);
+      }
+    } catch (const std::exception&) {
+      throw std::invalid_argument("bad CPU list part '" + part + "' (want e.g. 2-5,8)");
+    }
+    if (out.back() < 0) throw std::invalid_argument("bad CPU list part '" + part + "'");
+  }
+  if (out.empty()) throw std::invalid_argument("empty CPU list");
+  return out;
 }
 
 }  // namespace tandem

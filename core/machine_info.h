@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace tandem {
 
@@ -16,5 +17,12 @@ struct MachineInfo {
 };
 
 MachineInfo machine_info();
+
+// Pins the calling thread to logical CPU `cpu`. Returns false when the CPU does not exist or is
+// not allowed (the thread then runs where the scheduler puts it).
+bool pin_this_thread(int cpu);
+
+// "2-5,8,10-11" -> {2, 3, 4, 5, 8, 10, 11}. Throws std::invalid_argument naming the bad part.
+std::vector<int> parse_cpu_list(const std::string& s);
 
 }  // namespace tandem

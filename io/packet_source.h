@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/batch.h"
 #include "core/packet_pool.h"
@@ -30,11 +31,17 @@ class PacketSink {
   virtual void flush() {}
 };
 
-// Serves the frames of a PacketStore in order, `loops` times over (loops = 0: forever).
+// Serves the frames of a PacketStore in order, `loops` times over (loops = 0: forever). With
+// `order`, only the frames it lists, in its order (one receive queue's share: see io/rss.h).
 class ReplaySource final : public PacketSource {
  public:
-  ReplaySource(const PacketStore& store, uint64_t loops) : store_(store), loops_(loops) {}
-  ReplaySource(PacketStore&&, uint64_t) = delete;  // the store must outlive the source
+  ReplaySource(const PacketStore& store, uint64_t loops, const std::vector<uint32_t>* order = nullptr)
+      : store_(store), loops_(loops), order_(order) {}
+  ReplaySource(PacketStore&&, uint64_t, const std::vector<uint32_t>* = nullptr) = delete;  // the store must outlive the source
+  // At most this many frames per rx_burst (a NIC's receive burst; 1..PacketBatch::kCapacity).
+  void set_burst(uint32_t burst) { burst_ = burst; }
+  // Frames one loop serves.
+  size_t frames_per_loop() const { return order_ ? order_->size() : store_.size(); }
   uint32_t rx_burst(PacketPool& pool, PacketBatch& batch) override;
   std::string describe() const override;
   uint64_t served() const { return served_; }
@@ -42,6 +49,8 @@ class ReplaySource final : public PacketSource {
  private:
   const PacketStore& store_;
   uint64_t loops_;
+  const std::vector<uint32_t>* order_;
+  uint32_t burst_ = PacketBatch::kCapacity;
   uint64_t loop_ = 0;
   size_t next_ = 0;
   uint64_t served_ = 0;

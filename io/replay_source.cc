@@ -10,9 +10,9 @@
 namespace tandem {
 
 uint32_t ReplaySource::rx_burst(PacketPool& pool, PacketBatch& batch) {
-  const size_t n_store = store_.size();
+  const size_t n_store = frames_per_loop();
   if (TANDEM_UNLIKELY(n_store == 0 || batch.size >= PacketBatch::kCapacity)) return 0;
-  uint64_t want = PacketBatch::kCapacity - batch.size;
+  uint64_t want = std::min<uint64_t>(PacketBatch::kCapacity - batch.size, burst_);
   if (loops_ != 0) {
     if (loop_ >= loops_) return 0;
     // Frames left over all remaining loops. When more loops remain than a batch holds packets,
@@ -31,14 +31,16 @@ uint32_t ReplaySource::rx_burst(PacketPool& pool, PacketBatch& batch) {
   const uint32_t* const caplen = store_.caplen.data();
   const uint32_t* const wire_len = store_.wire_len.data();
   const uint64_t* const ts_ns = store_.ts_ns.data();
+  const uint32_t* const order = order_ ? order_->data() : nullptr;
   size_t next = next_;
   uint64_t wraps = 0;
   for (uint32_t i = first; i < first + got; ++i) {
-    const uint32_t len = std::min(caplen[next], max_len);
-    std::memcpy(pool.data(batch.cell[i]), base + offset[next], len);
+    const size_t f = order ? order[next] : next;
+    const uint32_t len = std::min(caplen[f], max_len);
+    std::memcpy(pool.data(batch.cell[i]), base + offset[f], len);
     batch.len[i] = static_cast<uint16_t>(len);
-    batch.wire_len[i] = wire_len[next];
-    batch.ts_ns[i] = ts_ns[next];
+    batch.wire_len[i] = wire_len[f];
+    batch.ts_ns[i] = ts_ns[f];
     batch.verdict[i] = Verdict::kUnset;
     if (TANDEM_UNLIKELY(++next == n_store)) {
       next = 0;
@@ -53,8 +55,9 @@ uint32_t ReplaySource::rx_burst(PacketPool& pool, PacketBatch& batch) {
 }
 
 std::string ReplaySource::describe() const {
-  std::string s = "replay of " + std::to_string(store_.size()) + " frames (" +
-                  std::to_string(store_.total_caplen()) + " bytes), ";
+  std::string s = "replay of " + std::to_string(frames_per_loop()) + " frames" +
+                  (order_ ? " (one queue's share of " + std::to_string(store_.size()) + ")"
+                          : " (" + std::to_string(store_.total_caplen()) + " bytes)") + ", ";
   s += loops_ == 0 ? std::string("looping forever") : std::to_string(loops_) + " loop(s)";
   return s;
 }

@@ -76,6 +76,15 @@ def main():
     expect_error([T, "run", "--fib", good, "--pcap", cap, "--out", out_dir_missing, "--device", "cpu"],
                  "out.pcap", what="unwritable output")
 
+    expect_error([T, "run", "--fib", good, "--pcap", cap, "--workers", "2", "--out", os.path.join(d, "o.pcap"),
+                  "--device", "cpu"], "--workers 1", what="output capture with several workers")
+    expect_error([T, "run", "--fib", good, "--pcap", cap, "--workers", "0"], "--workers", what="zero workers")
+    expect_error([T, "run", "--fib", good, "--pcap", cap, "--burst", "300"], "--burst", what="burst over 256")
+    expect_error([T, "bench", "gpu-load", "--fib", good, "--fractions", "0.5,2"], "--fractions",
+                 what="load fraction over 1")
+    expect_error([T, "bench", "gpu-load", "--fib", good, "--configs", "cpu,warp"], "--configs",
+                 what="unknown load config")
+
     keys = fib_file("keys.txt", "10.2.3.4\n10.1.9.9\n  8.8.8.8\n# comment\n\n192.0.2.77\n")
     rc, so, se = run([T, "lookup", "--app", "ipv4", "--fib", good, "--keys", keys, "--device", "cpu"])
     c.check(rc == 0, f"lookup: exit {rc}: {se}")

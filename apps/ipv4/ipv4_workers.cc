@@ -1,0 +1,325 @@
+#include "apps/ipv4/ipv4_workers.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "apps/ipv4/ipv4_cpu.h"
+#include "apps/ipv4/ipv4_forward.h"
+#include "core/machine_info.h"
+#include "io/rss.h"
+
+namespace tandem::ipv4 {
+
+namespace {
+
+// Ethernet preamble + start delimiter (8), FCS (4) and inter-frame gap (12): what a frame costs on
+// the wire beyond its captured bytes, so Gbps figures compare with link rates.
+constexpr uint64_t kWireOverhead = 24;
+
+uint64_t now_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+inline uint32_t load_be32(const uint8_t* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
+}
+
+// When each packet of a worker's queue arrives. Unpaced: when the worker receives it. Paced: on
+// the schedule of `rate` packets per second, packet k arriving at start + (k + 1) / rate; like a
+// NIC's receive burst, a poll returns what has arrived so far, up to the burst size.
+class ArrivalClock {
+ public:
+  ArrivalClock(double rate_pps, uint64_t start_ns)
+      : paced_(rate_pps > 0), ns_per_packet_(paced_ ? 1e9 / rate_pps : 0), start_ns_(start_ns) {}
+  bool paced() const { return paced_; }
+  // How many packets, up to `burst`, have arrived and not been taken yet.
+  uint32_t available(uint32_t burst) const {
+    if (!paced_) return burst;
+    const uint64_t t = now_ns();
+    if (t < start_ns_) return 0;
+    const auto arrived = static_cast<uint64_t>((t - start_ns_) / ns_per_packet_);
+    return arrived > sent_ ? static_cast<uint32_t>(std::min<uint64_t>(arrived - sent_, burst)) : 0;
+  }
+  // When the oldest packet not yet taken arrived (or arrives).
+  uint64_t next_arrival() const { return arrival(sent_); }
+  // Books `n` packets just received; returns the first one's arrival time and sets the spacing.
+  uint64_t take(uint32_t n, uint64_t* spacing_ns) {
+    if (!paced_) {
+      *spacing_ns = 0;
+      sent_ += n;
+      return now_ns();
+    }
+    const uint64_t first = arrival(sent_);
+    sent_ += n;
+    *spacing_ns = static_cast<uint64_t>(ns_per_packet_);
+    return first;
+  }
+
+ private:
+  uint64_t arrival(uint64_t k) const { return start_ns_ + static_cast<uint64_t>((k + 1) * ns_per_packet_); }
+  bool paced_;
+  double ns_per_packet_;
+  uint64_t start_ns_;
+  uint64_t sent_ = 0;
+};
+
+// Everything that happens to a burst after its verdicts are final: latency, verification,
+// output (first pass only), wire bytes, freeing the cells.
+class BurstFinisher {
+ public:
+  BurstFinisher(PacketPool& pool, const RefTrie* ref, PacketSink* sink, uint64_t first_pass, WorkersResult& r)
+      : pool_(pool), ref_(ref), sink_(sink), first_pass_(first_pass), r_(r) {}
+
+  // The verdicts are ready now: packet i arrived at first_arrival + i * spacing.
+  void verdicts_ready(const PacketBatch& b, uint64_t first_arrival, uint64_t spacing) {
+    const uint64_t t = now_ns();
+    if (spacing == 0) {
+      r_.latency.record(t - first_arrival, b.size);
+    } else {
+      for (uint32_t i = 0; i < b.size; ++i) r_.latency.record(t - (first_arrival + i * spacing));
+    }
+  }
+
+  void finish(PacketBatch& b) {
+    if (ref_) {
+      const uint64_t t0 = now_ns();
+      verify(b);
+      verify_ns_ += now_ns() - t0;
+    }
+    if (sink_ && seen_ < first_pass_) {
+      PacketBatch head = b;
+      head.size = static_cast<uint32_t>(std::min<uint64_t>(b.size, first_pass_ - seen_));
+      sink_->tx_burst(pool_, head);
+    }
+    for (uint32_t i = 0; i < b.size; ++i) r_.wire_bytes += b.wire_len[i] + kWireOverhead;
+    seen_ += b.size;
+    pool_.free_bulk(b.cell.data(), b.size);
+    b.clear();
+  }
+  uint64_t verify_ns() const { return verify_ns_; }
+
+ private:
+  // Every packet that reached the lookup (forwarded, or dropped for lack of a route) must carry
+  // the reference trie's decision for its destination.
+  void verify(const PacketBatch& b) {
+    for (uint32_t i = 0; i < b.size; ++i) {
+      const uint32_t v = b.verdict[i];
+      if (Verdict::is_drop(v) && Verdict::reason(v) != DropReason::kNoRoute) continue;
+      const uint32_t dst = load_be32(pool_.data(b.cell[i]) + b.l3_off[i] + 16);
+      const uint32_t nh = ref_->lookup(dst);
+      const uint32_t want = nh == RefTrie::kNoRoute ? Verdict::drop(DropReason::kNoRoute) : Verdict::port(nh);
+      ++r_.verify_checked;
+      r_.verify_mismatches += want != v;
+    }
+  }
+
+  PacketPool& pool_;
+  const RefTrie* ref_;
+  PacketSink* sink_;
+  uint64_t first_pass_;
+  WorkersResult& r_;
+  uint64_t seen_ = 0;
+  uint64_t verify_ns_ = 0;
+};
+
+// A burst at the GPU engine: its packets, keys, next hops and the request that carries them.
+struct BurstInFlight {
+  PacketBatch batch;
+  KeyBatch keys;
+  uint32_t next_hop[PacketBatch::kCapacity];
+  gpu::OffloadRequest req;
+  uint64_t first_arrival = 0;
+  uint64_t spacing = 0;
+};
+
+// One worker on a CPU path: receive, forward, finish, one burst at a time.
+void cpu_worker(const Dir24_8& table, ReplaySource& src, uint64_t budget, double rate, const WorkersConfig& cfg,
+                uint64_t start_ns, WorkersResult& r, BurstFinisher& fin, PacketPool& pool) {
+  ArrivalClock clock(rate, start_ns);
+  PacketBatch b;
+  uint64_t served = 0;
+  while (served < budget) {
+    uint32_t n;
+    while ((n = clock.available(cfg.burst)) == 0) cpu_relax();
+    src.set_burst(static_cast<uint32_t>(std::min<uint64_t>(n, budget - served)));
+    if (src.rx_burst(pool, b) == 0) {
+      if (pool.available() < PacketBatch::kCapacity) throw std::logic_error("worker: packet pool ran dry");
+      break;
+    }
+    uint64_t spacing = 0;
+    const uint64_t first = clock.take(b.size, &spacing);
+    if (cfg.path == LookupPath::kScalar) {
+      forward_scalar(table, pool, b, r.counters);
+    } else {
+      forward_batched(table, pool, b, r.counters);
+    }
+    served += b.size;
+    fin.verdicts_ready(b, first, spacing);
+    fin.finish(b);
+  }
+}
+
+// One worker on the GPU path: bursts go to the engine and are finished in order as they return;
+// up to max_bursts_in_flight are out at once, so the worker keeps receiving while the GPU works.
+void gpu_worker(int w, ReplaySource& src, uint64_t budget, double rate, const WorkersConfig& cfg, uint64_t start_ns,
+                WorkersResult& r, BurstFinisher& fin, PacketPool& pool) {
+  ArrivalClock clock(rate, start_ns);
+  const uint32_t depth = cfg.max_bursts_in_flight;
+  std::vector<BurstInFlight> ring(depth);
+  uint64_t head = 0, tail = 0, served = 0;
+  bool drained = budget == 0;
+  while (!drained || head != tail) {
+    bool progress = false;
+    // Finished bursts first, then at most one new burst: under steady arrivals there is always a
+    // packet to receive, and a loop that received while it could would leave the finished bursts
+    // waiting until the ring filled (measured: p99 in the milliseconds at half load).
+    while (head != tail && ring[head % depth].req.done()) {
+      BurstInFlight& s = ring[head % depth];
+      apply(pool, s.batch, s.keys, s.next_hop, r.counters);
+      fin.verdicts_ready(s.batch, s.first_arrival, s.spacing);
+      fin.finish(s.batch);
+      ++head;
+      progress = true;
+    }
+    // A burst goes to the engine once it is full or its oldest packet has waited rx_hold_ns:
+    // every request costs the master a few cache misses, so a stream of one-packet requests
+    // would saturate it long before the GPU.
+    uint32_t n;
+    if (!drained && tail - head < depth && (n = clock.available(cfg.burst)) > 0 &&
+        (n == cfg.burst || !clock.paced() || now_ns() >= clock.next_arrival() + cfg.rx_hold_ns)) {
+      BurstInFlight& s = ring[tail % depth];
+      src.set_burst(static_cast<uint32_t>(std::min<uint64_t>(n, budget - served)));
+      if (src.rx_burst(pool, s.batch) == 0) {
+        if (pool.available() < cfg.burst) throw std::logic_error("worker: packet pool ran dry");
+        drained = true;
+      } else {
+        served += s.batch.size;
+        drained = served >= budget;
+        s.first_arrival = clock.take(s.batch.size, &s.spacing);
+        classify(pool, s.batch, s.keys, r.counters);
+        if (s.keys.count) {
+          s.req.in = s.keys.key;
+          s.req.out = s.next_hop;
+          s.req.n = s.keys.count;
+          cfg.engine->submit(w, &s.req);
+        } else {
+          s.req.n = 0;  // every packet already dropped: nothing to look up
+          s.req.finished.store(true, std::memory_order_relaxed);
+        }
+        ++tail;
+        progress = true;
+      }
+    }
+    if (!progress) cpu_relax();
+  }
+}
+
+}  // namespace
+
+gpu::OffloadEngine::CpuFallback cpu_fallback(const Dir24_8& table) {
+  return [&table](const void* in, void* out, size_t n) {
+    lookup_batched(table, static_cast<const uint32_t*>(in), static_cast<uint32_t*>(out), n);
+  };
+}
+
+WorkersResult run_workers(const Dir24_8& table, const PacketStore& input, const WorkersConfig& cfg) {
+  if (cfg.workers < 1) throw std::invalid_argument("run: at least one worker");
+  if (cfg.burst < 1 || cfg.burst > PacketBatch::kCapacity) throw std::invalid_argument("run: burst must be 1..256");
+  if (cfg.path == LookupPath::kGpu && !cfg.engine) throw std::invalid_argument("run: the GPU path needs an engine");
+  if (cfg.sink && cfg.workers > 1) throw std::invalid_argument("run: writing an output capture needs one worker");
+  const int n = cfg.workers;
+  const auto queues = rss_split(input, n);
+  const uint32_t depth = cfg.path == LookupPath::kGpu ? std::max<uint32_t>(cfg.max_bursts_in_flight, 1) : 1;
+  // Each worker's share of a packet count: in proportion to its queue, the remainder to the first
+  // non-empty queues.
+  std::vector<uint64_t> budget(n, UINT64_MAX);
+  uint64_t expected = input.size() * cfg.repeat;
+  if (cfg.packets) {
+    expected = cfg.packets;
+    uint64_t given = 0;
+    for (int w = 0; w < n; ++w) {
+      const size_t qs = n > 1 ? queues[w].size() : input.size();
+      budget[w] = input.size() ? static_cast<uint64_t>(static_cast<long double>(cfg.packets) * qs / input.size()) : 0;
+      given += budget[w];
+    }
+    for (int w = 0; w < n && given < cfg.packets; ++w) {
+      if ((n > 1 ? queues[w].size() : input.size()) > 0) {
+        ++budget[w];
+        ++given;
+      }
+    }
+  }
+  std::vector<WorkersResult> part(n);
+  std::vector<uint64_t> verify_ns(n, 0);
+  std::vector<std::exception_ptr> error(n);
+  std::atomic<int> ready{0};
+  std::atomic<uint64_t> start_ns{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < n; ++w) {
+    threads.emplace_back([&, w] {
+      try {
+        WorkersResult& r = part[w];
+        r.counters = Counters(cfg.ports);
+        if (!cfg.cores.empty()) pin_this_thread(cfg.cores[w % cfg.cores.size()]);
+        // Cells for every burst in flight plus one being received: a pool no larger than that
+        // keeps the packets the worker touches twice (classify, then apply) in its caches.
+        PacketPool pool((depth + 1) * cfg.burst + PacketBatch::kCapacity, cfg.cell_size);
+        ReplaySource src(input, cfg.packets ? 0 : cfg.repeat, n > 1 ? &queues[w] : nullptr);
+        src.set_burst(cfg.burst);
+        WorkersConfig wc = cfg;
+        wc.max_bursts_in_flight = depth;
+        BurstFinisher fin(pool, cfg.verify, cfg.sink, src.frames_per_loop(), r);
+        // Every worker starts on the same clock, once all pools are built.
+        if (ready.fetch_add(1) + 1 == n) start_ns.store(now_ns());
+        while (start_ns.load() == 0) std::this_thread::yield();
+        // The offered load reaches each queue in proportion to its share of the traffic.
+        const double share = input.size() ? double(src.frames_per_loop()) / input.size() : 0;
+        const double rate = cfg.rate_pps * share;
+        if (cfg.path == LookupPath::kGpu) {
+          gpu_worker(w, src, budget[w], rate, wc, start_ns.load(), r, fin, pool);
+        } else {
+          cpu_worker(table, src, budget[w], rate, wc, start_ns.load(), r, fin, pool);
+        }
+        verify_ns[w] = fin.verify_ns();
+      } catch (...) {
+        error[w] = std::current_exception();
+        uint64_t none = 0;  // a worker that failed before the start must not hold the others back
+        start_ns.compare_exchange_strong(none, now_ns());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const uint64_t end_ns = now_ns();
+  for (auto& e : error) {
+    if (e) std::rethrow_exception(e);
+  }
+  WorkersResult total;
+  total.counters = Counters(cfg.ports);
+  for (const WorkersResult& r : part) {
+    total.counters.merge(r.counters);
+    total.latency.merge(r.latency);
+    total.wire_bytes += r.wire_bytes;
+    total.verify_checked += r.verify_checked;
+    total.verify_mismatches += r.verify_mismatches;
+  }
+  // Workers verify in parallel; the slowest one's verification time is what the wall clock holds.
+  // Paced runs verify in time the schedule leaves idle: nothing to take off.
+  const uint64_t verify_max = cfg.rate_pps > 0 ? 0 : *std::max_element(verify_ns.begin(), verify_ns.end());
+  total.seconds = (end_ns - start_ns.load() - verify_max) / 1e9;
+  total.expected = expected;
+  return total;
+}
+
+}  // namespace tandem::ipv4

@@ -1,0 +1,71 @@
+// The IPv4 router's data path with N worker threads (G-Opt section 4.2, PacketShader): each worker
+// owns a receive queue (its RSS share of the input, io/rss.h), a packet pool and counters. A worker
+// receives a burst, parses and classifies it, and then either looks the keys up itself (CPU paths)
+// or hands them to the GPU offload engine (gpu/offload_engine.h) and goes on receiving; it finishes
+// its bursts (rewrite, verdicts, transmit) in the order it received them, as their next hops come
+// back. Per-packet latency runs from a packet's arrival to its verdict.
+//
+// Offered load: with a rate, packets arrive on a schedule (open loop), each worker's queue at the
+// rate times its RSS share, as a NIC would spread them. A packet's
+// arrival time is its scheduled time, not the moment the worker got to it, so a worker that falls
+// behind shows the queueing delay in its latencies instead of hiding it (coordinated omission).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "apps/ipv4/dir24_8.h"
+#include "apps/ipv4/ref_trie.h"
+#include "core/counters.h"
+#include "core/latency_histogram.h"
+#include "gpu/offload_engine.h"
+#include "io/packet_source.h"
+#include "io/packet_store.h"
+
+namespace tandem::ipv4 {
+
+enum class LookupPath { kScalar, kBatched, kGpu };
+
+struct WorkersConfig {
+  int workers = 1;
+  LookupPath path = LookupPath::kBatched;
+  gpu::OffloadEngine* engine = nullptr;  // kGpu: the engine, built for `workers` workers
+  uint32_t burst = 256;                  // frames per receive burst (1..256)
+  double rate_pps = 0;                   // offered load over all workers; 0: as fast as possible
+  uint64_t repeat = 1;                   // passes over the input
+  uint64_t packets = 0;                  // > 0: this many packets in all, looping the input (overrides repeat)
+  uint32_t cell_size = 2048;             // packet pool cell size (the largest frame + headroom)
+  size_t ports = 16;                     // per-port counters (the largest next hop + 1)
+  uint32_t max_bursts_in_flight = 64;    // kGpu: bursts a worker may have at the engine
+  uint64_t rx_hold_ns = 0;               // kGpu: hold a partial burst until its oldest packet is this old
+  std::vector<int> cores;                // pin worker w to cores[w % size] (empty: not pinned)
+  const RefTrie* verify = nullptr;       // check every lookup decision against this trie
+  PacketSink* sink = nullptr;            // write forwarded frames (first pass; one worker only)
+};
+
+struct WorkersResult {
+  Counters counters;
+  LatencyHistogram latency;  // per packet, arrival to verdict
+  uint64_t wire_bytes = 0;   // captured bytes + 24 per frame (preamble, FCS, gap)
+  uint64_t verify_checked = 0;
+  uint64_t verify_mismatches = 0;
+  double seconds = 0;        // wall time of the run, verification time excluded
+  uint64_t expected = 0;     // packets the workers were to receive
+};
+
+// Runs the input through the workers and returns the merged counters and latencies.
+WorkersResult run_workers(const Dir24_8& table, const PacketStore& input, const WorkersConfig& cfg);
+
+// Bursts a worker may have at the engine: enough to fill two GPU batches between the workers,
+// and no more, since every burst in flight holds packets that must stay in the caches.
+inline uint32_t bursts_in_flight(uint32_t batch, uint32_t burst, int workers) {
+  const uint64_t per_batch = (uint64_t{batch} + uint64_t{burst} * workers - 1) / (uint64_t{burst} * workers);
+  return static_cast<uint32_t>(std::clamp<uint64_t>(2 * per_batch, 8, 256));
+}
+
+// The CPU lookup the engine falls back to (addresses in, next hops out, 4 bytes each).
+gpu::OffloadEngine::CpuFallback cpu_fallback(const Dir24_8& table);
+
+}  // namespace tandem::ipv4
