@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
-#include <sstream>
 #include <vector>
 
 #include "apps/ipv4/ipv4_cpu.h"
@@ -30,14 +29,7 @@ struct GpuOffloadOptions {
   std::string json;
 };
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
+using bench::split_list;
 
 struct Point {
   size_t n;
@@ -114,9 +106,9 @@ nlohmann::json points_json(const std::vector<std::string>& modes, const std::vec
 int run_bench(const GpuOffloadOptions& o) {
   std::string why;
   if (!gpu::available(&why)) throw UsageError("bench gpu-offload needs a GPU: " + why);
-  const auto modes = split(o.modes);
+  const auto modes = split_list(o.modes);
   std::vector<size_t> sizes;
-  for (const auto& s : split(o.sizes)) sizes.push_back(std::stoull(s));
+  for (const auto& s : split_list(o.sizes)) sizes.push_back(std::stoull(s));
   if (sizes.empty() || modes.empty()) throw UsageError("--modes and --sizes must not be empty");
   const size_t cap = *std::max_element(sizes.begin(), sizes.end());
   size_t wrong = 0;
@@ -172,7 +164,7 @@ void register_bench_gpu_offload(CLI::App& bench) {
   c->add_option("--fib", o->fib, "also time the IPv4 lookup on this table")->check(CLI::ExistingFile);
   c->add_option("--json", o->json, "write the report here");
   c->callback([o] {
-    for (const auto& m : split(o->modes)) {
+    for (const auto& m : split_list(o->modes)) {
       try {
         gpu::parse_gpu_mode(m);
       } catch (const std::invalid_argument& e) {

@@ -1,5 +1,7 @@
 #include "bench/bench_report.h"
 
+#include <sstream>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -12,6 +14,15 @@
 #include "gpu/gpu_runtime.h"
 
 namespace tandem::bench {
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;

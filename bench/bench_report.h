@@ -11,6 +11,9 @@ namespace tandem::bench {
 
 double median(std::vector<double> v);
 
+// "a,b,,c" -> {"a", "b", "c"}: the comma-separated lists of bench flags.
+std::vector<std::string> split_list(const std::string& s);
+
 // One measured configuration: `items` processed per repetition, seconds per repetition.
 struct Row {
   std::string name;

@@ -2,7 +2,9 @@
 # On a GPU machine with no network: build, run every test (GPU tests included), run the
 # benchmarks and demos, and write logs and JSON results into OUTDIR (at most 8 files: the device
 # tool returns no more).
-#   usage: scripts/device-run.sh OUTDIR [quick|offload]
+#   usage: scripts/device-run.sh OUTDIR [full|quick|offload|engine|engine-tests]
+#   engine: the offload engine's tests, its four benchmarks and `tandem run` through it;
+#   engine-tests: only the tests (a fast check before spending device time on benchmarks).
 # Needs .deps/ from scripts/fetch-device-deps.sh (carried with the tree).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +29,48 @@ cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DTANDEM_DEPS_ROO
   -DTANDEM_NATIVE=ON > /tmp/configure.log 2>&1 || { tail -30 /tmp/configure.log; exit 1; }
 ninja -C build-device -j16 > /tmp/build.log 2>&1 || { grep -E "error|FAILED" -A3 /tmp/build.log | head -40; exit 1; }
 set +e
+if [ "$MODE" = engine ] || [ "$MODE" = engine-tests ]; then
+  T=./build-device/tandem
+  echo "== GPU tests: offload runners, engine, whole-frame forwarding (each test in its own process) =="
+  (cd build-device && ctest --output-on-failure -j4 --timeout 120 -R "GpuOffload|GpuMode|OffloadEngine|GpuFault|Frame|Ipv4Gpu|Workers|test_gpu_engine") \
+    > "$OUT/ctest_gpu.log" 2>&1
+  echo "ctest exit: $?"; grep -E "tests passed|Failed|\*\*\*|Timeout" "$OUT/ctest_gpu.log" | tail -20
+  [ "$MODE" = engine-tests ] && exit 0
+  echo "== bench gpu-offload: round trip per mode =="
+  timeout 300 $T bench gpu-offload --fib $FIB --json "$OUT/bench_gpu_offload.json" 2>&1 | tail -32
+  echo "== bench gpu-stream: IPv4 throughput vs the PCIe bound =="
+  timeout 300 $T bench gpu-stream --fib $FIB --json "$OUT/bench_gpu_stream.json" 2>&1 | tail -24
+  echo "== bench gpu-router: the GPU-router report's iterations =="
+  timeout 300 $T bench gpu-router --fib $FIB --json "$OUT/bench_gpu_router.json" 2>&1 | tail -14
+  echo "== bench gpu-load: latency vs offered load =="
+  timeout 400 $T bench gpu-load --fib $FIB --workers 2 --cores 2-4 --point-ms 300 --json "$OUT/bench_gpu_load.json" 2>&1 | tail -70
+  echo "== run: fault injected at batch 5 (trap kernel), every mode =="
+  for m in async graph mapped persistent; do
+    timeout 120 $T run --fib $FIB --gen count=2000000,dst=fib,size=64 --device gpu --gpu-mode $m --workers 2 \
+      --cores 2-4 --inject-gpu-fault 5 --verify 2>&1 | grep -E "injecting|GPU failed|packets:|gpu engine|verify:"
+    echo "exit ${PIPESTATUS[0]}"
+  done
+  echo "== run: 8M 64 B packets through the engine, each mode, 1/2/4 workers =="
+  for m in async graph mapped persistent; do
+    for w in 1 2 4; do
+      timeout 120 $T run --fib $FIB --gen count=4000000,dst=fib,flows=100000,zipf=1.1,size=64 --repeat 2 --device gpu \
+        --gpu-mode $m --workers $w --cores 2-$((2 + w)) --verify 2>&1 | grep -E "device:|throughput:|latency|gpu engine|verify:"
+    done
+  done
+  echo "== run: 10 Mpps offered, 2 workers, fixed MAX_WAIT vs flush when idle =="
+  for m in async persistent; do
+    for idle in "" --flush-when-idle; do
+      timeout 120 $T run --fib $FIB --gen count=4000000,dst=fib,flows=100000,zipf=1.1,size=64 --device gpu \
+        --gpu-mode $m --workers 2 --cores 2-4 --burst 32 --rate-mpps 10 --max-wait-us 20 $idle 2>&1 |
+        grep -E "device:|throughput:|latency|gpu engine"
+    done
+  done
+  for w in 1 4; do
+    timeout 120 $T run --fib $FIB --gen count=4000000,dst=fib,flows=100000,zipf=1.1,size=64 --repeat 2 --device cpu \
+      --workers $w --cores 2-$((1 + w)) 2>&1 | grep -E "device:|throughput:|latency"
+  done
+  exit 0
+fi
 if [ "$MODE" = offload ]; then  # just the offload engine: its tests and its benchmark
   for t in GpuMode.NamesRoundTrip GpuOffload.EchoEveryModeEverySize GpuOffload.ManyConsecutiveSmallBatches \
            GpuOffload.SlotsOverlap GpuOffload.Ipv4LookupEveryModeMatchesCpu; do
