@@ -38,6 +38,7 @@ struct GpuLoadOptions {
   double floor_us = 4.5;  // the raw persistent round trip on an H200 machine
   std::string cores;
   double rx_hold_us = 4;
+  std::string engine = "staged";
   std::string json;
 };
 
@@ -95,8 +96,8 @@ int run_bench(const GpuLoadOptions& o) {
     base.cores.assign(cores.begin(), cores.begin() + std::min<size_t>(cores.size(), o.workers));
   }
 
-  std::printf("latency vs offered load: %s, %d worker(s), bursts of up to %u, GPU batches up to %u, %d slot(s)\n",
-              format_gen_spec(spec).c_str(), o.workers, o.burst, o.batch, o.slots);
+  std::printf("latency vs offered load: %s, %d worker(s), bursts of up to %u, GPU batches up to %u, %d slot(s), %s engine\n",
+              format_gen_spec(spec).c_str(), o.workers, o.burst, o.batch, o.slots, o.engine.c_str());
   std::printf("%-22s %8s %9s %9s %9s %9s %9s %9s %9s %8s\n", "config", "load", "offered", "achieved",
               "min us", "p50 us", "p99 us", "p99.9 us", "max us", "batch");
   nlohmann::json configs = nlohmann::json::array();
@@ -113,6 +114,7 @@ int run_bench(const GpuLoadOptions& o) {
     for (double wait_us : cpu ? std::vector<double>{0} : waits) {
       ipv4::WorkersConfig wc = base;
       std::unique_ptr<gpu::OffloadEngine> engine;
+      std::unique_ptr<gpu::StagedEngine> staged;
       std::string label = name;
       if (cpu) {
         wc.path = ipv4::LookupPath::kBatched;
@@ -131,9 +133,14 @@ int run_bench(const GpuLoadOptions& o) {
         ec.queue_depth = wc.max_bursts_in_flight;
         ec.flush_when_idle = idle;
         wc.rx_hold_ns = static_cast<uint64_t>(o.rx_hold_us * 1000);
-        engine = std::make_unique<gpu::OffloadEngine>(std::move(runner), ipv4::cpu_fallback(*t.table), ec, o.workers);
+        if (o.engine == "staged") {
+          staged = std::make_unique<gpu::StagedEngine>(std::move(runner), ipv4::cpu_fallback(*t.table), ec);
+          wc.staged = staged.get();
+        } else {
+          engine = std::make_unique<gpu::OffloadEngine>(std::move(runner), ipv4::cpu_fallback(*t.table), ec, o.workers);
+          wc.engine = engine.get();
+        }
         wc.path = ipv4::LookupPath::kGpu;
-        wc.engine = engine.get();
         char buf[64];
         std::snprintf(buf, sizeof buf, "%s%s wait %gus", name.c_str(), idle ? "+idle" : "", wait_us);
         label = buf;
@@ -146,9 +153,12 @@ int run_bench(const GpuLoadOptions& o) {
         pc.rate_pps = rate_pps;
         // Unpaced: enough packets for about `ms` at a rough 20 Mpps; paced: rate x duration.
         pc.packets = static_cast<uint64_t>(std::max(1e5, (rate_pps > 0 ? rate_pps : 20e6) * ms / 1e3));
-        const gpu::EngineStats before = engine ? engine->stats() : gpu::EngineStats{};
+        auto engine_stats = [&] {
+          return engine ? engine->stats() : staged ? staged->stats() : gpu::EngineStats{};
+        };
+        const gpu::EngineStats before = engine_stats();
         p.r = ipv4::run_workers(*t.table, store, pc);
-        if (engine) p.engine = delta(engine->stats(), before);
+        p.engine = delta(engine_stats(), before);
         const auto& l = p.r.latency;
         const double achieved = p.r.counters.rx_packets / p.r.seconds / 1e6;
         char load[16];
@@ -193,7 +203,7 @@ int run_bench(const GpuLoadOptions& o) {
                              {"config", {{"fib", o.fib}, {"gen", format_gen_spec(spec)}, {"workers", o.workers},
                                          {"burst", o.burst}, {"batch", o.batch}, {"slots", o.slots},
                                          {"point_ms", o.point_ms}, {"floor_us", o.floor_us}, {"cores", o.cores},
-                                         {"rx_hold_us", o.rx_hold_us},
+                                         {"rx_hold_us", o.rx_hold_us}, {"engine", o.engine},
                                          {"latency", "per packet, scheduled arrival to verdict"}}},
                              {"configs", configs}};
     bench::write_json(o.json, report);
@@ -219,6 +229,8 @@ void register_bench_gpu_load(CLI::App& bench) {
   c->add_option("--point-ms", o->point_ms, "duration of each offered-load point")->capture_default_str()->check(CLI::Range(1.0, 1e5));
   c->add_option("--peak-ms", o->peak_ms, "rough duration of each peak run")->capture_default_str()->check(CLI::Range(1.0, 1e5));
   c->add_option("--floor-us", o->floor_us, "the raw persistent round trip the p99 target is built on")->capture_default_str();
+  c->add_option("--engine", o->engine, "GPU: staged or gather (see tandem run --help)")
+      ->capture_default_str()->check(CLI::IsMember({"staged", "gather"}));
   c->add_option("--rx-hold-us", o->rx_hold_us, "GPU: a worker holds a partial burst this long")
       ->capture_default_str()->check(CLI::Range(0.0, 1e6));
   c->add_option("--cores", o->cores, "pin the workers to these CPUs (e.g. 2-5), the GPU master to the next one");

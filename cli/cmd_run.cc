@@ -47,6 +47,7 @@ struct RunOptions {
   std::string cores;
   bool flush_when_idle = false;
   double rx_hold_us = 4;
+  std::string engine = "staged";
   std::string gpu_mode = "async";
   bool verify = false;
   std::string json;
@@ -110,6 +111,7 @@ int run(const RunOptions& o) {
   std::string dev_desc;
   std::unique_ptr<ipv4::Ipv4GpuTable> gtable;
   std::unique_ptr<gpu::OffloadEngine> engine;
+  std::unique_ptr<gpu::StagedEngine> staged;
   if (dev == Device::kCpu) {
     wc.path = o.cpu_path == "scalar" ? ipv4::LookupPath::kScalar : ipv4::LookupPath::kBatched;
     dev_desc = (o.cpu_path == "scalar" ? "cpu (scalar: one packet at a time), "
@@ -134,14 +136,19 @@ int run(const RunOptions& o) {
     ec.queue_depth = wc.max_bursts_in_flight;
     ec.flush_when_idle = o.flush_when_idle;
     wc.rx_hold_ns = static_cast<uint64_t>(o.rx_hold_us * 1000);
-    engine = std::make_unique<gpu::OffloadEngine>(std::move(runner), ipv4::cpu_fallback(*t.table), ec, o.workers);
+    if (o.engine == "staged") {
+      staged = std::make_unique<gpu::StagedEngine>(std::move(runner), ipv4::cpu_fallback(*t.table), ec);
+      wc.staged = staged.get();
+    } else {
+      engine = std::make_unique<gpu::OffloadEngine>(std::move(runner), ipv4::cpu_fallback(*t.table), ec, o.workers);
+      wc.engine = engine.get();
+    }
     wc.path = ipv4::LookupPath::kGpu;
-    wc.engine = engine.get();
     char buf[160];
     std::snprintf(buf, sizeof buf, "%s mode, %d slot(s), batches of up to %u addresses or %.0f us%s, ",
                   o.gpu_mode.c_str(), slots, o.batch, o.max_wait_us,
                   o.flush_when_idle ? " (sooner when the GPU is idle)" : "");
-    dev_desc = "gpu (" + info.name + "), " + buf + threads + " + 1 GPU master thread";
+    dev_desc = "gpu (" + info.name + "), " + o.engine + " engine, " + buf + threads + " + 1 GPU master thread";
   }
   ipv4::WorkersResult res = ipv4::run_workers(*t.table, store, wc);
   gpu::EngineStats es;
@@ -150,6 +157,11 @@ int run(const RunOptions& o) {
     ended_on_gpu = engine->on_gpu();
     es = engine->stats();  // every request is answered once the workers return: these are final
     engine.reset();
+  }
+  if (staged) {
+    ended_on_gpu = staged->on_gpu();
+    es = staged->stats();  // every batch was answered before the workers returned: final
+    staged.reset();
   }
   if (sink) sink->close();
   const Counters& c = res.counters;
@@ -178,7 +190,7 @@ int run(const RunOptions& o) {
   std::printf("latency per packet, arrival to verdict: p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us\n",
               lat.percentile(0.5) / 1e3, lat.percentile(0.99) / 1e3, lat.percentile(0.999) / 1e3,
               lat.max() / 1e3);
-  if (wc.engine) {
+  if (wc.engine || wc.staged) {
     std::printf("gpu engine: %llu batches (%llu on the GPU, %llu on the CPU), %.0f addresses per batch on average, "
                 "up to %llu in flight; back-pressure: %llu refused submissions%s\n",
                 static_cast<unsigned long long>(es.batches), static_cast<unsigned long long>(es.gpu_batches),
@@ -209,7 +221,7 @@ int run(const RunOptions& o) {
         {"gbps_wire", gbps},
         {"latency_ns", {{"p50", lat.percentile(0.5)}, {"p99", lat.percentile(0.99)},
                         {"p999", lat.percentile(0.999)}, {"max", lat.max()}, {"min", lat.min()}}}};
-    if (wc.engine) {
+    if (wc.engine || wc.staged) {
       report["engine"] = {{"batches", es.batches}, {"gpu_batches", es.gpu_batches}, {"cpu_batches", es.cpu_batches},
                           {"items", es.items}, {"max_in_flight", es.max_in_flight},
                           {"backpressure", es.backpressure}, {"gpu_error", es.gpu_error},
@@ -258,6 +270,10 @@ void register_run(CLI::App& app) {
       ->capture_default_str()->check(CLI::Range(0.0, 1e7));
   c->add_flag("--flush-when-idle", o->flush_when_idle,
               "GPU: send a batch at once when none is in flight (batch only while the GPU is busy)");
+  c->add_option("--engine", o->engine,
+                 "GPU: staged (workers write keys into the batch and read results in place) or gather "
+                 "(the master copies keys in and results out)")
+      ->capture_default_str()->check(CLI::IsMember({"staged", "gather"}));
   c->add_option("--rx-hold-us", o->rx_hold_us,
                  "GPU: a worker holds a partial burst this long for more packets before handing it over")
       ->capture_default_str()->check(CLI::Range(0.0, 1e6));

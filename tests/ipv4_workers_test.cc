@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 
+#include "apps/ipv4/ipv4_cpu.h"
 #include "apps/ipv4/ipv4_gpu.h"
 #include "apps/ipv4/ipv4_workers.h"
 #include "core/checksum.h"
@@ -145,6 +146,55 @@ TEST(Workers, EnginePathWithoutGpuMatchesCpu) {
   }
 }
 
+// A runner that does the lookup on the host when a batch is submitted: the staged engine's worker
+// logic (keys written into the batch, next hops read in place, slots held until released) runs on
+// every machine with it.
+class HostLookupRunner final : public gpu::OffloadRunner {
+ public:
+  HostLookupRunner(const ipv4::Dir24_8& t, size_t cap, int slots) : t_(t), cap_(cap), in_(slots), out_(slots) {
+    for (int s = 0; s < slots; ++s) {
+      in_[s].resize(cap);
+      out_[s].resize(cap);
+    }
+  }
+  gpu::GpuMode mode() const override { return gpu::GpuMode::kAsync; }
+  size_t capacity() const override { return cap_; }
+  int slots() const override { return static_cast<int>(in_.size()); }
+  size_t in_item_bytes() const override { return 4; }
+  size_t out_item_bytes() const override { return 4; }
+  void* in(int s) override { return in_[s].data(); }
+  void* out(int s) override { return out_[s].data(); }
+  void submit(int s, size_t n) override { ipv4::lookup_scalar(t_, in_[s].data(), out_[s].data(), n); }
+  void wait(int) override {}
+  bool ready(int) override { return true; }
+
+ private:
+  const ipv4::Dir24_8& t_;
+  size_t cap_;
+  std::vector<std::vector<uint32_t>> in_, out_;
+};
+
+TEST(Workers, StagedEnginePathMatchesCpu) {
+  const auto& t = test::RealIpv4Table::get();
+  const PacketStore s = traffic(60000, 7);
+  ipv4::WorkersConfig wc;
+  const auto ref = forward(s, wc);
+  for (int slots : {2, 4}) {
+    gpu::EngineConfig ec;
+    ec.max_batch = 1024;  // small batches and few slots: workers must wait for room, often
+    ec.max_wait_ns = 20000;
+    gpu::StagedEngine e(std::make_unique<HostLookupRunner>(*t.dir, 1024, slots), ipv4::cpu_fallback(*t.dir), ec);
+    wc.workers = 3;
+    wc.path = ipv4::LookupPath::kGpu;
+    wc.staged = &e;
+    wc.max_bursts_in_flight = 32;
+    wc.burst = 100;
+    expect_same(ref, forward(s, wc), "staged engine, host lookup");
+    EXPECT_GT(e.stats().batches, 0u);
+    EXPECT_EQ(e.stats().cpu_batches, 0u);
+  }
+}
+
 TEST(Workers, PacketBudgetLoopsTheInputExactly) {
   const PacketStore s = traffic(3000, 4);
   ipv4::WorkersConfig wc;
@@ -178,22 +228,38 @@ TEST(Workers, EveryGpuModeMatchesCpu) {
   const auto ref = forward(s, wc);
   ipv4::Ipv4GpuTable g(*t.dir);
   for (auto mode : {gpu::GpuMode::kAsync, gpu::GpuMode::kGraph, gpu::GpuMode::kMapped, gpu::GpuMode::kPersistent}) {
-    gpu::OffloadOptions oo;
-    oo.mode = mode;
-    oo.capacity = 4096;
-    oo.slots = 3;
-    gpu::EngineConfig ec;
-    ec.max_batch = 4096;
-    ec.max_wait_ns = 30000;
-    ec.queue_depth = 64;
-    gpu::OffloadEngine e(g.make_runner(oo), ipv4::cpu_fallback(*t.dir), ec, 3);
-    wc.workers = 3;
-    wc.path = ipv4::LookupPath::kGpu;
-    wc.engine = &e;
-    wc.max_bursts_in_flight = 64;
-    expect_same(ref, forward(s, wc), gpu::gpu_mode_name(mode));
-    EXPECT_TRUE(e.on_gpu()) << e.stats().gpu_error;
-    EXPECT_EQ(e.stats().cpu_batches, 0u);
+    for (bool staged : {false, true}) {
+      gpu::OffloadOptions oo;
+      oo.mode = mode;
+      oo.capacity = 4096;
+      oo.slots = 3;
+      gpu::EngineConfig ec;
+      ec.max_batch = 4096;
+      ec.max_wait_ns = 30000;
+      ec.queue_depth = 64;
+      std::unique_ptr<gpu::OffloadEngine> gather;
+      std::unique_ptr<gpu::StagedEngine> stage;
+      ipv4::WorkersConfig wc2 = wc;
+      if (staged) {
+        stage = std::make_unique<gpu::StagedEngine>(g.make_runner(oo), ipv4::cpu_fallback(*t.dir), ec);
+        wc2.staged = stage.get();
+      } else {
+        gather = std::make_unique<gpu::OffloadEngine>(g.make_runner(oo), ipv4::cpu_fallback(*t.dir), ec, 3);
+        wc2.engine = gather.get();
+      }
+      wc2.workers = 3;
+      wc2.path = ipv4::LookupPath::kGpu;
+      wc2.max_bursts_in_flight = 64;
+      wc2.rate_pps = staged ? 4e6 : 0;  // the staged engine also paced, with partial bursts held
+      wc2.rx_hold_ns = staged ? 3000 : 0;
+      wc2.packets = staged ? s.size() : 0;
+      const std::string what = std::string(gpu::gpu_mode_name(mode)) + (staged ? " staged" : " gather");
+      expect_same(ref, forward(s, wc2), what.c_str());
+      const gpu::EngineStats st = staged ? stage->stats() : gather->stats();
+      EXPECT_TRUE(staged ? stage->on_gpu() : gather->on_gpu()) << st.gpu_error;
+      EXPECT_EQ(st.cpu_batches, 0u) << what;
+      EXPECT_GT(st.gpu_batches, 0u) << what;
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu/offload_engine.h"
+#include "gpu/staged_engine.h"
 #include "tests/test_util.h"
 
 namespace tandem::gpu {
@@ -223,6 +224,135 @@ TEST(OffloadEngine, FlushWhenIdleDoesNotWaitForMaxWait) {
   EXPECT_EQ(drive(e, 2, 50, 2, &items), 0u);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
   EXPECT_EQ(e.stats().items, items);
+}
+
+// Staged engine: each of `workers` threads keeps up to `depth` tickets, writes random items in
+// place, checks every result in place, releases. Returns wrong results; *items gets the total.
+size_t drive_staged(StagedEngine& e, int workers, int tickets, int depth, uint64_t* items) {
+  std::atomic<size_t> wrong{0};
+  std::atomic<uint64_t> total{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w) {
+    threads.emplace_back([&, w] {
+      std::mt19937_64 rng(100 + w);
+      std::vector<StagedTicket> q(depth);
+      std::vector<std::vector<uint32_t>> want(depth);
+      size_t bad = 0;
+      uint64_t mine = 0;
+      // A ring of tickets, oldest first. When no batch can take more items, the worker must
+      // release what is done, as a real worker finishing its packets would.
+      size_t head = 0, tail = 0;
+      auto finish_oldest = [&] {
+        const int d = static_cast<int>(head % depth);
+        const auto* out = static_cast<const uint32_t*>(q[d].out);
+        for (size_t i = 0; i < q[d].n; ++i) bad += out[i] != want[d][i] + 1;
+        e.release(q[d]);
+        ++head;
+      };
+      for (int k = 0; k < tickets; ++k) {
+        if (tail - head == size_t(depth)) {
+          while (!e.done(q[head % depth])) std::this_thread::yield();
+          finish_oldest();
+        }
+        const size_t n = 1 + rng() % 300;
+        const int d = static_cast<int>(tail % depth);
+        while (!e.try_reserve(n, &q[d])) {
+          if (head != tail && e.done(q[head % depth])) finish_oldest();
+        }
+        want[d].resize(n);
+        auto* in = static_cast<uint32_t*>(q[d].in);
+        for (size_t i = 0; i < n; ++i) in[i] = want[d][i] = static_cast<uint32_t>(rng());
+        e.commit(q[d]);
+        ++tail;
+        mine += n;
+      }
+      while (head != tail) {
+        while (!e.done(q[head % depth])) std::this_thread::yield();
+        finish_oldest();
+      }
+      wrong += bad;
+      total += mine;
+    });
+  }
+  for (auto& t : threads) t.join();
+  *items = total;
+  return wrong;
+}
+
+TEST(StagedEngine, ManyWorkersEveryItemOnceInPlace) {
+  auto runner = std::make_unique<FakeRunner>(1000, 0, 100, 4);
+  uint64_t items = 0;
+  EngineStats s;
+  {
+    StagedEngine e(std::move(runner), plus_one, {1000, 30000, 8, 4, 4});
+    EXPECT_EQ(drive_staged(e, 4, 2000, 6, &items), 0u);
+    s = e.stats();
+    EXPECT_TRUE(e.on_gpu());
+  }
+  EXPECT_EQ(s.items, items);
+  EXPECT_EQ(s.gpu_batches, s.batches);
+  EXPECT_GT(s.batches, items / 1000);
+}
+
+TEST(StagedEngine, FaultAtCompletionAnswersEverythingOnTheCpu) {
+  StagedEngine e(std::make_unique<FakeRunner>(700, 7, 150, 3, true), plus_one, {700, 30000, 8, 4, 4});
+  uint64_t items = 0;
+  EXPECT_EQ(drive_staged(e, 3, 1500, 5, &items), 0u);
+  const EngineStats s = e.stats();
+  EXPECT_EQ(s.items, items);
+  EXPECT_EQ(s.gpu_batches, 6u);
+  EXPECT_GT(s.cpu_batches, 0u);
+  EXPECT_NE(s.gpu_error.find("seen at completion"), std::string::npos) << s.gpu_error;
+  EXPECT_FALSE(e.on_gpu());
+}
+
+TEST(StagedEngine, PartialBatchLeavesAfterMaxWaitOrWhenIdle) {
+  for (bool idle : {false, true}) {
+    EngineConfig cfg{4096, idle ? 10'000'000'000ull : 200'000ull, 8, 4, 4};
+    cfg.flush_when_idle = idle;
+    StagedEngine e(std::make_unique<FakeRunner>(4096, 0, 0, 2), plus_one, cfg);
+    const auto t0 = std::chrono::steady_clock::now();
+    StagedTicket t = e.reserve(1);
+    *static_cast<uint32_t*>(t.in) = 41;
+    e.commit(t);
+    while (!e.done(t)) std::this_thread::yield();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2)) << "idle " << idle;
+    EXPECT_EQ(*static_cast<const uint32_t*>(t.out), 42u);
+    e.release(t);
+    EXPECT_THROW(e.reserve(4097), std::invalid_argument);
+    EXPECT_THROW(e.reserve(0), std::invalid_argument);
+  }
+}
+
+TEST(StagedEngine, RealGpuEchoInPlace) {
+  TANDEM_REQUIRE_GPU();
+  for (GpuMode m : {GpuMode::kAsync, GpuMode::kGraph, GpuMode::kMapped, GpuMode::kPersistent}) {
+    // The echo runner returns items unchanged, and so does this fallback.
+    StagedEngine e(make_echo_runner({m, 2048, 3, 0}), [](const void* in, void* out, size_t n) {
+      std::memcpy(out, in, n * 4);
+    }, {2048, 20000, 8, 4, 4});
+    std::vector<std::thread> ts;
+    std::atomic<size_t> wrong{0};
+    for (int w = 0; w < 3; ++w) {
+      ts.emplace_back([&, w] {
+        std::mt19937_64 rng(w);
+        for (int k = 0; k < 400; ++k) {
+          const size_t n = 1 + rng() % 512;
+          StagedTicket t = e.reserve(n);
+          std::vector<uint32_t> want(n);
+          for (auto& v : want) v = static_cast<uint32_t>(rng());
+          std::memcpy(t.in, want.data(), n * 4);
+          e.commit(t);
+          while (!e.done(t)) std::this_thread::yield();
+          wrong += std::memcmp(t.out, want.data(), n * 4) != 0;
+          e.release(t);
+        }
+      });
+    }
+    for (auto& t : ts) t.join();
+    EXPECT_EQ(wrong, 0u) << gpu_mode_name(m);
+    EXPECT_TRUE(e.on_gpu()) << e.stats().gpu_error;
+  }
 }
 
 TEST(OffloadEngine, RealGpuEcho) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -135,11 +136,15 @@ class BurstFinisher {
 };
 
 // A burst at the GPU engine: its packets, keys, next hops and the request that carries them.
+// With the staged engine the keys go straight into the batch and the next hops are read where the
+// GPU left them; `staging` marks a burst that is classified but has no room in a batch yet.
 struct BurstInFlight {
   PacketBatch batch;
   KeyBatch keys;
   uint32_t next_hop[PacketBatch::kCapacity];
   gpu::OffloadRequest req;
+  gpu::StagedTicket ticket;
+  bool staging = false;
   uint64_t first_arrival = 0;
   uint64_t spacing = 0;
 };
@@ -185,19 +190,38 @@ void gpu_worker(int w, ReplaySource& src, uint64_t budget, double rate, const Wo
     // Finished bursts first, then at most one new burst: under steady arrivals there is always a
     // packet to receive, and a loop that received while it could would leave the finished bursts
     // waiting until the ring filled (measured: p99 in the milliseconds at half load).
-    while (head != tail && ring[head % depth].req.done()) {
+    // A staged burst still waiting for room in a batch goes first (at most one waits: no new
+    // burst is received meanwhile). Failing that, finishing bursts frees the slots it waits for.
+    if (cfg.staged && tail != head && ring[(tail - 1) % depth].staging) {
+      BurstInFlight& s = ring[(tail - 1) % depth];
+      if (cfg.staged->try_reserve(s.keys.count, &s.ticket)) {
+        std::memcpy(s.ticket.in, s.keys.key, s.keys.count * sizeof(uint32_t));
+        cfg.staged->commit(s.ticket);
+        s.staging = false;
+        progress = true;
+      }
+    }
+    while (head != tail) {
       BurstInFlight& s = ring[head % depth];
-      apply(pool, s.batch, s.keys, s.next_hop, r.counters);
+      const uint32_t* next_hop = s.next_hop;
+      if (cfg.staged) {
+        if (s.keys.count) {
+          if (s.staging || !cfg.staged->done(s.ticket)) break;
+          next_hop = static_cast<const uint32_t*>(s.ticket.out);
+        }
+      } else if (!s.req.done()) {
+        break;
+      }
+      apply(pool, s.batch, s.keys, next_hop, r.counters);
+      if (cfg.staged && s.keys.count) cfg.staged->release(s.ticket);
       fin.verdicts_ready(s.batch, s.first_arrival, s.spacing);
       fin.finish(s.batch);
       ++head;
       progress = true;
     }
-    // A burst goes to the engine once it is full or its oldest packet has waited rx_hold_ns:
-    // every request costs the master a few cache misses, so a stream of one-packet requests
-    // would saturate it long before the GPU.
     uint32_t n;
-    if (!drained && tail - head < depth && (n = clock.available(cfg.burst)) > 0 &&
+    const bool waiting = cfg.staged && tail != head && ring[(tail - 1) % depth].staging;
+    if (!drained && !waiting && tail - head < depth && (n = clock.available(cfg.burst)) > 0 &&
         (n == cfg.burst || !clock.paced() || now_ns() >= clock.next_arrival() + cfg.rx_hold_ns)) {
       BurstInFlight& s = ring[tail % depth];
       src.set_burst(static_cast<uint32_t>(std::min<uint64_t>(n, budget - served)));
@@ -209,7 +233,14 @@ void gpu_worker(int w, ReplaySource& src, uint64_t budget, double rate, const Wo
         drained = served >= budget;
         s.first_arrival = clock.take(s.batch.size, &s.spacing);
         classify(pool, s.batch, s.keys, r.counters);
-        if (s.keys.count) {
+        s.staging = false;
+        if (s.keys.count && cfg.staged) {
+          s.staging = !cfg.staged->try_reserve(s.keys.count, &s.ticket);  // else: at the next round
+          if (!s.staging) {
+            std::memcpy(s.ticket.in, s.keys.key, s.keys.count * sizeof(uint32_t));
+            cfg.staged->commit(s.ticket);
+          }
+        } else if (s.keys.count) {
           s.req.in = s.keys.key;
           s.req.out = s.next_hop;
           s.req.n = s.keys.count;
@@ -237,7 +268,9 @@ gpu::OffloadEngine::CpuFallback cpu_fallback(const Dir24_8& table) {
 WorkersResult run_workers(const Dir24_8& table, const PacketStore& input, const WorkersConfig& cfg) {
   if (cfg.workers < 1) throw std::invalid_argument("run: at least one worker");
   if (cfg.burst < 1 || cfg.burst > PacketBatch::kCapacity) throw std::invalid_argument("run: burst must be 1..256");
-  if (cfg.path == LookupPath::kGpu && !cfg.engine) throw std::invalid_argument("run: the GPU path needs an engine");
+  if (cfg.path == LookupPath::kGpu && !cfg.engine == !cfg.staged) {
+    throw std::invalid_argument("run: the GPU path needs one engine, gathering or staged");
+  }
   if (cfg.sink && cfg.workers > 1) throw std::invalid_argument("run: writing an output capture needs one worker");
   const int n = cfg.workers;
   const auto queues = rss_split(input, n);

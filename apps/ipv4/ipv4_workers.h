@@ -21,6 +21,7 @@
 #include "core/counters.h"
 #include "core/latency_histogram.h"
 #include "gpu/offload_engine.h"
+#include "gpu/staged_engine.h"
 #include "io/packet_source.h"
 #include "io/packet_store.h"
 
@@ -31,7 +32,8 @@ enum class LookupPath { kScalar, kBatched, kGpu };
 struct WorkersConfig {
   int workers = 1;
   LookupPath path = LookupPath::kBatched;
-  gpu::OffloadEngine* engine = nullptr;  // kGpu: the engine, built for `workers` workers
+  gpu::OffloadEngine* engine = nullptr;  // kGpu: the gathering engine, built for `workers` workers
+  gpu::StagedEngine* staged = nullptr;   // kGpu: or the staged engine (keys and results in place)
   uint32_t burst = 256;                  // frames per receive burst (1..256)
   double rate_pps = 0;                   // offered load over all workers; 0: as fast as possible
   uint64_t repeat = 1;                   // passes over the input

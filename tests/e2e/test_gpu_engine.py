@@ -29,17 +29,19 @@ def main():
             return None, se
         return json.load(open(out)), se
 
-    for mode in ["async", "graph", "mapped", "persistent"]:
-        r, _ = forward(["--gpu-mode", mode, "--workers", "3", "--batch", "4096"], mode)
+    for mode, engine in [("async", "staged"), ("graph", "staged"), ("mapped", "staged"), ("persistent", "staged"),
+                         ("async", "gather"), ("persistent", "gather")]:
+        r, _ = forward(["--gpu-mode", mode, "--engine", engine, "--workers", "3", "--batch", "4096"],
+                       mode + "-" + engine)
         if r is None:
             continue
         c.check(r["balanced"] and r["received"] == 300000, f"{mode}: accounting {r['received']} {r['balanced']}")
         c.check(r["verify"]["mismatches"] == 0 and r["verify"]["checked"] > 0, f"{mode}: verify {r['verify']}")
         c.check(r["engine"]["ended_on_gpu"] and r["engine"]["cpu_batches"] == 0, f"{mode}: engine {r['engine']}")
 
-    for mode in ["async", "persistent"]:
-        r, se = forward(["--gpu-mode", mode, "--workers", "2", "--batch", "2048", "--inject-gpu-fault", "4"],
-                        mode + "-fault")
+    for mode, engine in [("async", "staged"), ("persistent", "staged"), ("async", "gather")]:
+        r, se = forward(["--gpu-mode", mode, "--engine", engine, "--workers", "2", "--batch", "2048",
+                         "--inject-gpu-fault", "4"], mode + "-" + engine + "-fault")
         if r is None:
             continue
         c.check("GPU failed, continuing on the CPU" in se, f"{mode} fault: no report of the failure: {se[-300:]}")

@@ -370,9 +370,13 @@ def bar_label(ax, x, h, text):
 
 def plot_stream(report, src, out_path):
     runner = [r for r in as_list(report.get("runner")) if isinstance(r, dict)]
-    engine = [r for r in as_list(report.get("engine")) if isinstance(r, dict)]
+    # Engine rows: the gathering engine's, then the staged engine's (one per mode and worker count).
+    engine = [dict(r, _label="gather\n" + str(r.get("mode", "?")))
+              for r in as_list(report.get("engine")) if isinstance(r, dict)]
+    engine += [dict(r, _label=f"staged, {int(num(r.get('workers')) or 0)} w\n" + str(r.get("mode", "?")))
+               for r in as_list(report.get("staged_engine")) if isinstance(r, dict)]
     cfg = as_dict(report.get("config"))
-    fig, (ax_r, ax_e) = plt.subplots(1, 2, figsize=(15, 7.6), sharey=True, gridspec_kw={"width_ratios": [3, 1.2]},
+    fig, (ax_r, ax_e) = plt.subplots(1, 2, figsize=(17, 7.6), sharey=True, gridspec_kw={"width_ratios": [3, 2.2]},
                                      constrained_layout=True)
     modes, batches, slots = [], [], {}
     for r in runner:
@@ -420,7 +424,7 @@ def plot_stream(report, src, out_path):
     for i, r in enumerate(engine):
         med = num(r.get("median_rate"))
         m = str(r.get("mode", "?"))
-        emodes.append(m)
+        emodes.append(r.get("_label", m))
         if med is None:
             continue
         med /= 1e9
@@ -438,7 +442,7 @@ def plot_stream(report, src, out_path):
     bound_lines(ax_e, report, False)
     if engine:
         ax_e.set_xticks(range(len(emodes)))
-        ax_e.set_xticklabels(emodes)
+        ax_e.set_xticklabels(emodes, fontsize=8)
         ax_e.set_xlim(-0.6, len(emodes) - 0.4)
     else:
         no_data(ax_e, "no engine rows")
@@ -447,7 +451,8 @@ def plot_stream(report, src, out_path):
         sub.append(f"{int(cfg['engine_workers'])} workers")
     if num(cfg.get("engine_request")):
         sub.append(f"requests of {int(cfg['engine_request'])}")
-    ax_e.set_title("through the offload engine, bars coloured by mode" + (f"\n({', '.join(sub)})" if sub else ""), fontsize=11)
+    ax_e.set_title("through the engines (gathering; staged: workers write and read in place)"
+                   + (f"\n({', '.join(sub)})" if sub else ""), fontsize=11)
     ax_e.set_xlabel("offload mode")
     ax_e.tick_params(axis="y", labelleft=True)
     bounds = as_dict(report.get("bound_items_per_s"))
