@@ -14,7 +14,7 @@ mkdir -p "$OUT"
 ROOT=$PWD/.deps/root
 export LD_LIBRARY_PATH="$ROOT/usr/lib/x86_64-linux-gnu:$ROOT/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 export PATH="$PATH:/usr/local/cuda/bin"
-if [ -d .deps/whl ] && ! python3 -c "import scapy" 2>/dev/null; then
+if [ -d .deps/whl ] && ! python3 -c "import scapy, pycparser" 2>/dev/null; then
   python3 -m pip install -q --no-index --no-deps --target /tmp/site .deps/whl/*.whl && export PYTHONPATH=/tmp/site
 fi
 FIB=data/fib/iprbench_tier1_fulltable_prefixes.txt.gz

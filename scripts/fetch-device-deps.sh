@@ -10,5 +10,5 @@ rm -rf .deps && mkdir -p .deps/debs .deps/root .deps/whl
    libdbus-1-3 libibverbs1 libnl-3-200 libnl-route-3-200 >/dev/null)
 for d in .deps/debs/*.deb; do dpkg -x "$d" .deps/root; done
 rm -rf .deps/debs
-python3 -m pip download --quiet --no-deps --only-binary=:all: -d .deps/whl scapy
+python3 -m pip download --quiet --no-deps --only-binary=:all: -d .deps/whl scapy pycparser
 du -sh .deps

@@ -18,8 +18,12 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-if ! python3 -c "import scapy" 2>/dev/null; then
-  echo "install-deps: installing scapy (PyPI)"
-  python3 -m pip install --quiet --disable-pip-version-check scapy 2>/dev/null ||
-    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages scapy
-fi
+# scapy checks forwarded packets (tests/e2e); pycparser is the C parser of the G-Opt transformer
+# (tools/gopt).
+for mod in scapy pycparser; do
+  if ! python3 -c "import $mod" 2>/dev/null; then
+    echo "install-deps: installing $mod (PyPI)"
+    python3 -m pip install --quiet --disable-pip-version-check "$mod" 2>/dev/null ||
+      python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "$mod"
+  fi
+done

@@ -1,0 +1,2 @@
+/* Minimal stand-in used only while gopt.py parses its input. */
+#include <stdint.h>
