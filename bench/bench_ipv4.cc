@@ -132,6 +132,8 @@ int run_bench(const BenchIpv4Options& o) {
             got.data());
   }
 
+  add_row("cpu_gopt", "G-Opt output of tools/gopt (batches of 16), 1 thread",
+          time_reps(o.reps, [&] { ipv4::lookup_gopt(table, ips.data(), got.data(), o.n); }), got.data());
   add_row("cpu_batched", "Tandem's batched path (prefetch distance 64), 1 thread",
           time_reps(o.reps, [&] { ipv4::lookup_batched(table, ips.data(), got.data(), o.n); }), got.data());
   for (uint32_t d : {16u, 32u, 128u}) {

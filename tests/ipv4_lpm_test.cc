@@ -44,12 +44,14 @@ TEST(Ipv4RealTable, LoadsTheFullBgpTable) {
 TEST(Ipv4RealTable, TenMillionUniformAddressesAgreeWithTrie) {
   const auto& t = RealIpv4Table::get();
   const auto ips = test::uniform_addresses(10'000'000, 42);
-  std::vector<uint32_t> scalar(ips.size()), batched(ips.size());
+  std::vector<uint32_t> scalar(ips.size()), batched(ips.size()), gopt(ips.size());
   lookup_scalar(*t.dir, ips.data(), scalar.data(), ips.size());
   lookup_batched(*t.dir, ips.data(), batched.data(), ips.size());
+  lookup_gopt(*t.dir, ips.data(), gopt.data(), ips.size());
   uint32_t bad_ip = 0;
   EXPECT_EQ(count_mismatches(t.trie, ips, scalar, &bad_ip), 0u) << format_ipv4(bad_ip);
   EXPECT_EQ(scalar, batched);
+  EXPECT_EQ(scalar, gopt) << "the G-Opt path (tools/gopt output)";
   // The workload must exercise both outcomes.
   const auto misses = std::count(scalar.begin(), scalar.end(), kNoRoute);
   EXPECT_GT(misses, 100000);
@@ -64,6 +66,8 @@ TEST(Ipv4RealTable, AddressesInsidePrefixesAgreeWithTrie) {
     lookup_batched_group(*t.dir, ips.data(), got.data(), ips.size(), group);
     EXPECT_EQ(count_mismatches(t.trie, ips, got), 0u) << "group " << group;
   }
+  lookup_gopt(*t.dir, ips.data(), got.data(), ips.size());
+  EXPECT_EQ(count_mismatches(t.trie, ips, got), 0u) << "G-Opt";
   EXPECT_EQ(std::count(got.begin(), got.end(), kNoRoute), 0);
 }
 
@@ -71,11 +75,17 @@ TEST(Ipv4RealTable, OddSizedArraysUseEveryCodePath) {
   const auto& t = RealIpv4Table::get();
   for (size_t n : {0u, 1u, 15u, 17u, 1000u}) {
     const auto ips = test::addresses_in_prefixes(t.fib.routes, n, n);
-    std::vector<uint32_t> got(n + 1, 0xDEADBEEF);
-    lookup_batched(*t.dir, ips.data(), got.data(), n);
-    EXPECT_EQ(got[n], 0xDEADBEEFu) << "wrote past the end";
-    got.resize(n);
-    EXPECT_EQ(count_mismatches(t.trie, ips, got), 0u);
+    for (bool gopt : {false, true}) {
+      std::vector<uint32_t> got(n + 1, 0xDEADBEEF);
+      if (gopt) {
+        lookup_gopt(*t.dir, ips.data(), got.data(), n);
+      } else {
+        lookup_batched(*t.dir, ips.data(), got.data(), n);
+      }
+      EXPECT_EQ(got[n], 0xDEADBEEFu) << "wrote past the end, gopt " << gopt;
+      got.resize(n);
+      EXPECT_EQ(count_mismatches(t.trie, ips, got), 0u) << "gopt " << gopt;
+    }
   }
 }
 

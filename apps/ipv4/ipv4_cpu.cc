@@ -4,6 +4,9 @@
 
 #include "core/compiler.h"
 
+extern "C" void tandem_dir24_8_lookup_gopt(const uint32_t* tbl24, const uint32_t* tbl8, const uint32_t* ips,
+                                           uint32_t* next_hops, int n);
+
 namespace tandem::ipv4 {
 
 void lookup_scalar(const Dir24_8& table, const uint32_t* ips, uint32_t* next_hops, size_t n) {
@@ -84,6 +87,15 @@ void lookup_batched_group(const Dir24_8& table, const uint32_t* ips, uint32_t* n
 
 void lookup_batched(const Dir24_8& table, const uint32_t* ips, uint32_t* next_hops, size_t n) {
   lookup_prefetch_stream(table, ips, next_hops, n, kPrefetchDistance);
+}
+
+void lookup_gopt(const Dir24_8& table, const uint32_t* ips, uint32_t* next_hops, size_t n) {
+  // The generated function takes an int count: hand it at most 2^30 at a time.
+  constexpr size_t kChunk = size_t{1} << 30;
+  for (size_t off = 0; off < n; off += kChunk) {
+    const size_t m = std::min(kChunk, n - off);
+    tandem_dir24_8_lookup_gopt(table.tbl24(), table.tbl8(), ips + off, next_hops + off, static_cast<int>(m));
+  }
 }
 
 }  // namespace tandem::ipv4

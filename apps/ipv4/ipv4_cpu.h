@@ -24,6 +24,11 @@ void lookup_batched(const Dir24_8& table, const uint32_t* ips, uint32_t* next_ho
 void lookup_batched_group(const Dir24_8& table, const uint32_t* ips, uint32_t* next_hops, size_t n,
                           uint32_t group);
 
+// G-Opt (Kalia et al., NSDI'15, sec. 3.2): the lookup written once as annotated C
+// (apps/ipv4/gopt/dir24_8_batch.c) and interleaved by tools/gopt: batches of 16 lookups, each
+// switching to the next at every expensive access after prefetching it.
+void lookup_gopt(const Dir24_8& table, const uint32_t* ips, uint32_t* next_hops, size_t n);
+
 // Software-pipelined prefetching: while resolving address i, prefetch the tbl24 entry of address
 // i + distance. Keeps a steady number of misses in flight without group boundaries.
 void lookup_prefetch_stream(const Dir24_8& table, const uint32_t* ips, uint32_t* next_hops, size_t n,
