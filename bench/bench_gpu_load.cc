@@ -261,6 +261,7 @@ void register_bench_gpu_load(CLI::App& bench) {
       }
       if (!(v > 0 && v <= 1)) throw UsageError("--fractions: '" + f + "' is not in (0, 1]");
     }
+    if (o->burst > o->batch) throw UsageError("--burst must not exceed --batch");
     for (const auto& w : bench::split_list(o->max_wait_us)) {
       double v = -1;
       try {

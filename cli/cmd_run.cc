@@ -81,6 +81,7 @@ int run(const RunOptions& o) {
     for (const auto& r : t.fib.routes) ref->insert(r.prefix, r.len, r.next_hop);
   }
   if (!o.out.empty() && o.workers > 1) throw UsageError("--out: writing a capture needs --workers 1");
+  if (o.burst > o.batch) throw UsageError("--burst " + std::to_string(o.burst) + " must not exceed --batch " + std::to_string(o.batch));
   std::unique_ptr<PcapSink> sink;
   if (!o.out.empty()) sink = std::make_unique<PcapSink>(o.out);
 

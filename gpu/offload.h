@@ -47,6 +47,10 @@ class OffloadRunner {
   // GpuError when the batch failed.
   virtual bool ready(int slot) = 0;
 
+  // After a failure: make sure that nothing submitted earlier can still write the slots' buffers
+  // (the persistent kernel is stopped and waited for). The runner is unusable afterwards.
+  virtual void quiesce() noexcept {}
+
   // One synchronous round trip on slot 0.
   void run(size_t n) {
     submit(0, n);

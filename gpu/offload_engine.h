@@ -84,6 +84,7 @@ class OffloadEngine {
   void submit(int w, OffloadRequest* req);
 
   bool on_gpu() const { return !cpu_only_.load(std::memory_order_acquire); }
+  size_t max_batch() const { return cfg_.max_batch; }
   EngineStats stats() const;
 
  private:

@@ -277,7 +277,7 @@ class OffloadRunnerImpl final : public OffloadRunner {
   }
 
   ~OffloadRunnerImpl() override {
-    if (ctl_.size()) stop_persistent();
+    if (ctl_.size() && !stopped_) stop_persistent();
     for (auto& s : slot_) {
       for (auto& [bucket, exec] : s->graphs) cudaGraphExecDestroy(exec);
     }
@@ -328,6 +328,23 @@ class OffloadRunnerImpl final : public OffloadRunner {
         last_slot_ = slot;
         fault_next_ = false;
         break;
+      }
+    }
+  }
+
+  // The persistent kernel finishes the batch it is on (writing the same results the CPU computes
+  // from the same input), reads the stop doorbell and returns; a batch it had not taken yet is
+  // dropped with the overwritten doorbell. A kernel that does not return within the timeout is
+  // reported; it is hung, and a hung kernel writes nothing.
+  void quiesce() noexcept override {
+    if (!ctl_.size() || stopped_) return;
+    stopped_ = true;
+    ring(detail::kStopBit);
+    const auto start = std::chrono::steady_clock::now();
+    while (cudaStreamQuery(slot_[0]->stream->get()) == cudaErrorNotReady) {
+      if (std::chrono::steady_clock::now() - start > kPersistentTimeout) {
+        std::fprintf(stderr, "offload: the persistent kernel did not stop after the failure\n");
+        return;
       }
     }
   }
@@ -487,12 +504,14 @@ class OffloadRunnerImpl final : public OffloadRunner {
 
   void stop_persistent() {
     ring(detail::kStopBit);
-    // The kernel returns once it sees stop. A kernel that stopped answering cannot be killed from
-    // here; leave it (the process's exit ends it) rather than hang the caller.
+    // The kernel returns once it sees stop. One that does not may still write into the mapped
+    // buffers this destructor is about to free, and cannot be killed from here: end the process
+    // (which ends the kernel) rather than hang the caller or let it corrupt freed memory.
     const auto start = std::chrono::steady_clock::now();
     while (cudaStreamQuery(slot_[0]->stream->get()) == cudaErrorNotReady) {
       if (std::chrono::steady_clock::now() - start > kPersistentTimeout) {
-        std::fprintf(stderr, "offload: the persistent kernel did not stop; leaving it running\n");
+        std::fprintf(stderr, "offload: the persistent kernel did not stop within %lld ms; aborting\n",
+                     static_cast<long long>(kPersistentTimeout.count()));
         report_persistent_state();
         std::abort();
       }
@@ -511,6 +530,7 @@ class OffloadRunnerImpl final : public OffloadRunner {
   uint32_t seq_ = 0;
   uint64_t submitted_ = 0;
   bool fault_next_ = false;
+  bool stopped_ = false;
   int last_slot_ = 0;
 };
 

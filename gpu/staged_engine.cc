@@ -165,6 +165,9 @@ void StagedEngine::fail_over(const std::exception& e) {
     stats_.gpu_error = e.what();
   }
   cpu_only_.store(true, std::memory_order_release);
+  // The slots are answered and reused in place: nothing on the GPU may write them later (a
+  // persistent kernel that was slow rather than dead would).
+  runner_->quiesce();
   for (int s : in_flight_) answer_on_cpu(s);  // inputs are still in host memory
   in_flight_.clear();
 }

@@ -65,6 +65,7 @@ class StagedEngine {
   void release(const StagedTicket& t);
 
   bool on_gpu() const { return !cpu_only_.load(std::memory_order_acquire); }
+  size_t max_batch() const { return cfg_.max_batch; }
   EngineStats stats() const;
 
  private:

@@ -192,6 +192,13 @@ TEST(Workers, StagedEnginePathMatchesCpu) {
     expect_same(ref, forward(s, wc), "staged engine, host lookup");
     EXPECT_GT(e.stats().batches, 0u);
     EXPECT_EQ(e.stats().cpu_batches, 0u);
+    // A burst that cannot fit in a batch is refused before any worker starts.
+    wc.burst = 256;
+    gpu::EngineConfig small = ec;
+    small.max_batch = 200;
+    gpu::StagedEngine tiny(std::make_unique<HostLookupRunner>(*t.dir, 200, slots), ipv4::cpu_fallback(*t.dir), small);
+    wc.staged = &tiny;
+    EXPECT_THROW(forward(s, wc), std::invalid_argument);
   }
 }
 

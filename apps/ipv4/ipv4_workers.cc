@@ -185,75 +185,92 @@ void gpu_worker(int w, ReplaySource& src, uint64_t budget, double rate, const Wo
   std::vector<BurstInFlight> ring(depth);
   uint64_t head = 0, tail = 0, served = 0;
   bool drained = budget == 0;
-  while (!drained || head != tail) {
-    bool progress = false;
-    // Finished bursts first, then at most one new burst: under steady arrivals there is always a
-    // packet to receive, and a loop that received while it could would leave the finished bursts
-    // waiting until the ring filled (measured: p99 in the milliseconds at half load).
-    // A staged burst still waiting for room in a batch goes first (at most one waits: no new
-    // burst is received meanwhile). Failing that, finishing bursts frees the slots it waits for.
-    if (cfg.staged && tail != head && ring[(tail - 1) % depth].staging) {
-      BurstInFlight& s = ring[(tail - 1) % depth];
-      if (cfg.staged->try_reserve(s.keys.count, &s.ticket)) {
-        std::memcpy(s.ticket.in, s.keys.key, s.keys.count * sizeof(uint32_t));
-        cfg.staged->commit(s.ticket);
-        s.staging = false;
-        progress = true;
-      }
-    }
-    while (head != tail) {
-      BurstInFlight& s = ring[head % depth];
-      const uint32_t* next_hop = s.next_hop;
-      if (cfg.staged) {
-        if (s.keys.count) {
-          if (s.staging || !cfg.staged->done(s.ticket)) break;
-          next_hop = static_cast<const uint32_t*>(s.ticket.out);
+  try {
+    while (!drained || head != tail) {
+      bool progress = false;
+      // Finished bursts first, then at most one new burst: under steady arrivals there is always a
+      // packet to receive, and a loop that received while it could would leave the finished bursts
+      // waiting until the ring filled (measured: p99 in the milliseconds at half load).
+      // A staged burst still waiting for room in a batch goes first (at most one waits: no new
+      // burst is received meanwhile). Failing that, finishing bursts frees the slots it waits for.
+      if (cfg.staged && tail != head && ring[(tail - 1) % depth].staging) {
+        BurstInFlight& s = ring[(tail - 1) % depth];
+        if (cfg.staged->try_reserve(s.keys.count, &s.ticket)) {
+          std::memcpy(s.ticket.in, s.keys.key, s.keys.count * sizeof(uint32_t));
+          cfg.staged->commit(s.ticket);
+          s.staging = false;
+          progress = true;
         }
-      } else if (!s.req.done()) {
-        break;
       }
-      apply(pool, s.batch, s.keys, next_hop, r.counters);
-      if (cfg.staged && s.keys.count) cfg.staged->release(s.ticket);
-      fin.verdicts_ready(s.batch, s.first_arrival, s.spacing);
-      fin.finish(s.batch);
-      ++head;
-      progress = true;
-    }
-    uint32_t n;
-    const bool waiting = cfg.staged && tail != head && ring[(tail - 1) % depth].staging;
-    if (!drained && !waiting && tail - head < depth && (n = clock.available(cfg.burst)) > 0 &&
-        (n == cfg.burst || !clock.paced() || now_ns() >= clock.next_arrival() + cfg.rx_hold_ns)) {
-      BurstInFlight& s = ring[tail % depth];
-      src.set_burst(static_cast<uint32_t>(std::min<uint64_t>(n, budget - served)));
-      if (src.rx_burst(pool, s.batch) == 0) {
-        if (pool.available() < cfg.burst) throw std::logic_error("worker: packet pool ran dry");
-        drained = true;
-      } else {
-        served += s.batch.size;
-        drained = served >= budget;
-        s.first_arrival = clock.take(s.batch.size, &s.spacing);
-        classify(pool, s.batch, s.keys, r.counters);
-        s.staging = false;
-        if (s.keys.count && cfg.staged) {
-          s.staging = !cfg.staged->try_reserve(s.keys.count, &s.ticket);  // else: at the next round
-          if (!s.staging) {
-            std::memcpy(s.ticket.in, s.keys.key, s.keys.count * sizeof(uint32_t));
-            cfg.staged->commit(s.ticket);
+      while (head != tail) {
+        BurstInFlight& s = ring[head % depth];
+        const uint32_t* next_hop = s.next_hop;
+        if (cfg.staged) {
+          if (s.keys.count) {
+            if (s.staging || !cfg.staged->done(s.ticket)) break;
+            next_hop = static_cast<const uint32_t*>(s.ticket.out);
           }
-        } else if (s.keys.count) {
-          s.req.in = s.keys.key;
-          s.req.out = s.next_hop;
-          s.req.n = s.keys.count;
-          cfg.engine->submit(w, &s.req);
-        } else {
-          s.req.n = 0;  // every packet already dropped: nothing to look up
-          s.req.finished.store(true, std::memory_order_relaxed);
+        } else if (!s.req.done()) {
+          break;
         }
-        ++tail;
+        apply(pool, s.batch, s.keys, next_hop, r.counters);
+        if (cfg.staged && s.keys.count) cfg.staged->release(s.ticket);
+        fin.verdicts_ready(s.batch, s.first_arrival, s.spacing);
+        fin.finish(s.batch);
+        ++head;
         progress = true;
       }
+      uint32_t n;
+      const bool waiting = cfg.staged && tail != head && ring[(tail - 1) % depth].staging;
+      if (!drained && !waiting && tail - head < depth && (n = clock.available(cfg.burst)) > 0 &&
+          (n == cfg.burst || !clock.paced() || now_ns() >= clock.next_arrival() + cfg.rx_hold_ns)) {
+        BurstInFlight& s = ring[tail % depth];
+        src.set_burst(static_cast<uint32_t>(std::min<uint64_t>(n, budget - served)));
+        if (src.rx_burst(pool, s.batch) == 0) {
+          if (pool.available() < cfg.burst) throw std::logic_error("worker: packet pool ran dry");
+          drained = true;
+        } else {
+          served += s.batch.size;
+          drained = served >= budget;
+          s.first_arrival = clock.take(s.batch.size, &s.spacing);
+          classify(pool, s.batch, s.keys, r.counters);
+          s.staging = false;
+          if (s.keys.count && cfg.staged) {
+            s.staging = !cfg.staged->try_reserve(s.keys.count, &s.ticket);  // else: at the next round
+            if (!s.staging) {
+              std::memcpy(s.ticket.in, s.keys.key, s.keys.count * sizeof(uint32_t));
+              cfg.staged->commit(s.ticket);
+            }
+          } else if (s.keys.count) {
+            s.req.in = s.keys.key;
+            s.req.out = s.next_hop;
+            s.req.n = s.keys.count;
+            cfg.engine->submit(w, &s.req);
+          } else {
+            s.req.n = 0;  // every packet already dropped: nothing to look up
+            s.req.finished.store(true, std::memory_order_relaxed);
+          }
+          ++tail;
+          progress = true;
+        }
+      }
+      if (!progress) cpu_relax();
     }
-    if (!progress) cpu_relax();
+  } catch (...) {
+    // Whatever is at the engine still points into this worker's ring (the gathering engine) or
+    // holds a slot (the staged engine): wait for it and give it back before the ring goes away.
+    for (; head != tail; ++head) {
+      BurstInFlight& s = ring[head % depth];
+      if (!s.keys.count) continue;
+      if (cfg.staged) {
+        if (s.staging) continue;
+        while (!cfg.staged->done(s.ticket)) cpu_relax();
+        cfg.staged->release(s.ticket);
+      } else {
+        while (!s.req.done()) cpu_relax();
+      }
+    }
+    throw;
   }
 }
 
@@ -270,6 +287,12 @@ WorkersResult run_workers(const Dir24_8& table, const PacketStore& input, const 
   if (cfg.burst < 1 || cfg.burst > PacketBatch::kCapacity) throw std::invalid_argument("run: burst must be 1..256");
   if (cfg.path == LookupPath::kGpu && !cfg.engine == !cfg.staged) {
     throw std::invalid_argument("run: the GPU path needs one engine, gathering or staged");
+  }
+  if (cfg.path == LookupPath::kGpu &&
+      cfg.burst > (cfg.staged ? cfg.staged->max_batch() : cfg.engine->max_batch())) {
+    throw std::invalid_argument("run: a burst (" + std::to_string(cfg.burst) +
+                                " packets) must fit in a GPU batch (" +
+                                std::to_string(cfg.staged ? cfg.staged->max_batch() : cfg.engine->max_batch()) + ")");
   }
   if (cfg.sink && cfg.workers > 1) throw std::invalid_argument("run: writing an output capture needs one worker");
   const int n = cfg.workers;

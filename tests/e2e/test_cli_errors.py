@@ -80,6 +80,8 @@ def main():
                   "--device", "cpu"], "--workers 1", what="output capture with several workers")
     expect_error([T, "run", "--fib", good, "--pcap", cap, "--workers", "0"], "--workers", what="zero workers")
     expect_error([T, "run", "--fib", good, "--pcap", cap, "--burst", "300"], "--burst", what="burst over 256")
+    expect_error([T, "run", "--fib", good, "--pcap", cap, "--burst", "32", "--batch", "16"], "--batch",
+                 what="burst larger than a GPU batch")
     expect_error([T, "bench", "gpu-load", "--fib", good, "--fractions", "0.5,2"], "--fractions",
                  what="load fraction over 1")
     expect_error([T, "bench", "gpu-load", "--fib", good, "--configs", "cpu,warp"], "--configs",
