@@ -12,6 +12,8 @@ from e2e_util import SKIP, Checker, args
 # (annotated source, generated file, --max-batch), relative to the source tree.
 GENERATED = [
     ("apps/ipv4/gopt/dir24_8_batch.c", "apps/ipv4/gopt/dir24_8_batch.gopt.c", 16),
+    ("tools/gopt/examples/pointer_chase.c", "bench/gopt/pointer_chase.gopt.c", 64),
+    ("tools/gopt/examples/cuckoo.c", "bench/gopt/cuckoo.gopt.c", 64),
 ]
 
 

@@ -1,0 +1,477 @@
+// `tandem bench gopt`: the G-Opt paper's microbenchmarks (NSDI'15, Fig. 8/9) on one core. For each
+// workload, lookups/s of four ways to run a batch of independent lookups:
+//   naive   one lookup at a time (the annotated example compiled as is);
+//   group   hand-written group prefetching (paper sec. 3.1): for a group of G lookups, prefetch all
+//           first addresses, then go stage by stage over the whole group, prefetching the next one;
+//   gopt    the G-Opt transformer's output (tools/gopt, checked in under bench/gopt/), called on
+//           chunks of G lookups;
+//   amac    asynchronous memory access chaining: a ring of G per-lookup state machines; each step
+//           does one stage of one lookup, issues its next prefetch and moves to the next slot, and a
+//           finished lookup's slot takes the next one at once.
+// Workloads: pointer chasing (D = 100 dependent hops over a single-cycle random permutation of
+// 64-byte nodes) and a 2-8 cuckoo hash table (lookups of stored keys). Every variant's results must
+// equal the naive version's, or the command exits with 4.
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/bench_report.h"
+#include "bench/gopt/gopt_bench.h"
+#include "cli/commands.h"
+
+// The mirrored structs must match the examples' (tools/gopt/examples/*.c).
+static_assert(sizeof(ChaseNode) == 64 && offsetof(ChaseNode, next) == 0 && offsetof(ChaseNode, val) == 8);
+static_assert(sizeof(Bucket) == 128 && alignof(Bucket) == 64 && offsetof(Bucket, vals) == 64);
+
+namespace tandem::cli {
+
+namespace {
+
+struct BenchGoptOptions {
+  size_t chase_mib = 1024;
+  size_t cuckoo_mib = 128;
+  size_t lookups = 0;  // 0: 2^16 for pointer chasing, 2^22 for cuckoo
+  std::vector<int> batches = {8, 16, 32, 64};
+  int reps = 5;
+  int core = -1;
+  uint64_t seed = 1;
+  std::string json;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+template <typename F>
+std::vector<double> time_reps(int reps, F&& f) {
+  f();  // warm-up: page faults, caches, TLB
+  std::vector<double> s;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    s.push_back(seconds_since(t0));
+  }
+  return s;
+}
+
+struct Rng {  // splitmix64
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+};
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+
+// Zeroed memory on 2 MiB boundaries, transparent huge pages requested (as the paper's hugepages).
+template <typename T>
+std::unique_ptr<T[], FreeDeleter> big_alloc(size_t n) {
+  const size_t bytes = (n * sizeof(T) + (size_t{1} << 21) - 1) & ~((size_t{1} << 21) - 1);
+  void* p = std::aligned_alloc(size_t{1} << 21, bytes);
+  if (!p) throw std::runtime_error("cannot allocate " + std::to_string(bytes >> 20) + " MiB");
+#ifdef MADV_HUGEPAGE
+  madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+  std::memset(p, 0, bytes);
+  return std::unique_ptr<T[], FreeDeleter>(static_cast<T*>(p));
+}
+
+inline void prefetch(const void* p) { __builtin_prefetch(p); }
+
+// ---- pointer chasing: the hand-written variants of tools/gopt/examples/pointer_chase.c ----
+
+void chase_group(const ChaseNode* const* starts, uint64_t* out, int n, int g_max) {
+  const ChaseNode* p[64];
+  uint64_t sum[64];
+  for (int base = 0; base < n; base += g_max) {
+    const int g = std::min(g_max, n - base);
+    for (int j = 0; j < g; ++j) {
+      p[j] = starts[base + j];
+      sum[j] = 0;
+      prefetch(p[j]);
+    }
+    for (int d = 0; d < CHASE_DEPTH; ++d) {
+      for (int j = 0; j < g; ++j) {
+        sum[j] += p[j]->val;
+        p[j] = p[j]->next;
+        prefetch(p[j]);
+      }
+    }
+    for (int j = 0; j < g; ++j) out[base + j] = sum[j] ^ p[j]->val;
+  }
+}
+
+void chase_amac(const ChaseNode* const* starts, uint64_t* out, int n, int ring) {
+  struct Slot {
+    const ChaseNode* p;
+    uint64_t sum;
+    int hops;  // done so far; -1: empty
+    int i;     // the lookup
+  };
+  Slot s[64];
+  int next = 0, active = 0;
+  for (int k = 0; k < ring; ++k) {
+    if (next < n) {
+      s[k] = {starts[next], 0, 0, next};
+      prefetch(s[k].p);
+      ++next;
+      ++active;
+    } else {
+      s[k].hops = -1;
+    }
+  }
+  for (int k = 0; active > 0; k = k + 1 == ring ? 0 : k + 1) {
+    Slot& x = s[k];
+    if (x.hops < 0) continue;
+    if (x.hops < CHASE_DEPTH) {  // one hop; the next node is prefetched
+      x.sum += x.p->val;
+      x.p = x.p->next;
+      ++x.hops;
+      prefetch(x.p);
+      continue;
+    }
+    out[x.i] = x.sum ^ x.p->val;  // done: the slot takes the next lookup
+    if (next < n) {
+      x = {starts[next], 0, 0, next};
+      prefetch(x.p);
+      ++next;
+    } else {
+      x.hops = -1;
+      --active;
+    }
+  }
+}
+
+// ---- cuckoo hashing: the hand-written variants of tools/gopt/examples/cuckoo.c ----
+
+inline uint64_t cuckoo_hash1(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdULL;
+  k ^= k >> 33;
+  return k;
+}
+
+inline uint64_t cuckoo_hash2(uint64_t k) {
+  k ^= k >> 29;
+  k *= 0xc4ceb9fe1a85ec53ULL;
+  k ^= k >> 32;
+  return k;
+}
+
+inline void prefetch_bucket(const Bucket* b) {
+  prefetch(&b->vals[0]);  // the values are in the bucket's second cache line
+  prefetch(b);
+}
+
+inline uint32_t bucket_find(const Bucket* b, uint64_t k) {
+  for (int s = 0; s < CUCKOO_SLOTS; ++s) {
+    if (b->keys[s] == k) return b->vals[s];
+  }
+  return CUCKOO_NOT_FOUND;
+}
+
+void cuckoo_group(const CuckooTable* t, const uint64_t* keys, uint32_t* vals, int n, int g_max) {
+  const Bucket* b[64];
+  for (int base = 0; base < n; base += g_max) {
+    const int g = std::min(g_max, n - base);
+    const uint64_t* k = keys + base;
+    uint32_t* v = vals + base;
+    for (int j = 0; j < g; ++j) {  // stage 1: first buckets
+      b[j] = &t->buckets[cuckoo_hash1(k[j]) & t->mask];
+      prefetch_bucket(b[j]);
+    }
+    bool any_miss = false;
+    for (int j = 0; j < g; ++j) {  // stage 2: search them; prefetch the second bucket of misses
+      v[j] = bucket_find(b[j], k[j]);
+      if (v[j] == CUCKOO_NOT_FOUND) {
+        b[j] = &t->buckets[cuckoo_hash2(k[j]) & t->mask];
+        prefetch_bucket(b[j]);
+        any_miss = true;
+      }
+    }
+    if (!any_miss) continue;
+    for (int j = 0; j < g; ++j) {  // stage 3: search the second buckets
+      if (v[j] == CUCKOO_NOT_FOUND) v[j] = bucket_find(b[j], k[j]);
+    }
+  }
+}
+
+void cuckoo_amac(const CuckooTable* t, const uint64_t* keys, uint32_t* vals, int n, int ring) {
+  struct Slot {
+    const Bucket* b;
+    int stage;  // 0: first bucket prefetched, 1: second bucket prefetched, -1: empty
+    int i;
+  };
+  Slot s[64];
+  int next = 0, active = 0;
+  auto start = [&](Slot& x) {
+    if (next < n) {
+      x = {&t->buckets[cuckoo_hash1(keys[next]) & t->mask], 0, next};
+      prefetch_bucket(x.b);
+      ++next;
+      return true;
+    }
+    x.stage = -1;
+    return false;
+  };
+  for (int k = 0; k < ring; ++k) active += start(s[k]);
+  for (int k = 0; active > 0; k = k + 1 == ring ? 0 : k + 1) {
+    Slot& x = s[k];
+    if (x.stage < 0) continue;
+    const uint64_t key = keys[x.i];
+    const uint32_t v = bucket_find(x.b, key);
+    if (v == CUCKOO_NOT_FOUND && x.stage == 0) {
+      x.b = &t->buckets[cuckoo_hash2(key) & t->mask];
+      x.stage = 1;
+      prefetch_bucket(x.b);
+      continue;
+    }
+    vals[x.i] = v;
+    if (!start(x)) --active;
+  }
+}
+
+// ---- the benchmark ----
+
+struct Workload {
+  std::string name;
+  std::string title;
+  nlohmann::json config;
+  std::vector<bench::Row> rows;
+  size_t mismatched_rows = 0;
+};
+
+// Times naive once and {group, gopt, amac} for every batch size. run(variant, batch) fills the
+// workload's output; same_as_naive() compares it with the saved naive output.
+template <typename Run, typename Save, typename Same>
+void measure(const BenchGoptOptions& o, size_t n, Workload& w, Run&& run, Save&& save_naive, Same&& same_as_naive) {
+  w.rows.push_back({"naive", "one lookup at a time (the example compiled as is)", double(n),
+                    time_reps(o.reps, [&] { run("naive", 0); })});
+  save_naive();
+  struct V {
+    const char* name;
+    const char* note;
+  };
+  const V variants[] = {{"group", "group prefetching (G-Opt paper sec. 3.1), group of "},
+                        {"gopt", "tools/gopt output, chunks of "},
+                        {"amac", "AMAC, ring of "}};
+  for (int b : o.batches) {
+    for (const V& v : variants) {
+      const std::string name = std::string(v.name) + "_b" + std::to_string(b);
+      bench::Row row{name, v.note + std::to_string(b), double(n),
+                     time_reps(o.reps, [&] { run(v.name, b); })};
+      if (!same_as_naive()) {
+        std::fprintf(stderr, "bench gopt: %s: %s: results differ from the naive version\n", w.name.c_str(),
+                     name.c_str());
+        row.note += " [RESULTS DIFFER]";
+        ++w.mismatched_rows;
+      }
+      w.rows.push_back(std::move(row));
+    }
+  }
+}
+
+Workload bench_chase(const BenchGoptOptions& o) {
+  Workload w{"pointer_chase", "", {}, {}, 0};
+  const auto t0 = std::chrono::steady_clock::now();
+  const size_t nn = (o.chase_mib << 20) / sizeof(ChaseNode);
+  if (nn < 2 || nn > (size_t{1} << 32)) throw UsageError("--chase-mib: out of range");
+  auto nodes = big_alloc<ChaseNode>(nn);
+  Rng rng{o.seed};
+  {  // a single cycle through all nodes in random order: link a random permutation in a ring
+    std::vector<uint32_t> perm(nn);
+    for (size_t j = 0; j < nn; ++j) perm[j] = static_cast<uint32_t>(j);
+    for (size_t j = nn - 1; j > 0; --j) std::swap(perm[j], perm[rng.next() % (j + 1)]);
+    for (size_t j = 0; j < nn; ++j) nodes[perm[j]].next = &nodes[perm[j + 1 == nn ? 0 : j + 1]];
+  }
+  for (size_t j = 0; j < nn; ++j) nodes[j].val = rng.next();
+  const size_t n = o.lookups ? o.lookups : size_t{1} << 16;
+  std::vector<const ChaseNode*> starts(n);
+  for (auto& s : starts) s = &nodes[rng.next() % nn];
+  std::printf("pointer chasing: %zu nodes of 64 B (%zu MiB) in one random cycle, D = %d hops, %zu lookups; "
+              "built in %.2f s\n", nn, (nn * sizeof(ChaseNode)) >> 20, CHASE_DEPTH, n, seconds_since(t0));
+  std::fflush(stdout);
+  w.title = "pointer chasing, D = " + std::to_string(CHASE_DEPTH) + ", " +
+            std::to_string((nn * sizeof(ChaseNode)) >> 20) + " MiB";
+  w.config = {{"nodes", nn}, {"table_mib", (nn * sizeof(ChaseNode)) >> 20}, {"depth", CHASE_DEPTH}, {"lookups", n}};
+
+  std::vector<uint64_t> want(n), got(n);
+  const int ni = static_cast<int>(n);
+  const ChaseNode* const* st = starts.data();
+  measure(o, n, w,
+          [&](const std::string& v, int b) {
+            if (v == "naive") {
+              tandem_gopt_chase_naive(st, got.data(), ni);
+            } else if (v == "group") {
+              chase_group(st, got.data(), ni, b);
+            } else if (v == "gopt") {
+              for (int j = 0; j < ni; j += b) tandem_gopt_chase_gopt(st + j, got.data() + j, std::min(b, ni - j));
+            } else {
+              chase_amac(st, got.data(), ni, b);
+            }
+          },
+          [&] { want = got; std::fill(got.begin(), got.end(), 0xABABABABABABABABULL); },
+          [&] {
+            const bool same = want == got;
+            std::fill(got.begin(), got.end(), 0xABABABABABABABABULL);
+            return same;
+          });
+  return w;
+}
+
+Workload bench_cuckoo(const BenchGoptOptions& o) {
+  Workload w{"cuckoo", "", {}, {}, 0};
+  const auto t0 = std::chrono::steady_clock::now();
+  uint64_t nb = 1;
+  while (nb * 2 * sizeof(Bucket) <= (o.cuckoo_mib << 20)) nb *= 2;
+  auto buckets = big_alloc<Bucket>(nb);
+  CuckooTable t{buckets.get(), nb - 1};
+  Rng rng{o.seed + 1};
+  // About 50% load, inserted without kicking: a key goes into a free slot of its first bucket, else
+  // of its second (as tools/gopt/bench_examples.py); key 0 marks an empty slot.
+  std::vector<uint64_t> stored;
+  stored.reserve(nb * CUCKOO_SLOTS / 2);
+  for (uint64_t j = 0; j < nb * CUCKOO_SLOTS / 2; ++j) {
+    const uint64_t k = rng.next() | 1;
+    Bucket* bs[2] = {&t.buckets[cuckoo_hash1(k) & t.mask], &t.buckets[cuckoo_hash2(k) & t.mask]};
+    bool done = false;
+    for (int b = 0; b < 2 && !done; ++b) {
+      for (int s = 0; s < CUCKOO_SLOTS && !done; ++s) {
+        if (bs[b]->keys[s] == 0) {
+          bs[b]->keys[s] = k;
+          bs[b]->vals[s] = static_cast<uint32_t>(j);
+          done = true;
+        }
+      }
+    }
+    if (done) stored.push_back(k);
+  }
+  const size_t n = o.lookups ? o.lookups : size_t{1} << 22;
+  std::vector<uint64_t> keys(n);
+  for (auto& k : keys) k = stored[rng.next() % stored.size()];
+  std::printf("cuckoo hashing: %llu buckets of 8 slots (%zu MiB), %zu keys, %zu lookups of stored keys; "
+              "built in %.2f s\n", static_cast<unsigned long long>(nb), (nb * sizeof(Bucket)) >> 20, stored.size(), n,
+              seconds_since(t0));
+  std::fflush(stdout);
+  w.title = "cuckoo hashing (2-8), " + std::to_string((nb * sizeof(Bucket)) >> 20) + " MiB";
+  w.config = {{"buckets", nb}, {"table_mib", (nb * sizeof(Bucket)) >> 20}, {"keys", stored.size()}, {"lookups", n}};
+
+  std::vector<uint32_t> want(n), got(n);
+  const int ni = static_cast<int>(n);
+  const uint64_t* ks = keys.data();
+  measure(o, n, w,
+          [&](const std::string& v, int b) {
+            if (v == "naive") {
+              tandem_gopt_cuckoo_naive(&t, ks, got.data(), ni);
+            } else if (v == "group") {
+              cuckoo_group(&t, ks, got.data(), ni, b);
+            } else if (v == "gopt") {
+              for (int j = 0; j < ni; j += b) tandem_gopt_cuckoo_gopt(&t, ks + j, got.data() + j, std::min(b, ni - j));
+            } else {
+              cuckoo_amac(&t, ks, got.data(), ni, b);
+            }
+          },
+          [&] { want = got; std::fill(got.begin(), got.end(), 0xABABABABu); },
+          [&] {
+            const bool same = want == got;
+            std::fill(got.begin(), got.end(), 0xABABABABu);
+            return same;
+          });
+  // The naive results themselves: every looked-up key is stored, so none may be missing.
+  if (std::count(want.begin(), want.end(), CUCKOO_NOT_FOUND) != 0) {
+    std::fprintf(stderr, "bench gopt: cuckoo: naive lookups missed stored keys\n");
+    ++w.mismatched_rows;
+  }
+  return w;
+}
+
+int run_bench(const BenchGoptOptions& o) {
+  if (o.core >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(o.core, &set);
+    if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) {
+      throw UsageError("--core " + std::to_string(o.core) + ": cannot pin to that CPU");
+    }
+  }
+  std::printf("G-Opt microbenchmarks, 1 thread; batch sizes");
+  for (int b : o.batches) std::printf(" %d", b);
+  std::printf("; %d repetitions\n", o.reps);
+  std::vector<Workload> ws;
+  ws.push_back(bench_chase(o));
+  bench::print_table(ws.back().title, "lookups", ws.back().rows, "naive");
+  std::fflush(stdout);
+  ws.push_back(bench_cuckoo(o));
+  bench::print_table(ws.back().title, "lookups", ws.back().rows, "naive");
+
+  size_t bad = 0;
+  for (const auto& w : ws) bad += w.mismatched_rows;
+  std::printf("results: %s\n", bad ? "MISMATCH (see above)" : "every variant agrees with the naive version");
+
+  if (!o.json.empty()) {
+    nlohmann::json results = nlohmann::json::array(), mism = nlohmann::json::object(),
+                   configs = nlohmann::json::object();
+    for (const auto& w : ws) {
+      for (auto r : bench::rows_json(w.rows)) {
+        r["workload"] = w.name;
+        results.push_back(r);
+      }
+      mism[w.name] = w.mismatched_rows;
+      configs[w.name] = w.config;
+    }
+    nlohmann::json report = {
+        {"bench", "gopt"},
+        {"machine", bench::machine_json()},
+        {"config",
+         {{"chase_mib", o.chase_mib}, {"cuckoo_mib", o.cuckoo_mib}, {"batches", o.batches}, {"reps", o.reps},
+          {"core", o.core}, {"seed", o.seed}, {"threads", 1}, {"workloads", configs}}},
+        {"results", results},
+        {"mismatched_rows", mism},
+        {"all_agree", bad == 0}};
+    bench::write_json(o.json, report);
+    std::printf("wrote %s\n", o.json.c_str());
+  }
+  return bad ? 4 : 0;
+}
+
+}  // namespace
+
+void register_bench_gopt(CLI::App& bench) {
+  auto o = std::make_shared<BenchGoptOptions>();
+  CLI::App* c = bench.add_subcommand(
+      "gopt", "G-Opt microbenchmarks (pointer chasing, cuckoo hashing): naive, group prefetching, G-Opt, AMAC");
+  c->add_option("--chase-mib", o->chase_mib, "pointer-chasing table size in MiB")
+      ->capture_default_str()->check(CLI::Range(size_t{1}, size_t{1} << 18));
+  c->add_option("--cuckoo-mib", o->cuckoo_mib, "cuckoo table size in MiB (rounded down to a power of two)")
+      ->capture_default_str()->check(CLI::Range(size_t{1}, size_t{1} << 18));
+  c->add_option("--lookups", o->lookups, "lookups per repetition, both workloads (default: 65536 pointer "
+                "chases, 4194304 cuckoo lookups)")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 30));
+  c->add_option("--batch", o->batches, "group / chunk / ring sizes (1..64), e.g. --batch 8,16")
+      ->delimiter(',')->capture_default_str()->check(CLI::Range(1, 64));
+  c->add_option("--reps", o->reps, "repetitions (the median is reported)")->capture_default_str()->check(CLI::Range(1, 1000));
+  c->add_option("--core", o->core, "pin the benchmark thread to this CPU")->capture_default_str();
+  c->add_option("--seed", o->seed, "table and input generator seed")->capture_default_str();
+  c->add_option("--json", o->json, "write the report here");
+  c->callback([o] {
+    const int rc = run_bench(*o);
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace tandem::cli
