@@ -16,6 +16,7 @@ void register_bench_gpu_load(CLI::App& bench);
 void register_bench_gpu_stream(CLI::App& bench);
 void register_bench_gpu_router(CLI::App& bench);
 void register_bench_gopt(CLI::App& bench);
+void register_bench_memory(CLI::App& bench);
 
 // Thrown by commands for user-facing failures: printed as "tandem: error: <msg>", exit code 1.
 struct UsageError : std::runtime_error {

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   tandem::cli::register_bench_gpu_stream(*bench);
   tandem::cli::register_bench_gpu_router(*bench);
   tandem::cli::register_bench_gopt(*bench);
+  tandem::cli::register_bench_memory(*bench);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {
