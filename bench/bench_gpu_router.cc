@@ -12,7 +12,6 @@
 // last verdict. Before timing, each iteration's verdicts and rewritten bytes are checked against
 // the CPU scalar path on the same packets.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -24,6 +23,7 @@
 #include "bench/bench_report.h"
 #include "cli/commands.h"
 #include "cli/table_setup.h"
+#include "core/clock.h"
 #include "core/flow_hash.h"
 #include "io/packet_source.h"
 #include "io/traffic_gen.h"
@@ -48,11 +48,6 @@ struct Iteration {
   gpu::GpuMode mode;
   int slots;
 };
-
-uint64_t now_ns() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch()).count());
-}
 
 // Order-sensitive digest of every packet's verdict and bytes, to compare a path with the CPU's.
 struct Digest {

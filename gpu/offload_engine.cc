@@ -1,22 +1,15 @@
 #include "gpu/offload_engine.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
+#include "core/clock.h"
 #include "core/machine_info.h"
 #include "gpu/gpu_runtime.h"
 
 namespace tandem::gpu {
-
-namespace {
-uint64_t now_ns() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch()).count());
-}
-}  // namespace
 
 OffloadEngine::OffloadEngine(std::unique_ptr<OffloadRunner> runner, CpuFallback cpu,
                              const EngineConfig& cfg, int workers)

@@ -1,25 +1,13 @@
 #include "gpu/staged_engine.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <stdexcept>
 
+#include "core/clock.h"
 #include "core/machine_info.h"
 
 namespace tandem::gpu {
-
-namespace {
-uint64_t now_ns() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch()).count());
-}
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-}  // namespace
 
 StagedEngine::StagedEngine(std::unique_ptr<OffloadRunner> runner, CpuFallback cpu, const EngineConfig& cfg)
     : runner_(std::move(runner)), cpu_(std::move(cpu)), cfg_(cfg) {

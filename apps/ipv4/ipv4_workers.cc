@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -11,6 +10,7 @@
 
 #include "apps/ipv4/ipv4_cpu.h"
 #include "apps/ipv4/ipv4_forward.h"
+#include "core/clock.h"
 #include "core/machine_info.h"
 #include "io/rss.h"
 
@@ -21,17 +21,6 @@ namespace {
 // Ethernet preamble + start delimiter (8), FCS (4) and inter-frame gap (12): what a frame costs on
 // the wire beyond its captured bytes, so Gbps figures compare with link rates.
 constexpr uint64_t kWireOverhead = 24;
-
-uint64_t now_ns() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch()).count());
-}
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
 
 inline uint32_t load_be32(const uint8_t* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
