@@ -11,8 +11,6 @@
 // Workloads: pointer chasing (D = 100 dependent hops over a single-cycle random permutation of
 // 64-byte nodes) and a 2-8 cuckoo hash table (lookups of stored keys). Every variant's results must
 // equal the naive version's, or the command exits with 4.
-#include <pthread.h>
-#include <sched.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -28,6 +26,7 @@
 #include "bench/bench_report.h"
 #include "bench/gopt/gopt_bench.h"
 #include "cli/commands.h"
+#include "core/machine_info.h"
 
 // The mirrored structs must match the examples' (tools/gopt/examples/*.c).
 static_assert(sizeof(ChaseNode) == 64 && offsetof(ChaseNode, next) == 0 && offsetof(ChaseNode, val) == 8);
@@ -48,31 +47,10 @@ struct BenchGoptOptions {
   std::string json;
 };
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using bench::seconds_since;
+using bench::time_reps;
 
-template <typename F>
-std::vector<double> time_reps(int reps, F&& f) {
-  f();  // warm-up: page faults, caches, TLB
-  std::vector<double> s;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    s.push_back(seconds_since(t0));
-  }
-  return s;
-}
-
-struct Rng {  // splitmix64
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-};
+using bench::Rng;
 
 struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }
@@ -402,12 +380,7 @@ Workload bench_cuckoo(const BenchGoptOptions& o) {
 
 int run_bench(const BenchGoptOptions& o) {
   if (o.core >= 0) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(o.core, &set);
-    if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) {
-      throw UsageError("--core " + std::to_string(o.core) + ": cannot pin to that CPU");
-    }
+    if (!pin_this_thread(o.core)) throw UsageError("--core " + std::to_string(o.core) + ": cannot pin to that CPU");
   }
   std::printf("G-Opt microbenchmarks, 1 thread; batch sizes");
   for (int b : o.batches) std::printf(" %d", b);

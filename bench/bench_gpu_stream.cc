@@ -43,9 +43,7 @@ struct GpuStreamOptions {
   std::string json;
 };
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using bench::seconds_since;
 
 // Runner level: `total` items in batches of `batch`, round robin over the runner's slots.
 double stream_runner(gpu::OffloadRunner& r, size_t batch, uint64_t total) {

@@ -1,7 +1,5 @@
 // `tandem bench ipv4`: lookups per second of every IPv4 lookup path on one table and one address
 // array, in one run: scalar CPU (baseline), batched CPU, GPU kernel only, GPU with transfers.
-#include <pthread.h>
-#include <sched.h>
 
 #include <chrono>
 #include <fstream>
@@ -16,6 +14,7 @@
 #include "apps/ipv4/ipv4_gpu.h"
 #include "bench/bench_report.h"
 #include "cli/commands.h"
+#include "core/machine_info.h"
 #include "core/flow_hash.h"
 
 namespace tandem::cli {
@@ -33,21 +32,8 @@ struct BenchIpv4Options {
   std::string device = "auto";
 };
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-template <typename F>
-std::vector<double> time_reps(int reps, F&& f) {
-  f();  // warm-up: page faults, caches, TLB
-  std::vector<double> s;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    s.push_back(seconds_since(t0));
-  }
-  return s;
-}
+using bench::seconds_since;
+using bench::time_reps;
 
 // Bytes of [p, p + len) backed by transparent hugepages, from /proc/self/smaps (-1 if unknown):
 // with 4 KiB pages, random lookups in the 64 MiB tbl24 miss the TLB, which changes the picture.
@@ -76,12 +62,7 @@ size_t count_diff(const std::vector<uint32_t>& a, const uint32_t* b) {
 
 int run_bench(const BenchIpv4Options& o) {
   if (o.core >= 0) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(o.core, &set);
-    if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) {
-      throw UsageError("--core " + std::to_string(o.core) + ": cannot pin to that CPU");
-    }
+    if (!pin_this_thread(o.core)) throw UsageError("--core " + std::to_string(o.core) + ": cannot pin to that CPU");
   }
   const auto t0 = std::chrono::steady_clock::now();
   const ipv4::Fib fib = ipv4::load_fib(o.fib);

@@ -53,16 +53,7 @@ struct alignas(64) Cell {
 };
 static_assert(sizeof(Cell) == 64);
 
-struct Rng {  // splitmix64
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  uint64_t below(uint64_t n) { return static_cast<uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64); }
-};
+using bench::Rng;
 
 // `hops` dependent loads from cell `start`; returns the last cell reached.
 __attribute__((noinline)) uint64_t chase(const Cell* cells, uint64_t start, uint64_t hops) {
@@ -125,9 +116,7 @@ struct Result {
   double rate() const { return accesses_per_rep / bench::median(seconds); }
 };
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using bench::seconds_since;
 
 // One timed pass: a thread per core, pinned, released together; returns the wall time from the
 // release to the last thread's end. Each thread's result goes to out[thread].

@@ -4,12 +4,45 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace tandem::bench {
 
 double median(std::vector<double> v);
+
+// Seconds since t0 on the steady clock.
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Runs f once to warm up (page faults, caches, TLB), then `reps` timed times: seconds of each.
+template <typename F>
+std::vector<double> time_reps(int reps, F&& f) {
+  f();
+  std::vector<double> s;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    s.push_back(seconds_since(t0));
+  }
+  return s;
+}
+
+// splitmix64: the benches' reproducible random numbers, the same on every platform.
+struct Rng {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [0, n) by multiply-shift (no modulo bias worth measuring, no division).
+  uint64_t below(uint64_t n) { return static_cast<uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64); }
+};
 
 // "a,b,,c" -> {"a", "b", "c"}: the comma-separated lists of bench flags.
 std::vector<std::string> split_list(const std::string& s);
