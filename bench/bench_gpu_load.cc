@@ -113,8 +113,7 @@ int run_bench(const GpuLoadOptions& o) {
     }
     for (double wait_us : cpu ? std::vector<double>{0} : waits) {
       ipv4::WorkersConfig wc = base;
-      std::unique_ptr<gpu::OffloadEngine> engine;
-      std::unique_ptr<gpu::StagedEngine> staged;
+      ipv4::GpuEngine engine;
       std::string label = name;
       if (cpu) {
         wc.path = ipv4::LookupPath::kBatched;
@@ -130,17 +129,9 @@ int run_bench(const GpuLoadOptions& o) {
         if (cores.size() > size_t(o.workers)) ec.master_core = cores[o.workers];
         ec.max_batch = o.batch;
         ec.max_wait_ns = static_cast<uint64_t>(wait_us * 1000);
-        ec.queue_depth = wc.max_bursts_in_flight;
         ec.flush_when_idle = idle;
         wc.rx_hold_ns = static_cast<uint64_t>(o.rx_hold_us * 1000);
-        if (o.engine == "staged") {
-          staged = std::make_unique<gpu::StagedEngine>(std::move(runner), ipv4::cpu_fallback(*t.table), ec);
-          wc.staged = staged.get();
-        } else {
-          engine = std::make_unique<gpu::OffloadEngine>(std::move(runner), ipv4::cpu_fallback(*t.table), ec, o.workers);
-          wc.engine = engine.get();
-        }
-        wc.path = ipv4::LookupPath::kGpu;
+        engine = ipv4::attach_gpu_engine(wc, *t.table, std::move(runner), ec, o.engine == "staged");
         char buf[64];
         std::snprintf(buf, sizeof buf, "%s%s wait %gus", name.c_str(), idle ? "+idle" : "", wait_us);
         label = buf;
@@ -153,12 +144,9 @@ int run_bench(const GpuLoadOptions& o) {
         pc.rate_pps = rate_pps;
         // Unpaced: enough packets for about `ms` at a rough 20 Mpps; paced: rate x duration.
         pc.packets = static_cast<uint64_t>(std::max(1e5, (rate_pps > 0 ? rate_pps : 20e6) * ms / 1e3));
-        auto engine_stats = [&] {
-          return engine ? engine->stats() : staged ? staged->stats() : gpu::EngineStats{};
-        };
-        const gpu::EngineStats before = engine_stats();
+        const gpu::EngineStats before = engine.stats();
         p.r = ipv4::run_workers(*t.table, store, pc);
-        p.engine = delta(engine_stats(), before);
+        p.engine = delta(engine.stats(), before);
         const auto& l = p.r.latency;
         const double achieved = p.r.counters.rx_packets / p.r.seconds / 1e6;
         char load[16];

@@ -111,8 +111,7 @@ int run(const RunOptions& o) {
   const std::string threads = std::to_string(o.workers) + " worker thread" + (o.workers > 1 ? "s" : "");
   std::string dev_desc;
   std::unique_ptr<ipv4::Ipv4GpuTable> gtable;
-  std::unique_ptr<gpu::OffloadEngine> engine;
-  std::unique_ptr<gpu::StagedEngine> staged;
+  ipv4::GpuEngine engine;
   if (dev == Device::kCpu) {
     wc.path = o.cpu_path == "scalar" ? ipv4::LookupPath::kScalar : ipv4::LookupPath::kBatched;
     dev_desc = (o.cpu_path == "scalar" ? "cpu (scalar: one packet at a time), "
@@ -134,17 +133,9 @@ int run(const RunOptions& o) {
     if (cores.size() > size_t(o.workers)) ec.master_core = cores[o.workers];
     ec.max_batch = o.batch;
     ec.max_wait_ns = static_cast<uint64_t>(o.max_wait_us * 1000);
-    ec.queue_depth = wc.max_bursts_in_flight;
     ec.flush_when_idle = o.flush_when_idle;
     wc.rx_hold_ns = static_cast<uint64_t>(o.rx_hold_us * 1000);
-    if (o.engine == "staged") {
-      staged = std::make_unique<gpu::StagedEngine>(std::move(runner), ipv4::cpu_fallback(*t.table), ec);
-      wc.staged = staged.get();
-    } else {
-      engine = std::make_unique<gpu::OffloadEngine>(std::move(runner), ipv4::cpu_fallback(*t.table), ec, o.workers);
-      wc.engine = engine.get();
-    }
-    wc.path = ipv4::LookupPath::kGpu;
+    engine = ipv4::attach_gpu_engine(wc, *t.table, std::move(runner), ec, o.engine == "staged");
     char buf[160];
     std::snprintf(buf, sizeof buf, "%s mode, %d slot(s), batches of up to %u addresses or %.0f us%s, ",
                   o.gpu_mode.c_str(), slots, o.batch, o.max_wait_us,
@@ -154,15 +145,10 @@ int run(const RunOptions& o) {
   ipv4::WorkersResult res = ipv4::run_workers(*t.table, store, wc);
   gpu::EngineStats es;
   bool ended_on_gpu = false;
-  if (engine) {
-    ended_on_gpu = engine->on_gpu();
-    es = engine->stats();  // every request is answered once the workers return: these are final
-    engine.reset();
-  }
-  if (staged) {
-    ended_on_gpu = staged->on_gpu();
-    es = staged->stats();  // every batch was answered before the workers returned: final
-    staged.reset();
+  if (wc.engine || wc.staged) {
+    ended_on_gpu = engine.on_gpu();
+    es = engine.stats();  // every request was answered before the workers returned: final
+    engine = {};
   }
   if (sink) sink->close();
   const Counters& c = res.counters;

@@ -265,6 +265,23 @@ void gpu_worker(int w, ReplaySource& src, uint64_t budget, double rate, const Wo
 
 }  // namespace
 
+GpuEngine attach_gpu_engine(WorkersConfig& wc, const Dir24_8& table, std::unique_ptr<gpu::OffloadRunner> runner,
+                            gpu::EngineConfig ec, bool staged) {
+  ec.queue_depth = wc.max_bursts_in_flight;
+  GpuEngine e;
+  wc.engine = nullptr;
+  wc.staged = nullptr;
+  if (staged) {
+    e.staged = std::make_unique<gpu::StagedEngine>(std::move(runner), cpu_fallback(table), ec);
+    wc.staged = e.staged.get();
+  } else {
+    e.gather = std::make_unique<gpu::OffloadEngine>(std::move(runner), cpu_fallback(table), ec, wc.workers);
+    wc.engine = e.gather.get();
+  }
+  wc.path = LookupPath::kGpu;
+  return e;
+}
+
 gpu::OffloadEngine::CpuFallback cpu_fallback(const Dir24_8& table) {
   return [&table](const void* in, void* out, size_t n) {
     lookup_batched(table, static_cast<const uint32_t*>(in), static_cast<uint32_t*>(out), n);

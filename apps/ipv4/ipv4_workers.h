@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,20 @@ inline uint32_t bursts_in_flight(uint32_t batch, uint32_t burst, int workers) {
   const uint64_t per_batch = (uint64_t{batch} + uint64_t{burst} * workers - 1) / (uint64_t{burst} * workers);
   return static_cast<uint32_t>(std::clamp<uint64_t>(2 * per_batch, 8, 256));
 }
+
+// The GPU engine of a run, of either kind, owned here; attach_gpu_engine points a WorkersConfig at
+// it. Destroying it waits for its last batch (after run_workers has returned, there is none).
+struct GpuEngine {
+  std::unique_ptr<gpu::OffloadEngine> gather;
+  std::unique_ptr<gpu::StagedEngine> staged;
+  gpu::EngineStats stats() const { return gather ? gather->stats() : staged ? staged->stats() : gpu::EngineStats{}; }
+  bool on_gpu() const { return gather ? gather->on_gpu() : staged && staged->on_gpu(); }
+};
+
+// Builds a staged (or, with staged = false, a gathering) engine on `runner` with the IPv4 CPU
+// fallback, its queues as deep as wc.max_bursts_in_flight, and sets `wc` to the GPU path on it.
+GpuEngine attach_gpu_engine(WorkersConfig& wc, const Dir24_8& table, std::unique_ptr<gpu::OffloadRunner> runner,
+                            gpu::EngineConfig ec, bool staged);
 
 // The CPU lookup the engine falls back to (addresses in, next hops out, 4 bytes each).
 gpu::OffloadEngine::CpuFallback cpu_fallback(const Dir24_8& table);
