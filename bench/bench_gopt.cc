@@ -11,13 +11,11 @@
 // Workloads: pointer chasing (D = 100 dependent hops over a single-cycle random permutation of
 // 64-byte nodes) and a 2-8 cuckoo hash table (lookups of stored keys). Every variant's results must
 // equal the naive version's, or the command exits with 4.
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -26,6 +24,7 @@
 #include "bench/bench_report.h"
 #include "bench/gopt/gopt_bench.h"
 #include "cli/commands.h"
+#include "core/huge_memory.h"
 #include "core/machine_info.h"
 
 // The mirrored structs must match the examples' (tools/gopt/examples/*.c).
@@ -51,23 +50,6 @@ using bench::seconds_since;
 using bench::time_reps;
 
 using bench::Rng;
-
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-
-// Zeroed memory on 2 MiB boundaries, transparent huge pages requested (as the paper's hugepages).
-template <typename T>
-std::unique_ptr<T[], FreeDeleter> big_alloc(size_t n) {
-  const size_t bytes = (n * sizeof(T) + (size_t{1} << 21) - 1) & ~((size_t{1} << 21) - 1);
-  void* p = std::aligned_alloc(size_t{1} << 21, bytes);
-  if (!p) throw std::runtime_error("cannot allocate " + std::to_string(bytes >> 20) + " MiB");
-#ifdef MADV_HUGEPAGE
-  madvise(p, bytes, MADV_HUGEPAGE);
-#endif
-  std::memset(p, 0, bytes);
-  return std::unique_ptr<T[], FreeDeleter>(static_cast<T*>(p));
-}
 
 inline void prefetch(const void* p) { __builtin_prefetch(p); }
 
@@ -269,7 +251,9 @@ Workload bench_chase(const BenchGoptOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   const size_t nn = (o.chase_mib << 20) / sizeof(ChaseNode);
   if (nn < 2 || nn > (size_t{1} << 32)) throw UsageError("--chase-mib: out of range");
-  auto nodes = big_alloc<ChaseNode>(nn);
+  // Zeroed, 2 MiB-aligned, hugepages advised (as the paper's hugepages).
+  HugeRegion nodes_mem(nn * sizeof(ChaseNode));
+  auto* nodes = static_cast<ChaseNode*>(nodes_mem.data());
   Rng rng{o.seed};
   {  // a single cycle through all nodes in random order: link a random permutation in a ring
     std::vector<uint32_t> perm(nn);
@@ -317,8 +301,8 @@ Workload bench_cuckoo(const BenchGoptOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   uint64_t nb = 1;
   while (nb * 2 * sizeof(Bucket) <= (o.cuckoo_mib << 20)) nb *= 2;
-  auto buckets = big_alloc<Bucket>(nb);
-  CuckooTable t{buckets.get(), nb - 1};
+  HugeRegion buckets_mem(nb * sizeof(Bucket));
+  CuckooTable t{static_cast<Bucket*>(buckets_mem.data()), nb - 1};
   Rng rng{o.seed + 1};
   // About 50% load, inserted without kicking: a key goes into a free slot of its first bucket, else
   // of its second (as tools/gopt/bench_examples.py); key 0 marks an empty slot.
