@@ -25,7 +25,7 @@ TANDEM_HD constexpr bool martian_source(uint32_t a) {
 }
 
 namespace frame_detail {
-// In a namespace of its own: files that include this one define their own load_be32.
+// In a namespace of its own, so that it does not collide with other byte-order helpers.
 TANDEM_HD_INLINE uint32_t load_be32(const uint8_t* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
 }

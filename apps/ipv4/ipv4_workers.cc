@@ -10,6 +10,7 @@
 
 #include "apps/ipv4/ipv4_cpu.h"
 #include "apps/ipv4/ipv4_forward.h"
+#include "apps/ipv4/ipv4_frame_core.h"
 #include "core/clock.h"
 #include "core/machine_info.h"
 #include "io/rss.h"
@@ -22,9 +23,7 @@ namespace {
 // the wire beyond its captured bytes, so Gbps figures compare with link rates.
 constexpr uint64_t kWireOverhead = 24;
 
-inline uint32_t load_be32(const uint8_t* p) {
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
-}
+using frame_detail::load_be32;
 
 // When each packet of a worker's queue arrives. Unpaced: when the worker receives it. Paced: on
 // the schedule of `rate` packets per second, packet k arriving at start + (k + 1) / rate; like a
