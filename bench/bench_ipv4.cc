@@ -1,5 +1,5 @@
 // `tandem bench ipv4`: lookups per second of every IPv4 lookup path on one table and one address
-// array, in one run: scalar CPU (baseline), batched CPU, GPU kernel only, GPU with transfers.
+// array, in one run: scalar CPU (baseline), batched CPU, Poptrie, GPU kernel only, GPU with transfers.
 
 #include <chrono>
 #include <fstream>
@@ -12,6 +12,7 @@
 #include "apps/ipv4/fib_loader.h"
 #include "apps/ipv4/ipv4_cpu.h"
 #include "apps/ipv4/ipv4_gpu.h"
+#include "apps/ipv4/poptrie.h"
 #include "bench/bench_report.h"
 #include "cli/commands.h"
 #include "core/machine_info.h"
@@ -34,25 +35,6 @@ struct BenchIpv4Options {
 
 using bench::seconds_since;
 using bench::time_reps;
-
-// Bytes of [p, p + len) backed by transparent hugepages, from /proc/self/smaps (-1 if unknown):
-// with 4 KiB pages, random lookups in the 64 MiB tbl24 miss the TLB, which changes the picture.
-long long hugepage_bytes_in(const void* p, size_t len) {
-  std::ifstream smaps("/proc/self/smaps");
-  const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + len;
-  bool inside = false;
-  long long total = -1;
-  for (std::string line; std::getline(smaps, line);) {
-    unsigned long a = 0, b = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx ", &a, &b) == 2) {
-      inside = a < hi && b > lo;
-      continue;
-    }
-    long long kb = 0;
-    if (inside && std::sscanf(line.c_str(), "AnonHugePages: %lld kB", &kb) == 1) total = (total < 0 ? 0 : total) + kb * 1024;
-  }
-  return total;
-}
 
 size_t count_diff(const std::vector<uint32_t>& a, const uint32_t* b) {
   size_t d = 0;
@@ -77,6 +59,13 @@ int run_bench(const BenchIpv4Options& o) {
   if (fib.routes.empty()) throw UsageError(o.fib + ": no IPv4 routes to benchmark");
   std::printf("table: %s: %zu IPv4 routes, %u tbl8 groups, built in %.2f s\n", o.fib.c_str(),
               fib.routes.size(), table.tbl8_groups_in_use(), seconds_since(t0));
+  // The compressed alternative (apps/ipv4/poptrie.h): rebuilt from the routes, never updated.
+  const auto t_poptrie = std::chrono::steady_clock::now();
+  const ipv4::Poptrie poptrie = ipv4::Poptrie::build(fib.routes);
+  const double poptrie_build_s = seconds_since(t_poptrie);
+  std::printf("poptrie: direct bits %d, %zu nodes, %zu leaves, %zu next hops, %.2f MiB, built in %.3f s\n",
+              poptrie.direct_bits(), poptrie.node_count(), poptrie.leaf_count(), poptrie.next_hop_count(),
+              poptrie.memory_bytes() / 1048576.0, poptrie_build_s);
 
   std::vector<uint32_t> ips(o.n);
   if (o.addresses == "uniform") {
@@ -126,6 +115,10 @@ int run_bench(const BenchIpv4Options& o) {
   add_row("cpu_prefetch_l2_d64", "prefetch into L2 only, distance 64, 1 thread",
           time_reps(o.reps, [&] { ipv4::lookup_prefetch_stream_l2(table, ips.data(), got.data(), o.n, 64); }),
           got.data());
+  add_row("cpu_poptrie_scalar", "Poptrie, lookup() one address at a time, 1 thread",
+          time_reps(o.reps, [&] { for (size_t i = 0; i < o.n; ++i) got[i] = poptrie.lookup(ips[i]); }), got.data());
+  add_row("cpu_poptrie_batched", "Poptrie, lookup_batch (two passes over groups of 64), 1 thread",
+          time_reps(o.reps, [&] { poptrie.lookup_batch(ips.data(), got.data(), o.n); }), got.data());
 
   std::string why;
   const bool want_gpu = o.device != "cpu";
@@ -149,7 +142,7 @@ int run_bench(const BenchIpv4Options& o) {
     }
   }
 
-  bench::print_table("IPv4 lookups (DIR-24-8, " + std::to_string(fib.routes.size()) + " routes)",
+  bench::print_table("IPv4 lookups (DIR-24-8 and Poptrie, " + std::to_string(fib.routes.size()) + " routes)",
                      "lookups", rows, "cpu_scalar");
   bool all_ok = true;
   for (auto& [k, v] : checks.items()) all_ok = all_ok && v.get<size_t>() == 0;
@@ -163,7 +156,10 @@ int run_bench(const BenchIpv4Options& o) {
          {{"fib", o.fib}, {"routes", fib.routes.size()}, {"tbl8_groups", table.tbl8_groups_in_use()},
           {"addresses", o.addresses}, {"n", o.n}, {"reps", o.reps}, {"seed", o.seed},
           {"core", o.core}, {"threads", 1},
-          {"tbl24_hugepage_bytes", hugepage_bytes_in(table.tbl24(), size_t{ipv4::Dir24_8::kTbl24Entries} * 4)}}},
+          {"poptrie", {{"direct_bits", poptrie.direct_bits()}, {"nodes", poptrie.node_count()},
+                       {"leaves", poptrie.leaf_count()}, {"memory_bytes", poptrie.memory_bytes()},
+                       {"build_seconds", poptrie_build_s}}},
+          {"tbl24_hugepage_bytes", bench::hugepage_bytes_in(table.tbl24(), size_t{ipv4::Dir24_8::kTbl24Entries} * 4)}}},
         {"results", bench::rows_json(rows)},
         {"mismatches_vs_scalar", checks}};
     bench::write_json(o.json, report);

@@ -15,6 +15,23 @@
 
 namespace tandem::bench {
 
+long long hugepage_bytes_in(const void* p, size_t len) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + len;
+  bool inside = false;
+  long long total = -1;
+  for (std::string line; std::getline(smaps, line);) {
+    unsigned long a = 0, b = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &a, &b) == 2) {
+      inside = a < hi && b > lo;
+      continue;
+    }
+    long long kb = 0;
+    if (inside && std::sscanf(line.c_str(), "AnonHugePages: %lld kB", &kb) == 1) total = (total < 0 ? 0 : total) + kb * 1024;
+  }
+  return total;
+}
+
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);
@@ -91,6 +108,7 @@ nlohmann::json rows_json(const std::vector<Row>& rows) {
     } else {
       j["median_rate_per_s"] = nullptr;
     }
+    if (r.extra.is_object()) j.update(r.extra);
     a.push_back(j);
   }
   return a;

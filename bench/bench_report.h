@@ -44,6 +44,10 @@ struct Rng {
   uint64_t below(uint64_t n) { return static_cast<uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64); }
 };
 
+// Bytes of [p, p + len) backed by transparent hugepages, from /proc/self/smaps (-1 if unknown):
+// with 4 KiB pages, random lookups in tables of tens of MiB miss the TLB, which changes the picture.
+long long hugepage_bytes_in(const void* p, size_t len);
+
 // "a,b,,c" -> {"a", "b", "c"}: the comma-separated lists of bench flags.
 std::vector<std::string> split_list(const std::string& s);
 
@@ -53,6 +57,7 @@ struct Row {
   std::string note;
   double items = 0;
   std::vector<double> seconds;
+  nlohmann::json extra = nullptr;  // more fields for this row's JSON (an object), e.g. counters
   double median_rate() const { return items / median(seconds); }
 };
 

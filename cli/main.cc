@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
   tandem::cli::register_bench_gpu_router(*bench);
   tandem::cli::register_bench_gopt(*bench);
   tandem::cli::register_bench_memory(*bench);
+  tandem::cli::register_bench_anchors(*bench);
+  tandem::cli::register_bench_cores(*bench);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

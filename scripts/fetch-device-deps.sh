@@ -2,7 +2,8 @@
 # Run HERE (a machine with package access) before sending the tree to the GPU machine, which has
 # no network and lacks CLI11, nlohmann-json, libpcap and scapy. Downloads the Debian packages,
 # unpacks them into .deps/root (git-ignored; carried to the device) and the scapy wheel into
-# .deps/whl. scripts/device-run.sh uses them.
+# .deps/whl, and DPDK's headers and static libraries into .deps/dpdk (scripts/fetch-dpdk.sh).
+# scripts/device-run.sh uses them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf .deps && mkdir -p .deps/debs .deps/root .deps/whl
@@ -10,5 +11,6 @@ rm -rf .deps && mkdir -p .deps/debs .deps/root .deps/whl
    libdbus-1-3 libibverbs1 libnl-3-200 libnl-route-3-200 >/dev/null)
 for d in .deps/debs/*.deb; do dpkg -x "$d" .deps/root; done
 rm -rf .deps/debs
+scripts/fetch-dpdk.sh .deps/dpdk
 python3 -m pip download --quiet --no-deps --only-binary=:all: -d .deps/whl scapy pycparser
 du -sh .deps

@@ -27,3 +27,7 @@ for mod in scapy pycparser; do
       python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "$mod"
   fi
 done
+
+# DPDK's LPM, hash and ACL libraries: the comparators of `tandem bench anchors` (optional; without
+# them the command says so).
+"$(dirname "$0")/fetch-dpdk.sh"

@@ -45,6 +45,25 @@ void tandem_gopt_chase_gopt(const ChaseNode *const *starts, uint64_t *out, int n
 void tandem_gopt_cuckoo_naive(const CuckooTable *t, const uint64_t *keys, uint32_t *vals, int n);
 void tandem_gopt_cuckoo_gopt(const CuckooTable *t, const uint64_t *keys, uint32_t *vals, int n);
 
+/* hops[i] = next hop of the 16-byte address addrs[i] in an rte_lpm6-style table (apps/ipv6), or
+ * 0xFFFFFFFF: apps/ipv6/gopt/lpm6_batch.c as is, and its G-Opt output. */
+void tandem_gopt_lpm6_naive(const uint32_t *tbl24, const uint32_t *tbl8, const uint8_t (*addrs)[16], uint32_t *hops,
+                            int n);
+void tandem_gopt_lpm6_gopt(const uint32_t *tbl24, const uint32_t *tbl8, const uint8_t (*addrs)[16], uint32_t *hops,
+                           int n);
+
+/* The --refill versions: a finished lookup's slot starts the next one at once; b slots. */
+#define TANDEM_GOPT_REFILL(b)                                                                      \
+  void tandem_gopt_chase_refill_b##b(const ChaseNode *const *starts, uint64_t *out, int n);        \
+  void tandem_gopt_cuckoo_refill_b##b(const CuckooTable *t, const uint64_t *keys, uint32_t *vals, int n); \
+  void tandem_gopt_lpm6_refill_b##b(const uint32_t *tbl24, const uint32_t *tbl8, const uint8_t (*addrs)[16], \
+                                    uint32_t *hops, int n);
+TANDEM_GOPT_REFILL(8)
+TANDEM_GOPT_REFILL(16)
+TANDEM_GOPT_REFILL(32)
+TANDEM_GOPT_REFILL(64)
+#undef TANDEM_GOPT_REFILL
+
 #ifdef __cplusplus
 }
 #endif

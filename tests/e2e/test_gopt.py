@@ -315,29 +315,35 @@ def main():
     tool = os.path.join(gdir, "gopt.py")
     d = tmpdir()
 
-    # 1. Every example: naive vs transformed, several batch sizes and two --max-batch values.
+    # 1. Every example: naive vs transformed, several batch sizes, two --max-batch values, with and
+    #    without --refill.
     procs = []
     for name, (fn, proto, body) in HARNESS.items():
         src = os.path.join(gdir, "examples", name + ".c")
-        for mb in (64, 5):
-            out = os.path.join(d, f"{name}_gopt{mb}.c")
-            rc, so, se = run([sys.executable, tool, src, "-o", out, "--max-batch", str(mb)])
-            c.check(rc == 0, f"{name}: transform (--max-batch {mb}) failed rc {rc}: {se.strip()}")
+        for mb, refill in ((64, False), (5, False), (64, True), (5, True)):
+            tag = f"{mb}{'r' if refill else ''}"
+            what = f"{name} (--max-batch {mb}{' --refill' if refill else ''})"
+            out = os.path.join(d, f"{name}_gopt{tag}.c")
+            rc, so, se = run([sys.executable, tool, src, "-o", out, "--max-batch", str(mb)]
+                             + (["--refill"] if refill else []))
+            c.check(rc == 0, f"{what}: transform failed rc {rc}: {se.strip()}")
             if rc != 0:
                 continue
-            c.check("goto *gopt_labels" in open(out).read() and "__builtin_prefetch" in open(out).read(),
-                    f"{name}: no prefetch / computed goto in the output")
+            text = open(out).read()
+            c.check("goto *gopt_labels" in text and "__builtin_prefetch" in text,
+                    f"{what}: no prefetch / computed goto in the output")
+            c.check(("gopt_next++" in text) == refill, f"{what}: refill slot code {'missing' if refill else 'present'}")
             h = os.path.join(d, f"{name}_harness.c")
             with open(h, "w") as f:
                 f.write(COMMON + f'#define {fn} {fn}_naive\n#include "{src}"\n#undef {fn}\n'
                         + proto + "\n" + body)
-            exe = os.path.join(d, f"{name}_{mb}")
+            exe = os.path.join(d, f"{name}_{tag}")
             if mb == 64:  # the generated code itself compiles without warnings
                 rc, so, se = run([cc, "-O2", "-std=gnu11", "-Wall", "-Werror", "-I", gdir,
-                                  "-c", out, "-o", os.path.join(d, name + ".o")])
-                c.check(rc == 0, f"{name}: transformed code has warnings/errors: {(so + se).strip()[:2000]}")
+                                  "-c", out, "-o", os.path.join(d, f"{name}_{tag}.o")])
+                c.check(rc == 0, f"{what}: transformed code has warnings/errors: {(so + se).strip()[:2000]}")
             cmd = [cc, "-O2", "-std=gnu11", "-I", gdir, h, out, "-o", exe]
-            procs.append((f"{name} (--max-batch {mb})", exe, subprocess.Popen(
+            procs.append((what, exe, subprocess.Popen(
                 cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
     for what, exe, p in procs:
         msg, _ = p.communicate(timeout=300)

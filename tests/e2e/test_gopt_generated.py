@@ -9,11 +9,16 @@ import tempfile
 
 from e2e_util import SKIP, Checker, args
 
-# (annotated source, generated file, --max-batch), relative to the source tree.
+# (annotated source, generated file, --max-batch), relative to the source tree; a generated name
+# ending in .refill.gopt.c was made with --refill.
 GENERATED = [
     ("apps/ipv4/gopt/dir24_8_batch.c", "apps/ipv4/gopt/dir24_8_batch.gopt.c", 16),
+    ("apps/ipv6/gopt/lpm6_batch.c", "apps/ipv6/gopt/lpm6_batch.gopt.c", 16),
     ("tools/gopt/examples/pointer_chase.c", "bench/gopt/pointer_chase.gopt.c", 64),
     ("tools/gopt/examples/cuckoo.c", "bench/gopt/cuckoo.gopt.c", 64),
+    ("tools/gopt/examples/pointer_chase.c", "bench/gopt/pointer_chase.refill.gopt.c", 64),
+    ("tools/gopt/examples/cuckoo.c", "bench/gopt/cuckoo.refill.gopt.c", 64),
+    ("apps/ipv6/gopt/lpm6_batch.c", "bench/gopt/lpm6.refill.gopt.c", 64),
 ]
 
 
@@ -30,7 +35,8 @@ def main():
         for src, gen, batch in GENERATED:
             # Same relative paths as the documented command, so the generated header is identical.
             out = os.path.join(d, os.path.basename(gen))
-            r = subprocess.run([sys.executable, tool, src, "--max-batch", str(batch), "-o", out],
+            refill = ["--refill"] if gen.endswith(".refill.gopt.c") else []
+            r = subprocess.run([sys.executable, tool, src, "--max-batch", str(batch), "-o", out] + refill,
                                cwd=a.source_dir, capture_output=True, text=True, timeout=120)
             c.check(r.returncode == 0, f"{src}: gopt failed: {r.stderr.strip()}")
             if r.returncode != 0:
@@ -38,7 +44,7 @@ def main():
             want = open(out).read()
             have = open(os.path.join(a.source_dir, gen)).read()
             c.check(want == have, f"{gen} is stale: regenerate it with tools/gopt/gopt.py {src} "
-                                  f"--max-batch {batch} -o {gen}")
+                                  f"--max-batch {batch} {' '.join(refill)} -o {gen}")
     c.done()
 
 

@@ -154,7 +154,8 @@ class Var:
 
 
 class FuncXform:
-    def __init__(self, fdef, foreach, names=None):
+    def __init__(self, fdef, foreach, names=None, refill=False):
+        self.refill = refill    # a finished lookup's slot starts the next one (see body_refill)
         self.fdef = fdef
         self.foreach = foreach
         self.names = names      # orig name -> chosen name decisions (second run), or None
@@ -366,8 +367,9 @@ class FuncXform:
         return [Raw(x) for x in lines] + [c_ast.Label(lab, c_ast.EmptyStatement())]
 
     def switch_lines(self):
+        at = f"gopt_i[{CUR}]" if self.refill else f"gopt_base + {CUR}"
         return [f"{CUR} = {CUR} + 1 == gopt_B ? 0 : {CUR} + 1;",
-                f"{self.idx.name} = gopt_base + {CUR};",
+                f"{self.idx.name} = {at};",
                 f"goto *gopt_labels[{CUR}];"]
 
     def jump(self, n, ctx, kind):
@@ -507,6 +509,8 @@ class FuncXform:
             else c_ast.Compound(inner)
         count_txt = self.gen.visit(count)
         i = self.idx.name
+        if self.refill:
+            return self.body_refill(inner, count_txt, i)
         chunk = c_ast.Compound([
             Raw("gopt_B = gopt_n - gopt_base < GOPT_MAX_BATCH ? gopt_n - gopt_base : GOPT_MAX_BATCH;",
                 f"for ({CUR} = 0; {CUR} < gopt_B; {CUR}++)",
@@ -532,12 +536,52 @@ class FuncXform:
         return self.gen.visit(c_ast.Compound(items))
 
 
-def transform_function(fdef, foreach):
+    def body_refill(self, inner, count_txt, i):
+        """--refill: one pass over the whole batch with GOPT_MAX_BATCH slots. The paper's G-Opt
+        runs fixed chunks, so a lookup that finishes early leaves its slot idle (visited and
+        skipped) until the whole chunk is done; here it takes the next lookup of the batch at once,
+        as AMAC does, and slots are skipped only once the batch has no lookups left to start.
+        Each slot's lookup index is per-slot state (gopt_i)."""
+        run = c_ast.Compound([
+            Raw("gopt_B = gopt_n < GOPT_MAX_BATCH ? gopt_n : GOPT_MAX_BATCH;",
+                f"for ({CUR} = 0; {CUR} < gopt_B; {CUR}++) {{",
+                f"  gopt_labels[{CUR}] = &&gopt_start;",
+                f"  gopt_i[{CUR}] = {CUR};",
+                "}",
+                "gopt_next = gopt_B;",
+                "gopt_finished = 0;",
+                f"{CUR} = 0;",
+                f"{i} = 0;"),
+            c_ast.Label("gopt_start", inner),
+            (lambda r: c_ast.Label("gopt_end", r) if self.end_used else r)(Raw(
+                "if (gopt_next < gopt_n) { /* this slot starts the next lookup at once */",
+                f"  {i} = gopt_i[{CUR}] = gopt_next++;",
+                "  goto gopt_start;",
+                "}")),
+            Raw(f"gopt_labels[{CUR}] = &&gopt_skip; /* no lookup left for this slot */",
+                "if (++gopt_finished == gopt_B)",
+                "  goto gopt_done; /* every slot is finished */"),
+            c_ast.Label("gopt_skip", Raw(*self.switch_lines())),
+        ])
+        items = [Raw("/* G-Opt per-lookup state: locals that live across G_EXPENSIVE, "
+                     f"indexed by the slot {CUR} */")]
+        items += self.hoisted
+        items.append(Raw("void *gopt_labels[GOPT_MAX_BATCH]; /* resume point of each slot's lookup */",
+                         "int gopt_i[GOPT_MAX_BATCH]; /* the lookup each slot is running */",
+                         f"int {CUR}, gopt_B, gopt_next, gopt_finished;",
+                         f"const int gopt_n = (int)({count_txt});",
+                         f"int {i};"))
+        items.append(c_ast.If(Raw("gopt_n > 0"), run, None))
+        items.append(c_ast.Label("gopt_done", c_ast.EmptyStatement()))
+        return self.gen.visit(c_ast.Compound(items))
+
+
+def transform_function(fdef, foreach, refill=False):
     # First run: collect names and check the subset; second run: emit with final names.
     fcopy = copy.deepcopy(fdef)
-    probe = FuncXform(fcopy, [x for x in walk(fcopy.body) if is_foreach(x)][0])
+    probe = FuncXform(fcopy, [x for x in walk(fcopy.body) if is_foreach(x)][0], refill=refill)
     probe.body()
-    x = FuncXform(fdef, foreach, names={})
+    x = FuncXform(fdef, foreach, names={}, refill=refill)
     x.decl_count_final = probe.decl_count
     x.nonlocal_final = probe.nonlocal_refs
     x.all_names = set(probe.all_names) | set(x.params)
@@ -671,7 +715,7 @@ def matching_brace(text, pos):
     return -1
 
 
-def transform_file(path, incs=(), defs=(), max_batch=64, cc=None):
+def transform_file(path, incs=(), defs=(), max_batch=64, cc=None, refill=False):
     cc = cc or os.environ.get("CC") or "cc"
     if shutil.which(cc) is None and not os.path.exists(cc):
         raise GoptError(path, 0, f"C preprocessor '{cc}' not found (set CC)")
@@ -710,7 +754,7 @@ def transform_file(path, incs=(), defs=(), max_batch=64, cc=None):
         fe = check_function(ext, path)
         if fe is None:
             continue
-        new_body = transform_function(ext, fe)
+        new_body = transform_function(ext, fe, refill)
         start = line_starts[ext.decl.coord.line - 1]
         lb = skip_ws_comments(src, start, "{")
         rb = matching_brace(src, lb) if lb >= 0 else -1
@@ -724,7 +768,7 @@ def transform_file(path, incs=(), defs=(), max_batch=64, cc=None):
     for a, b, t in sorted(edits, reverse=True):
         out = out[:a] + t + out[b:]
     head = (f"/* Generated by tools/gopt/gopt.py from {os.path.basename(path)}: G-Opt interleaved "
-            "version (NSDI'15, section 3.2). Do not edit. */\n"
+            "version (NSDI'15, section 3.2)" + (", --refill" if refill else "") + ". Do not edit. */\n"
             f"#ifndef GOPT_MAX_BATCH\n#define GOPT_MAX_BATCH {max_batch}\n#endif\n")
     return head + out
 
@@ -735,6 +779,9 @@ def main(argv=None):
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--max-batch", type=int, default=64,
                    help="lookups interleaved at once (per-lookup array size; default 64)")
+    p.add_argument("--refill", action="store_true",
+                   help="a finished lookup's slot takes the next lookup of the batch at once, instead of "
+                        "idling until its chunk of GOPT_MAX_BATCH is done (the paper's G-Opt)")
     p.add_argument("-I", dest="incs", action="append", default=[], help="include directory")
     p.add_argument("-D", dest="defs", action="append", default=[], help="macro definition")
     a = p.parse_args(argv)
@@ -745,7 +792,7 @@ def main(argv=None):
         print("gopt: --max-batch must be >= 1", file=sys.stderr)
         return 2
     try:
-        out = transform_file(a.input, a.incs, a.defs, a.max_batch)
+        out = transform_file(a.input, a.incs, a.defs, a.max_batch, refill=a.refill)
     except GoptError as e:
         print(str(e), file=sys.stderr)
         return 2

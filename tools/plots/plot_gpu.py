@@ -11,6 +11,7 @@ Each report's "bench" key picks the figure:
   gpu-stream   IPv4 lookups/s per mode and batch (runner) and through the engine, against the
                two PCIe bounds measured in the same run
   gpu-router   Mpps per GPU-router iteration and each iteration's batch latency range
+  cores, anchors  the CPU benchmarks' figures (tools/plots/plot_cpu.py)
 Other "bench" values are skipped with a message. Output: DIR/<input stem>.png.
 """
 import argparse
@@ -584,7 +585,8 @@ def main(argv=None):
             failures += 1
             continue
         bench = report.get("bench") if isinstance(report, dict) else None
-        kind = {"gpu-offload": "offload", "gpu-load": "load", "gpu-stream": "stream", "gpu-router": "router"}.get(bench)
+        kind = {"gpu-offload": "offload", "gpu-load": "load", "gpu-stream": "stream", "gpu-router": "router",
+                "cores": "cores", "anchors": "anchors"}.get(bench)
         if kind is None:
             print(f"{src}: skipped: " + (f"unknown bench {bench!r}" if bench is not None else "no \"bench\" key"))
             continue
@@ -603,6 +605,9 @@ def main(argv=None):
                 plot_load(report, src, out_path, a.load_x + "_mpps")
             elif kind == "stream":
                 plot_stream(report, src, out_path)
+            elif kind in ("cores", "anchors"):
+                import plot_cpu  # imports this module's helpers
+                getattr(plot_cpu, "plot_" + kind)(report, src, out_path)
             else:
                 plot_router(report, src, out_path)
         except Exception as e:  # one bad report must not stop the others

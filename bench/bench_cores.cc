@@ -1,0 +1,216 @@
+// `tandem bench cores`: full-pipeline throughput of the IPv4 router against the number of worker
+// cores (G-Opt Fig. 10, PacketShader Fig. 11): for each lookup path (CPU scalar, CPU batched, GPU
+// through the offload engine), N workers pinned to N cores, each with its own RSS receive queue,
+// packet pool and counters (apps/ipv4/ipv4_workers.h), in-memory 64-byte packets, unpaced. The GPU
+// path uses one more core, its master. Reports the median Mpps over repetitions per point, checks
+// that every packet is accounted for, and says how many CPU cores match the GPU path's best rate.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apps/ipv4/ipv4_gpu.h"
+#include "apps/ipv4/ipv4_workers.h"
+#include "bench/bench_report.h"
+#include "cli/commands.h"
+#include "cli/table_setup.h"
+#include "core/machine_info.h"
+#include "gpu/gpu_runtime.h"
+#include "io/traffic_gen.h"
+
+namespace tandem::cli {
+
+namespace {
+
+struct BenchCoresOptions {
+  std::string fib;
+  std::string gen = "count=4000000,dst=uniform,flows=1000000,size=64,seed=7";
+  std::string workers;  // default 1..(logical CPUs)
+  std::string paths = "scalar,batched,gpu";
+  std::string gpu_mode = "persistent";
+  uint32_t burst = 32;
+  uint32_t batch = 8192;
+  int slots = 4;
+  uint64_t packets = 20'000'000;
+  int reps = 3;
+  std::string json;
+};
+
+struct Point {
+  int workers = 0;
+  std::vector<double> mpps;  // per repetition
+  bool balanced = true;
+  double median() const { return bench::median(mpps); }
+};
+
+int run_bench(const BenchCoresOptions& o) {
+  const LoadedTable t = load_table(o.fib, true);
+  const GenSpec spec = parse_gen_flag("--gen", o.gen);
+  const PacketStore store = generate(spec, prefixes_of(t.fib));
+  const int ncpu = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<int> counts;
+  if (o.workers.empty()) {
+    for (int w = 1; w <= ncpu; ++w) counts.push_back(w);
+  } else {
+    for (int c : parse_cpu_list(o.workers)) counts.push_back(c);  // "1-16" or "1,2,4"
+  }
+  const bool gpu_ok = gpu::available();
+  std::unique_ptr<ipv4::Ipv4GpuTable> gtable;
+  if (gpu_ok) gtable = std::make_unique<ipv4::Ipv4GpuTable>(*t.table);
+  std::printf("throughput vs cores: %s, %s, %llu packets per point, bursts of %u, %d repetitions, %d CPUs\n",
+              o.fib.c_str(), format_gen_spec(spec).c_str(), static_cast<unsigned long long>(o.packets), o.burst,
+              o.reps, ncpu);
+
+  nlohmann::json paths_json = nlohmann::json::object();
+  std::vector<std::pair<std::string, std::vector<Point>>> results;
+  int failures = 0;
+  for (const std::string& path : bench::split_list(o.paths)) {
+    const bool gpu_path = path == "gpu";
+    if (gpu_path && !gpu_ok) {
+      std::printf("%-8s skipped: no GPU\n", path.c_str());
+      paths_json[path] = "skipped: no GPU";
+      continue;
+    }
+    std::vector<Point> points;
+    for (int w : counts) {
+      if (w < 1 || (gpu_path && w + 1 > ncpu) || w > ncpu) continue;  // the GPU master needs a core of its own
+      Point p;
+      p.workers = w;
+      for (int r = 0; r < o.reps; ++r) {
+        ipv4::WorkersConfig wc;
+        wc.workers = w;
+        wc.burst = o.burst;
+        wc.packets = o.packets;
+        wc.ports = size_t{t.fib.max_next_hop} + 1;
+        for (int c = 0; c < w; ++c) wc.cores.push_back(c);
+        ipv4::GpuEngine engine;
+        if (gpu_path) {
+          gpu::OffloadOptions oo;
+          oo.mode = gpu::parse_gpu_mode(o.gpu_mode);
+          oo.capacity = o.batch;
+          oo.slots = o.slots;
+          wc.max_bursts_in_flight = ipv4::bursts_in_flight(o.batch, o.burst, w);
+          gpu::EngineConfig ec;
+          ec.master_core = w;
+          ec.max_batch = o.batch;
+          ec.max_wait_ns = 50'000;
+          ec.flush_when_idle = true;
+          engine = ipv4::attach_gpu_engine(wc, *t.table, gtable->make_runner(oo), ec, true);
+        } else {
+          wc.path = path == "scalar" ? ipv4::LookupPath::kScalar : ipv4::LookupPath::kBatched;
+        }
+        const ipv4::WorkersResult res = ipv4::run_workers(*t.table, store, wc);
+        p.mpps.push_back(res.counters.rx_packets / res.seconds / 1e6);
+        p.balanced = p.balanced && res.counters.balanced() && res.counters.rx_packets == res.expected;
+      }
+      if (!p.balanced) ++failures;
+      std::printf("%-8s %3d worker(s)%s: %8.2f Mpps (median of %d)%s\n", path.c_str(), w, gpu_path ? " + master" : "",
+                  p.median(), o.reps, p.balanced ? "" : "  ACCOUNTING MISMATCH");
+      std::fflush(stdout);
+      points.push_back(std::move(p));
+    }
+    nlohmann::json pj = nlohmann::json::array();
+    for (const auto& p : points) {
+      pj.push_back({{"workers", p.workers}, {"cores", p.workers + (gpu_path ? 1 : 0)}, {"mpps_median", p.median()},
+                    {"mpps", p.mpps}, {"balanced", p.balanced}});
+    }
+    paths_json[path] = pj;
+    results.emplace_back(path, std::move(points));
+  }
+
+  // The table: one row per worker count, one column per path.
+  std::printf("\n%-8s", "workers");
+  for (const auto& [path, pts] : results) std::printf(" %12s", (path + " Mpps").c_str());
+  std::printf("\n");
+  for (int w : counts) {
+    std::printf("%-8d", w);
+    for (const auto& [path, pts] : results) {
+      auto it = std::find_if(pts.begin(), pts.end(), [&](const Point& p) { return p.workers == w; });
+      if (it == pts.end()) {
+        std::printf(" %12s", "-");
+      } else {
+        std::printf(" %12.2f", it->median());
+      }
+    }
+    std::printf("\n");
+  }
+  // Cores the CPU needs to match the GPU path's best rate (workers + master).
+  nlohmann::json match = nlohmann::json::object();
+  for (const auto& [path, pts] : results) {
+    if (path != "gpu" || pts.empty()) continue;
+    const auto best = *std::max_element(pts.begin(), pts.end(),
+                                        [](const Point& a, const Point& b) { return a.median() < b.median(); });
+    std::printf("GPU best: %.2f Mpps with %d workers + 1 master core\n", best.median(), best.workers);
+    for (const auto& [cpath, cpts] : results) {
+      if (cpath == "gpu") continue;
+      auto it = std::find_if(cpts.begin(), cpts.end(), [&](const Point& p) { return p.median() >= best.median(); });
+      if (it != cpts.end()) {
+        std::printf("  CPU %s matches it with %d cores\n", cpath.c_str(), it->workers);
+        match[cpath] = it->workers;
+      } else {
+        std::printf("  CPU %s does not match it on up to %d cores\n", cpath.c_str(), cpts.empty() ? 0 : cpts.back().workers);
+        match[cpath] = nullptr;
+      }
+    }
+    match["gpu_best_mpps"] = best.median();
+    match["gpu_best_cores"] = best.workers + 1;
+  }
+  if (failures) std::printf("ACCOUNTING MISMATCH in %d point(s)\n", failures);
+
+  if (!o.json.empty()) {
+    nlohmann::json report = {
+        {"bench", "cores"},
+        {"machine", bench::machine_json()},
+        {"config", {{"fib", o.fib}, {"gen", format_gen_spec(spec)}, {"packets", o.packets}, {"burst", o.burst},
+                    {"batch", o.batch}, {"slots", o.slots}, {"gpu_mode", o.gpu_mode}, {"reps", o.reps},
+                    {"pinning", "worker w on CPU w, the GPU master on CPU <workers>"}}},
+        {"paths", paths_json},
+        {"cpu_cores_to_match_gpu", match},
+        {"all_balanced", failures == 0}};
+    bench::write_json(o.json, report);
+    std::printf("wrote %s\n", o.json.c_str());
+  }
+  return failures ? 3 : 0;
+}
+
+}  // namespace
+
+void register_bench_cores(CLI::App& bench) {
+  auto o = std::make_shared<BenchCoresOptions>();
+  CLI::App* c = bench.add_subcommand("cores", "IPv4 router throughput vs worker cores, CPU scalar / batched / GPU (G-Opt Fig. 10)");
+  c->add_option("--fib", o->fib, "forwarding table")->required()->check(CLI::ExistingFile);
+  c->add_option("--gen", o->gen, "the traffic (tandem gen spec)")->capture_default_str();
+  c->add_option("--workers", o->workers, "worker counts, e.g. 1-16 or 1,2,4,8 (default: 1 to the number of CPUs)");
+  c->add_option("--paths", o->paths, "comma-separated: scalar, batched, gpu")->capture_default_str();
+  c->add_option("--gpu-mode", o->gpu_mode, "GPU offload mode for the gpu path")->capture_default_str();
+  c->add_option("--burst", o->burst, "frames per receive burst")->capture_default_str()->check(CLI::Range(1u, 256u));
+  c->add_option("--batch", o->batch, "GPU batch size")->capture_default_str()->check(CLI::Range(1u, 1u << 24));
+  c->add_option("--slots", o->slots, "GPU batches in flight")->capture_default_str()->check(CLI::Range(1, 8));
+  c->add_option("--packets", o->packets, "packets per point")->capture_default_str()->check(CLI::Range(uint64_t{1000}, uint64_t{1} << 40));
+  c->add_option("--reps", o->reps, "repetitions per point (the median is reported)")->capture_default_str()->check(CLI::Range(1, 100));
+  c->add_option("--json", o->json, "write the report here");
+  c->callback([o] {
+    for (const auto& p : bench::split_list(o->paths)) {
+      if (p != "scalar" && p != "batched" && p != "gpu") throw UsageError("--paths: unknown path '" + p + "' (scalar, batched, gpu)");
+    }
+    try {
+      gpu::parse_gpu_mode(o->gpu_mode);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--gpu-mode: ") + e.what());
+    }
+    if (!o->workers.empty()) {
+      try {
+        parse_cpu_list(o->workers);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("--workers: ") + e.what());
+      }
+    }
+    if (o->burst > o->batch) throw UsageError("--burst must not exceed --batch");
+    const int rc = run_bench(*o);
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace tandem::cli
