@@ -5,8 +5,8 @@
 #   usage: scripts/device-run.sh OUTDIR [full|quick|offload|engine|engine-tests]
 #   engine: the offload engine's tests, its four benchmarks and `tandem run` through it;
 #   engine-tests: only the tests (a fast check before spending device time on benchmarks);
-#   cpu-a: the GPU engine tests, then the CPU latency-hiding benches (bench gopt, bench anchors:
-#          Tandem vs DPDK); cpu-b: throughput vs cores (bench cores) and bench ipv4. Each fits in
+#   cpu-a: the CPU latency-hiding benches (bench gopt, bench anchors: Tandem vs DPDK);
+#   cpu-b: the GPU engine tests, throughput vs cores (bench cores) and bench ipv4. Each fits in
 #          one 10-minute device call; run cpu-a first (it builds).
 # Needs .deps/ from scripts/fetch-device-deps.sh (carried with the tree).
 set -uo pipefail
@@ -84,16 +84,16 @@ if [ "$MODE" = cpu-a ] || [ "$MODE" = cpu-b ]; then
   T=./build-device/tandem
   LOG="$OUT/$MODE.log"
   if [ "$MODE" = cpu-a ]; then
-    echo "== GPU tests: offload runners, engine, whole-frame forwarding =="
-    (cd build-device && ctest --output-on-failure -j4 --timeout 120 -R "GpuOffload|GpuMode|OffloadEngine|GpuFault|Frame|Ipv4Gpu|Workers|test_gpu_engine") \
-      > "$OUT/ctest_gpu.log" 2>&1
-    echo "ctest exit: $?"; grep -E "tests passed|Failed|\*\*\*|Timeout" "$OUT/ctest_gpu.log" | tail -8
     echo "== bench gopt (core 2) ==" | tee -a "$LOG"
     timeout 240 $T bench gopt --core 2 --reps 5 --json "$OUT/bench_gopt.json" >> "$LOG" 2>&1; echo "exit $?" | tee -a "$LOG"
     echo "== bench anchors (core 2) ==" | tee -a "$LOG"
     timeout 330 $T bench anchors --fib $FIB --core 2 --reps 5 --json "$OUT/bench_anchors.json" >> "$LOG" 2>&1
     echo "exit $?" | tee -a "$LOG"
   else
+    echo "== GPU tests: offload runners, engine, whole-frame forwarding =="
+    (cd build-device && ctest --output-on-failure -j4 --timeout 120 -R "GpuOffload|GpuMode|OffloadEngine|GpuFault|Frame|Ipv4Gpu|Workers|test_gpu_engine") \
+      > "$OUT/ctest_gpu.log" 2>&1
+    echo "ctest exit: $?"; grep -E "tests passed|Failed|\*\*\*|Timeout" "$OUT/ctest_gpu.log" | tail -8
     echo "== bench cores: throughput vs worker cores ==" | tee -a "$LOG"
     timeout 360 $T bench cores --fib $FIB --workers 1-16 --reps 3 --json "$OUT/bench_cores.json" >> "$LOG" 2>&1
     echo "exit $?" | tee -a "$LOG"
