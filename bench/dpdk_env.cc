@@ -31,10 +31,11 @@ const DpdkEnv& dpdk_start(size_t heap_mib) {
   const bool have_saved = sched_getaffinity(0, sizeof(saved), &saved) == 0;
   int first_cpu = 0;
   while (have_saved && first_cpu < CPU_SETSIZE && !CPU_ISSET(first_cpu, &saved)) ++first_cpu;
-  std::vector<std::string> args = {"tandem-bench", "--no-huge", "--no-pci", "--no-shconf", "--no-telemetry",
+  // Static: the EAL may keep pointers into its arguments after rte_eal_init returns.
+  static std::vector<std::string> args = {"tandem-bench", "--no-huge", "--no-pci", "--no-shconf", "--no-telemetry",
                                    "-m", std::to_string(heap_mib), "-l", std::to_string(first_cpu),
                                    "--log-level", "error", "--force-max-simd-bitwidth", "512"};
-  std::vector<char*> argv;
+  static std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   if (rte_eal_init(static_cast<int>(args.size()), argv.data()) < 0) {

@@ -54,15 +54,13 @@ class BinaryTrie {
 class Emitter {
  public:
   Emitter(const BinaryTrie& trie, uint32_t direct_bits)
-      : trie_(trie), direct_bits_(direct_bits) {
-    direct_.resize(size_t{1} << direct_bits);
-  }
+      : direct(size_t{1} << direct_bits), trie_(trie), direct_bits_(direct_bits) {}
 
   void run() { fill_direct(BinaryTrie::kRoot, 0, 0, kPoptrieNoRouteLeaf); }
 
-  std::vector<uint32_t> direct_;
-  std::vector<PoptrieNode> nodes_;
-  std::vector<uint16_t> leaves_;
+  std::vector<uint32_t> direct;
+  std::vector<PoptrieNode> nodes;
+  std::vector<uint16_t> leaves;
 
  private:
   // Fills the direct entries under trie node `t`, which sits at `depth` on `path` (the top `depth`
@@ -72,12 +70,12 @@ class Emitter {
     if (trie_[t].leaf != kPoptrieNoRouteLeaf) best = trie_[t].leaf;
     const uint32_t first = path << (direct_bits_ - depth);
     if (!trie_.has_longer_prefixes(t)) {
-      std::fill_n(direct_.begin() + first, size_t{1} << (direct_bits_ - depth), kDirectLeafBit | best);
+      std::fill_n(direct.begin() + first, size_t{1} << (direct_bits_ - depth), kDirectLeafBit | best);
       return;
     }
     if (depth == direct_bits_) {
-      direct_[first] = new_node();
-      build_node(direct_[first], t, depth, best);
+      direct[first] = new_node();
+      build_node(direct[first], t, depth, best);
       return;
     }
     for (uint32_t bit = 0; bit < 2; ++bit) {
@@ -86,16 +84,16 @@ class Emitter {
       if (c != 0) {
         fill_direct(c, depth + 1, child_path, best);
       } else {
-        std::fill_n(direct_.begin() + (child_path << (direct_bits_ - depth - 1)),
+        std::fill_n(direct.begin() + (child_path << (direct_bits_ - depth - 1)),
                     size_t{1} << (direct_bits_ - depth - 1), kDirectLeafBit | best);
       }
     }
   }
 
   uint32_t new_node() {
-    if (nodes_.size() >= kDirectLeafBit) throw PoptrieError("poptrie: more than 2^31 internal nodes");
-    nodes_.push_back({});
-    return static_cast<uint32_t>(nodes_.size() - 1);
+    if (nodes.size() >= kDirectLeafBit) throw PoptrieError("poptrie: more than 2^31 internal nodes");
+    nodes.push_back({});
+    return static_cast<uint32_t>(nodes.size() - 1);
   }
 
   // Builds node `index` for the subtree of trie node `t` at bit offset `shift`, whose own prefix
@@ -137,22 +135,22 @@ class Emitter {
     }
     // Leaf compression: a leaf slot equal to the previous leaf slot shares its stored leaf.
     uint64_t leafvec = 0;
-    const auto base0 = static_cast<uint32_t>(leaves_.size());
+    const auto base0 = static_cast<uint32_t>(leaves.size());
     bool have_previous = false;
     uint16_t previous = 0;
     for (uint32_t v = 0; v < kSlots; ++v) {
       if ((vector >> v) & 1) continue;
       if (!have_previous || slot_leaf[v] != previous) {
         leafvec |= uint64_t{1} << v;
-        leaves_.push_back(slot_leaf[v]);
+        leaves.push_back(slot_leaf[v]);
         previous = slot_leaf[v];
         have_previous = true;
       }
     }
-    if (leaves_.size() > UINT32_MAX) throw PoptrieError("poptrie: more than 2^32 leaves");
-    const auto base1 = static_cast<uint32_t>(nodes_.size());
+    if (leaves.size() > UINT32_MAX) throw PoptrieError("poptrie: more than 2^32 leaves");
+    const auto base1 = static_cast<uint32_t>(nodes.size());
     for (uint32_t c = 0; c < children; ++c) new_node();
-    nodes_[index] = {vector, leafvec, base0, base1};  // by index: new_node() may have moved nodes_
+    nodes[index] = {vector, leafvec, base0, base1};  // by index: new_node() may have moved nodes
     for (uint32_t c = 0; c < children; ++c) build_node(base1 + c, child_trie[c], shift + kPoptrieStride, child_best[c]);
   }
 
@@ -208,7 +206,7 @@ TANDEM_HD_INLINE void prefetch_line(const void* p) { __builtin_prefetch(p, 0, 3)
 //   two passes as below without any prefetch, groups of 64   280              150-190
 //   two passes, direct entry prefetched 16 ahead             365              150-175
 //   two passes, direct entry 16 ahead and first nodes (this) 395              175
-//   all walkers one node level per pass; AMAC state machines <190; <90        <115; <70
+//   all walkers one node level per pass; AMAC state machines ~190; ~90        -
 // The two passes win clearly on the AMD machine; on the Intel one, the plain software pipelining
 // is somewhat faster. DIR-24-8's own batched path (cpu_batched) runs at ~230 on the AMD machine
 // and 180-240 on the Intel one, whose 300 MiB L3 holds its 64 MiB tbl24.
@@ -283,9 +281,9 @@ Poptrie Poptrie::build(const std::vector<Route>& routes, int direct_bits) {
   emit.run();
 
   // One region, each array starting on a cache line.
-  const size_t direct_bytes = round_up_to_line(emit.direct_.size() * sizeof(uint32_t));
-  const size_t node_bytes = round_up_to_line(emit.nodes_.size() * sizeof(PoptrieNode));
-  const size_t leaf_bytes = round_up_to_line(emit.leaves_.size() * sizeof(uint16_t));
+  const size_t direct_bytes = round_up_to_line(emit.direct.size() * sizeof(uint32_t));
+  const size_t node_bytes = round_up_to_line(emit.nodes.size() * sizeof(PoptrieNode));
+  const size_t leaf_bytes = round_up_to_line(emit.leaves.size() * sizeof(uint16_t));
   const size_t hop_bytes = round_up_to_line(next_hops.size() * sizeof(uint32_t));
   Poptrie p;
   p.memory_bytes_ = direct_bytes + node_bytes + leaf_bytes + hop_bytes;
@@ -295,13 +293,13 @@ Poptrie Poptrie::build(const std::vector<Route>& routes, int direct_bits) {
   auto* nodes = reinterpret_cast<PoptrieNode*>(base + direct_bytes);
   auto* leaves = reinterpret_cast<uint16_t*>(base + direct_bytes + node_bytes);
   auto* hops = reinterpret_cast<uint32_t*>(base + direct_bytes + node_bytes + leaf_bytes);
-  std::copy(emit.direct_.begin(), emit.direct_.end(), direct);
-  std::copy(emit.nodes_.begin(), emit.nodes_.end(), nodes);
-  std::copy(emit.leaves_.begin(), emit.leaves_.end(), leaves);
+  std::copy(emit.direct.begin(), emit.direct.end(), direct);
+  std::copy(emit.nodes.begin(), emit.nodes.end(), nodes);
+  std::copy(emit.leaves.begin(), emit.leaves.end(), leaves);
   std::copy(next_hops.begin(), next_hops.end(), hops);
   p.view_ = {direct, nodes, leaves, hops, static_cast<uint32_t>(direct_bits)};
-  p.node_count_ = emit.nodes_.size();
-  p.leaf_count_ = emit.leaves_.size();
+  p.node_count_ = emit.nodes.size();
+  p.leaf_count_ = emit.leaves.size();
   p.next_hop_count_ = next_hops.size();
   p.have_popcnt_ = cpu_has_popcnt();
   return p;
