@@ -73,7 +73,7 @@ struct Built {
 };
 
 const Fib6& real_fib() {
-  static const Fib6 fib = load_fib6(test::shared_data_path("fib/iprbench_tier1_fulltable_prefixes.txt.gz"));
+  static const Fib6 fib = load_fib6(test::source_path("data/fib/iprbench_tier1_fulltable_prefixes.txt.gz"));
   return fib;
 }
 const Built& real_table() {

@@ -77,6 +77,14 @@ if c_ast:
             return ("\n" + self._make_indent()).join(n.lines)
 
 
+def compound_literal(typename, init, coord):
+    """c_ast.CompoundLiteral across pycparser versions: 3.12 added a `storage` field before coord."""
+    try:
+        return c_ast.CompoundLiteral(typename, init, [], coord)
+    except TypeError:
+        return c_ast.CompoundLiteral(typename, init, coord)
+
+
 def node_fields(node):
     for attr in node.__slots__:
         if attr in ("coord", "__weakref__"):
@@ -320,7 +328,7 @@ class FuncXform:
             tn = copy.deepcopy(d.type)
             set_declname(tn, None)
             strip_top_const(tn)
-            init = c_ast.CompoundLiteral(c_ast.Typename(None, [], None, tn), init, d.coord)
+            init = compound_literal(c_ast.Typename(None, [], None, tn), init, d.coord)
         elif is_array:
             fail(d, f"initializer for array '{d.name}' that lives across G_EXPENSIVE is not supported")
         lhs = c_ast.ArrayRef(c_ast.ID(name), c_ast.ID(CUR))
