@@ -105,13 +105,13 @@ Section bench_ipv4(const Options& o) {
   ipv4::lookup_scalar(dir, ips.data(), want.data(), n);
 
 #ifdef TANDEM_HAVE_DPDK
-  bench::dpdk_start(o.dpdk_mem_mib);
+  const int socket = bench::dpdk_start(o.dpdk_mem_mib).socket;
   {
     const auto t1 = std::chrono::steady_clock::now();
     rte_lpm_config cfg{};
     cfg.max_rules = static_cast<uint32_t>(fib.routes.size() + 16);
     cfg.number_tbl8s = std::max<uint32_t>(dir.tbl8_groups_in_use() * 2, 1u << 16);
-    rte_lpm* lpm = rte_lpm_create("anchors_lpm", -1, &cfg);
+    rte_lpm* lpm = rte_lpm_create("anchors_lpm", socket, &cfg);
     if (!lpm) throw std::runtime_error("rte_lpm_create failed (is --dpdk-mem-mib large enough?)");
     for (const auto& r : fib.routes) {
       if (rte_lpm_add(lpm, r.prefix, r.len, r.next_hop) != 0) throw std::runtime_error("rte_lpm_add failed");
@@ -161,7 +161,7 @@ Section bench_ipv4(const Options& o) {
     cfg.max_routes = static_cast<int>(fib.routes.size() + 16);
     cfg.dir24_8.nh_sz = RTE_FIB_DIR24_8_4B;
     cfg.dir24_8.num_tbl8 = std::max<uint32_t>(dir.tbl8_groups_in_use() * 2, 1u << 16);
-    rte_fib* f = rte_fib_create("anchors_fib", -1, &cfg);
+    rte_fib* f = rte_fib_create("anchors_fib", socket, &cfg);
     if (!f) throw std::runtime_error("rte_fib_create failed (is --dpdk-mem-mib large enough?)");
     for (const auto& r : fib.routes) {
       if (rte_fib_add(f, r.prefix, r.len, r.next_hop) != 0) throw std::runtime_error("rte_fib_add failed");
@@ -234,7 +234,7 @@ Section bench_hash(const Options& o) {
   tandem_gopt_cuckoo_naive(&cb.table, keys.data(), want.data(), ni);
 
 #ifdef TANDEM_HAVE_DPDK
-  bench::dpdk_start(o.dpdk_mem_mib);
+  const int socket = bench::dpdk_start(o.dpdk_mem_mib).socket;
   {
     const auto t1 = std::chrono::steady_clock::now();
     rte_hash_parameters p{};
@@ -242,7 +242,7 @@ Section bench_hash(const Options& o) {
     p.entries = static_cast<uint32_t>(nb * CUCKOO_SLOTS);  // same slots and load as the cuckoo table
     p.key_len = sizeof(uint64_t);
     p.hash_func = rte_hash_crc;
-    p.socket_id = -1;
+    p.socket_id = socket;
     rte_hash* h = rte_hash_create(&p);
     if (!h) throw std::runtime_error("rte_hash_create failed (is --dpdk-mem-mib large enough?)");
     for (size_t j = 0; j < cb.stored.size(); ++j) {
@@ -305,8 +305,8 @@ int run(const Options& o) {
   std::fflush(stdout);
 #ifdef TANDEM_HAVE_DPDK
   const auto& env = bench::dpdk_start(o.dpdk_mem_mib);
-  std::printf("DPDK %s: EAL without hugepages or PCI, %zu MiB heap, %zu MiB advised for transparent hugepages\n",
-              env.version.c_str(), env.heap_mib, env.heap_advised >> 20);
+  std::printf("%s: EAL without hugepages or PCI; tables on a %zu MiB external heap, %lld MiB of it on transparent "
+              "hugepages (as Tandem's tables)\n", env.version.c_str(), env.heap_mib, env.heap_hugepage_bytes >> 20);
   std::fflush(stdout);
 #else
   std::printf("DPDK: not built in (scripts/fetch-dpdk.sh, then rebuild); Tandem rows only\n");
@@ -338,7 +338,9 @@ int run(const Options& o) {
                              {"machine", bench::machine_json()},
                              {"config", {{"n", o.n}, {"reps", o.reps}, {"core", o.core}, {"seed", o.seed}, {"threads", 1}}},
 #ifdef TANDEM_HAVE_DPDK
-                             {"dpdk", bench::dpdk_start(o.dpdk_mem_mib).version},
+                             {"dpdk", {{"version", bench::dpdk_start(o.dpdk_mem_mib).version},
+                                       {"heap_mib", bench::dpdk_start(o.dpdk_mem_mib).heap_mib},
+                                       {"heap_hugepage_bytes", bench::dpdk_start(o.dpdk_mem_mib).heap_hugepage_bytes}}},
 #else
                              {"dpdk", nullptr},
 #endif

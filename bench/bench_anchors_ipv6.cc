@@ -51,7 +51,7 @@ Section bench_table(const Options& o, const std::string& title, const std::vecto
   std::vector<uint32_t> got(n, 0xDEADBEEFu);
 
 #ifdef TANDEM_HAVE_DPDK
-  bench::dpdk_start(o.dpdk_mem_mib);
+  const int socket = bench::dpdk_start(o.dpdk_mem_mib).socket;
   // The addresses as DPDK's lookups take them (non-const rows).
   std::vector<ipv6::Addr6> mut = addrs;
   auto* m = reinterpret_cast<uint8_t(*)[16]>(mut.data());
@@ -61,7 +61,7 @@ Section bench_table(const Options& o, const std::string& title, const std::vecto
     rte_lpm6_config cfg{};
     cfg.max_rules = static_cast<uint32_t>(routes.size() + 16);
     cfg.number_tbl8s = groups;
-    rte_lpm6* lpm = rte_lpm6_create("anchors_lpm6", -1, &cfg);
+    rte_lpm6* lpm = rte_lpm6_create("anchors_lpm6", socket, &cfg);
     if (!lpm) throw std::runtime_error("rte_lpm6_create failed (is --dpdk-mem-mib large enough?)");
     for (const auto& r : routes) {
       if (rte_lpm6_add(lpm, r.prefix.data(), r.len, r.next_hop) != 0) throw std::runtime_error("rte_lpm6_add failed");
@@ -94,7 +94,7 @@ Section bench_table(const Options& o, const std::string& title, const std::vecto
     rte_fib6* f = nullptr;
     for (uint32_t tbl8 = groups * 2; !f; tbl8 *= 2) {
       cfg.trie.num_tbl8 = tbl8;
-      f = rte_fib6_create("anchors_fib6", -1, &cfg);
+      f = rte_fib6_create("anchors_fib6", socket, &cfg);
       if (!f) throw std::runtime_error("rte_fib6_create failed (is --dpdk-mem-mib large enough?)");
       for (const auto& r : routes) {
         if (const int rc = rte_fib6_add(f, r.prefix.data(), r.len, r.next_hop); rc != 0) {

@@ -23,7 +23,8 @@ namespace tandem {
 inline constexpr std::size_t kCacheLine = 64;
 
 // Software prefetch into all cache levels (read). A no-op where the compiler lacks the builtin.
-inline void prefetch_read(const void* p) {
+// Always inlined: a plain inline helper called from an always_inline lookup was seen dropped.
+TANDEM_HD_INLINE void prefetch_read(const void* p) {
 #if defined(__GNUC__) && !defined(__CUDA_ARCH__)
   __builtin_prefetch(p, 0, 3);
 #else

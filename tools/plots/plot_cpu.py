@@ -38,7 +38,8 @@ def plot_cores(report, src, out_path):
             ax.text(0.99, 0.02, f"CPU cores to match the GPU's best {match['gpu_best_mpps']:.1f} Mpps: {text}",
                     transform=ax.transAxes, ha="right", va="bottom", fontsize=8)
     cfg = pg.as_dict(report.get("config"))
-    pg.finish(fig, report, f"tandem bench cores: IPv4 router throughput vs cores ({cfg.get('gen', '')})", src, out_path)
+    size = next((p.split('=')[1] for p in str(cfg.get('gen', '')).split(',') if p.startswith('size=')), '?')
+    pg.finish(fig, report, f"tandem bench cores: IPv4 router, {size} B packets, throughput vs cores", src, out_path)
 
 
 def plot_anchors(report, src, out_path):
