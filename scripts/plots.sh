@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Plots the JSON reports of the GPU offload benchmarks (tandem bench gpu-offload, gpu-load,
-# gpu-stream, gpu-router) as PNGs, one per report: OUTDIR/<report name>.png.
+# Plots the JSON reports of the benchmarks (tandem bench gpu-offload, gpu-load, gpu-stream,
+# gpu-router, cores, anchors) as PNGs, one per report: OUTDIR/<report name>.png.
 #   usage: scripts/plots.sh OUTDIR RESULT_JSON...
 #   e.g.   scripts/plots.sh build/plots bench/results/2026-11-21-h200/offload/bench_gpu_offload.json
 # Installs matplotlib for this user (pip --user, no sudo) when python3 cannot import it.
