@@ -1,15 +1,19 @@
-// `tandem lookup`: addresses in (one per line), "address nexthop" out, in input order.
+// `tandem lookup --app ipv4|ipv6`: addresses in (one per line), "address nexthop" out, in input order
+// ('-' where no route matches). IPv6 addresses are printed in their canonical form (RFC 5952).
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "apps/ipv4/dir24_8.h"
 #include "apps/ipv4/fib_loader.h"
 #include "apps/ipv4/ipv4_cpu.h"
 #include "apps/ipv4/ipv4_gpu.h"
+#include "apps/ipv6/fib6_loader.h"
+#include "apps/ipv6/lpm6.h"
 #include "cli/commands.h"
 #include "cli/table_setup.h"
 
@@ -24,29 +28,50 @@ struct LookupOptions {
   std::string device = "cpu";
 };
 
-void run_lookup(const LookupOptions& o) {
+// The keys file's non-blank, non-comment lines, trimmed, with their line numbers.
+std::vector<std::pair<uint64_t, std::string>> read_keys(const std::string& keys, const std::string& name) {
   std::ifstream file;
   std::istream* in = &std::cin;
-  const std::string name = o.keys == "-" ? "<stdin>" : o.keys;
-  if (o.keys != "-") {
-    file.open(o.keys);
-    if (!file) throw UsageError(o.keys + ": cannot open");
+  if (keys != "-") {
+    file.open(keys);
+    if (!file) throw UsageError(keys + ": cannot open");
     in = &file;
   }
-  std::vector<uint32_t> ips;
+  std::vector<std::pair<uint64_t, std::string>> out;
   uint64_t lineno = 0;
   for (std::string line; std::getline(*in, line);) {
     ++lineno;
-    size_t b = line.find_first_not_of(" \t\r");
-    size_t e = line.find_last_not_of(" \t\r");
+    const size_t b = line.find_first_not_of(" \t\r");
+    const size_t e = line.find_last_not_of(" \t\r");
     if (b == std::string::npos || line[b] == '#') continue;
+    out.emplace_back(lineno, line.substr(b, e + 1 - b));
+  }
+  if (in->bad() || !in->eof()) throw UsageError(name + ": read error after line " + std::to_string(lineno));
+  return out;
+}
+
+void write_results(const std::string& out) {
+  if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() || std::fflush(stdout) != 0) {
+    throw UsageError("cannot write the results to standard output");
+  }
+}
+
+void append_result(std::string& out, const std::string& key, uint32_t nh) {
+  out += key;
+  out += ' ';
+  out += nh == ipv4::kNoRoute ? std::string("-") : std::to_string(nh);
+  out += '\n';
+}
+
+void lookup_ipv4(const LookupOptions& o, const std::string& name) {
+  std::vector<uint32_t> ips;
+  for (const auto& [lineno, text] : read_keys(o.keys, name)) {
     uint32_t a = 0;
-    if (!ipv4::parse_ipv4_addr(line.data() + b, line.data() + e + 1, &a)) {
-      throw UsageError(name + ":" + std::to_string(lineno) + ": not an IPv4 address: `" + line + "`");
+    if (!ipv4::parse_ipv4_addr(text.data(), text.data() + text.size(), &a)) {
+      throw UsageError(name + ":" + std::to_string(lineno) + ": not an IPv4 address: `" + text + "`");
     }
     ips.push_back(a);
   }
-  if (in->bad() || !in->eof()) throw UsageError(name + ": read error after line " + std::to_string(lineno));
   const LoadedTable t = load_table(o.fib, /*quiet=*/true);
   std::vector<uint32_t> nh(ips.size());
   const Device dev = choose_device(o.device, /*quiet=*/true);
@@ -58,14 +83,43 @@ void run_lookup(const LookupOptions& o) {
   }
   std::string out;
   out.reserve(ips.size() * 24);
-  for (size_t i = 0; i < ips.size(); ++i) {
-    out += ipv4::format_ipv4(ips[i]);
-    out += ' ';
-    out += nh[i] == ipv4::kNoRoute ? std::string("-") : std::to_string(nh[i]);
-    out += '\n';
+  for (size_t i = 0; i < ips.size(); ++i) append_result(out, ipv4::format_ipv4(ips[i]), nh[i]);
+  write_results(out);
+}
+
+void lookup_ipv6(const LookupOptions& o, const std::string& name) {
+  if (o.device == "gpu") throw UsageError("--app ipv6 has no GPU path yet: use --device cpu or auto");
+  std::vector<ipv6::Addr6> addrs;
+  for (const auto& [lineno, text] : read_keys(o.keys, name)) {
+    ipv6::Addr6 a{};
+    if (!ipv6::parse_ipv6_addr(text.data(), text.data() + text.size(), &a)) {
+      throw UsageError(name + ":" + std::to_string(lineno) + ": not an IPv6 address: `" + text + "`");
+    }
+    addrs.push_back(a);
   }
-  if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() || std::fflush(stdout) != 0) {
-    throw UsageError("cannot write the results to standard output");
+  const ipv6::Fib6 fib = ipv6::load_fib6(o.fib);
+  ipv6::Lpm6 table;
+  for (const auto& r : fib.routes) {
+    const auto st = table.add(r.prefix.data(), r.len, r.next_hop);
+    if (st != ipv6::Lpm6::Status::kOk) {
+      throw UsageError(o.fib + ": cannot add " + ipv6::format_ipv6(r.prefix.data()) + "/" + std::to_string(r.len) +
+                       ": " + ipv6::Lpm6::status_name(st));
+    }
+  }
+  std::vector<uint32_t> nh(addrs.size());
+  table.lookup_batch(ipv6::addr_rows(addrs.data()), nh.data(), addrs.size());
+  std::string out;
+  out.reserve(addrs.size() * 48);
+  for (size_t i = 0; i < addrs.size(); ++i) append_result(out, ipv6::format_ipv6(addrs[i].data()), nh[i]);
+  write_results(out);
+}
+
+void run_lookup(const LookupOptions& o) {
+  const std::string name = o.keys == "-" ? "<stdin>" : o.keys;
+  if (o.app == "ipv6") {
+    lookup_ipv6(o, name);
+  } else {
+    lookup_ipv4(o, name);
   }
 }
 
@@ -74,10 +128,10 @@ void run_lookup(const LookupOptions& o) {
 void register_lookup(CLI::App& app) {
   auto o = std::make_shared<LookupOptions>();
   CLI::App* c = app.add_subcommand("lookup", "look up addresses: prints `address nexthop` per line ('-' = no route)");
-  c->add_option("--app", o->app, "application")->capture_default_str()->check(CLI::IsMember({"ipv4"}));
-  c->add_option("--fib", o->fib, "forwarding table (PREFIX/LEN [NEXTHOP] per line, .gz ok)")
+  c->add_option("--app", o->app, "application")->capture_default_str()->check(CLI::IsMember({"ipv4", "ipv6"}));
+  c->add_option("--fib", o->fib, "forwarding table (PREFIX/LEN [NEXTHOP] per line, .gz ok; the other family's lines are skipped)")
       ->required()->check(CLI::ExistingFile);
-  c->add_option("--keys", o->keys, "file with one IPv4 address per line, '-' for stdin")->required();
+  c->add_option("--keys", o->keys, "file with one address per line (IPv4 or IPv6, as --app), '-' for stdin")->required();
   c->add_option("--device", o->device, "cpu, gpu or auto")->capture_default_str()
       ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
   c->callback([o] { run_lookup(*o); });
