@@ -1,6 +1,10 @@
 // Loading IPv4 forwarding tables from text files (the control plane's input).
 //
-// Format, one route per line, whitespace-separated:
+// MRT RIB dumps (RFC 6396 TABLE_DUMP / TABLE_DUMP_V2, .mrt or .mrt.gz, or any file that starts with
+// an MRT header) are read too: each prefix's first RIB entry gives the route, its NEXT_HOP the
+// next hop, numbered in order of appearance (Fib::next_hop_addresses); see io/mrt.h.
+//
+// Text format, one route per line, whitespace-separated:
 //     PREFIX/LEN [NEXTHOP]      e.g. "1.0.4.0/22" or "1.0.4.0/22 7"
 // '#' starts a comment; blank lines are ignored; files ending in .gz are decompressed (zlib reads
 // plain files too). IPv6 prefixes (anything with ':') are skipped and counted, so one file can
@@ -47,6 +51,12 @@ struct Fib {
   uint64_t duplicates = 0;
   uint64_t derived_next_hops = 0;  // routes whose next hop came from the derivation rule
   uint32_t max_next_hop = 0;
+  // MRT input (io/mrt.h): records read; RIB entries of a prefix after its first (other peers'
+  // paths, not used: the first entry's next hop is the route's); distinct next-hop addresses,
+  // numbered 0, 1, ... in order of appearance to become the routes' next hops (ports).
+  uint64_t mrt_records = 0;
+  uint64_t other_paths = 0;
+  uint32_t next_hop_addresses = 0;
 };
 
 // Loads a table. Throws FibError naming the file and line for any malformed line, and for files

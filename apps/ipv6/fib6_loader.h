@@ -51,6 +51,9 @@ struct Fib6 {
   uint64_t duplicates = 0;
   uint64_t derived_next_hops = 0;  // routes whose next hop came from the derivation rule
   uint32_t max_next_hop = 0;
+  uint64_t mrt_records = 0;  // MRT input, as ipv4::Fib (first RIB entry per prefix, next hops numbered)
+  uint64_t other_paths = 0;
+  uint32_t next_hop_addresses = 0;
 };
 
 // Loads a table. Throws Fib6Error naming the file and line for any malformed line, and for files
