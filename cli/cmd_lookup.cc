@@ -1,5 +1,6 @@
-// `tandem lookup --app ipv4|ipv6`: addresses in (one per line), "address nexthop" out, in input order
-// ('-' where no route matches). IPv6 addresses are printed in their canonical form (RFC 5952).
+// `tandem lookup --app ipv4|ipv6|ndn`: keys in (one per line), "key nexthop" out, in input order
+// ('-' where no route matches). IPv6 addresses are printed in their canonical form (RFC 5952), NDN
+// names in the NDN URI form.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -14,6 +15,8 @@
 #include "apps/ipv4/ipv4_gpu.h"
 #include "apps/ipv6/fib6_loader.h"
 #include "apps/ipv6/lpm6.h"
+#include "apps/ndn/ndn_fib.h"
+#include "core/table_reader.h"
 #include "cli/commands.h"
 #include "cli/table_setup.h"
 
@@ -114,10 +117,35 @@ void lookup_ipv6(const LookupOptions& o, const std::string& name) {
   write_results(out);
 }
 
+void lookup_ndn(const LookupOptions& o, const std::string& name) {
+  if (o.device == "gpu") throw UsageError("--app ndn has no GPU path yet: use --device cpu or auto");
+  std::vector<ndn::Name> names;
+  for (const auto& [lineno, text] : read_keys(o.keys, name)) {
+    try {
+      names.push_back(ndn::parse_uri(text));
+    } catch (const ndn::NameError& e) {
+      throw UsageError(name + ":" + std::to_string(lineno) + ": " + e.what());
+    }
+  }
+  ndn::NdnFibFile file;
+  try {
+    file = ndn::load_ndn_fib(o.fib);
+  } catch (const TableError& e) {
+    throw UsageError(e.what());
+  }
+  ndn::NdnFib fib(file.routes.size());
+  for (const auto& [prefix, nh] : file.routes) fib.add(prefix, nh);
+  std::string out;
+  for (const ndn::Name& n : names) append_result(out, ndn::to_uri(n), fib.lookup(n));
+  write_results(out);
+}
+
 void run_lookup(const LookupOptions& o) {
   const std::string name = o.keys == "-" ? "<stdin>" : o.keys;
   if (o.app == "ipv6") {
     lookup_ipv6(o, name);
+  } else if (o.app == "ndn") {
+    lookup_ndn(o, name);
   } else {
     lookup_ipv4(o, name);
   }
@@ -128,10 +156,11 @@ void run_lookup(const LookupOptions& o) {
 void register_lookup(CLI::App& app) {
   auto o = std::make_shared<LookupOptions>();
   CLI::App* c = app.add_subcommand("lookup", "look up addresses: prints `address nexthop` per line ('-' = no route)");
-  c->add_option("--app", o->app, "application")->capture_default_str()->check(CLI::IsMember({"ipv4", "ipv6"}));
-  c->add_option("--fib", o->fib, "forwarding table (PREFIX/LEN [NEXTHOP] per line, .gz ok; the other family's lines are skipped)")
+  c->add_option("--app", o->app, "application")->capture_default_str()->check(CLI::IsMember({"ipv4", "ipv6", "ndn"}));
+  c->add_option("--fib", o->fib, "forwarding table: PREFIX/LEN [NEXTHOP] per line (ipv4, ipv6; the other family's lines are "
+                "skipped; MRT dumps too), or NAME NEXTHOP (ndn, NDN URI form); .gz ok")
       ->required()->check(CLI::ExistingFile);
-  c->add_option("--keys", o->keys, "file with one address per line (IPv4 or IPv6, as --app), '-' for stdin")->required();
+  c->add_option("--keys", o->keys, "file with one key per line (an IPv4 or IPv6 address, or an NDN name, as --app), '-' for stdin")->required();
   c->add_option("--device", o->device, "cpu, gpu or auto")->capture_default_str()
       ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
   c->callback([o] { run_lookup(*o); });
