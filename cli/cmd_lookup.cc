@@ -14,6 +14,7 @@
 #include "apps/ipv4/ipv4_cpu.h"
 #include "apps/ipv4/ipv4_gpu.h"
 #include "apps/ipv6/fib6_loader.h"
+#include "apps/ipv6/ipv6_gpu.h"
 #include "apps/ipv6/lpm6.h"
 #include "apps/ndn/ndn_fib.h"
 #include "core/table_reader.h"
@@ -91,7 +92,6 @@ void lookup_ipv4(const LookupOptions& o, const std::string& name) {
 }
 
 void lookup_ipv6(const LookupOptions& o, const std::string& name) {
-  if (o.device == "gpu") throw UsageError("--app ipv6 has no GPU path yet: use --device cpu or auto");
   std::vector<ipv6::Addr6> addrs;
   for (const auto& [lineno, text] : read_keys(o.keys, name)) {
     ipv6::Addr6 a{};
@@ -110,7 +110,12 @@ void lookup_ipv6(const LookupOptions& o, const std::string& name) {
     }
   }
   std::vector<uint32_t> nh(addrs.size());
-  table.lookup_batch(ipv6::addr_rows(addrs.data()), nh.data(), addrs.size());
+  if (choose_device(o.device, /*quiet=*/true) == Device::kGpu) {
+    ipv6::Ipv6GpuTable g(table);
+    g.lookup(ipv6::addr_rows(addrs.data()), nh.data(), addrs.size());
+  } else {
+    table.lookup_batch(ipv6::addr_rows(addrs.data()), nh.data(), addrs.size());
+  }
   std::string out;
   out.reserve(addrs.size() * 48);
   for (size_t i = 0; i < addrs.size(); ++i) append_result(out, ipv6::format_ipv6(addrs[i].data()), nh[i]);

@@ -69,6 +69,11 @@ struct OffloadOptions {
   uint64_t fault_at_batch = 0;
 };
 
+// Runs n items from host array `in` to host array `out` through `runner` in batches of its
+// capacity, its slots double-buffering (while one batch is on the GPU the next is copied in).
+// `in`/`out` hold in_item_bytes() / out_item_bytes() per item, any alignment. Throws GpuError.
+void run_all(OffloadRunner& runner, const void* in, void* out, size_t n);
+
 // A runner whose operation copies each 4-byte item unchanged: the floor of involving the GPU
 // (G-Opt Fig. 2/3), with no app work.
 std::unique_ptr<OffloadRunner> make_echo_runner(const OffloadOptions& opts);

@@ -1,7 +1,8 @@
 """`tandem lookup --app ipv6`: on the real table's IPv6 routes (with derived next hops) and on a
 hand-made table with ::/0, /128 and nested prefixes, every address's output must equal an
 independent longest-prefix match written here with Python's ipaddress module; output in input
-order, canonical addresses, '-' where nothing matches; malformed keys fail naming the line."""
+order, canonical addresses, '-' where nothing matches, the same with --device auto (the GPU where
+there is one); malformed keys fail naming the line."""
 import gzip
 import ipaddress
 import os
@@ -49,6 +50,9 @@ def check_table(c, a, d, name, lines, keys):
             if bad <= 5:
                 print(f"{name}: got {line!r}, want {want_line!r}")
     c.check(bad == 0, f"{name}: {bad} of {len(keys)} results differ from the Python reference")
+    # --device auto takes the GPU where there is one: its output must be the same.
+    rc, so2, se = run([a.tandem, "lookup", "--app", "ipv6", "--device", "auto", "--fib", fib, "--keys", kf])
+    c.check(rc == 0 and so2 == so, f"{name}: --device auto differs from the CPU (rc {rc}: {se.strip()[:200]})")
 
 
 def main():
