@@ -6,7 +6,8 @@
 //         path both on bursts of 32 (what a receive burst gives) and on the whole array;
 //   ipv6  see bench_anchors_ipv6.cc;
 //   hash  a 2-8 cuckoo table of integer keys (the G-Opt benchmark's) against DPDK rte_hash with the
-//         same keys and load, lookups of stored keys in random order.
+//         same keys and load, lookups of stored keys in random order;
+//   l2    the L2 switch's MAC table (apps/l2) against rte_hash on the same MACs and slot count.
 // Every row's results are checked against the reference row of its section; the command exits
 // with 4 on any difference. Without DPDK (scripts/fetch-dpdk.sh) the DPDK rows say "skipped".
 
@@ -24,6 +25,7 @@
 #include "apps/ipv4/fib_loader.h"
 #include "apps/ipv4/ipv4_cpu.h"
 #include "apps/ipv4/poptrie.h"
+#include "apps/l2/mac_table.h"
 #include "bench/cuckoo_bench.h"
 #include "cli/commands.h"
 #include "core/machine_info.h"
@@ -297,6 +299,77 @@ Section bench_hash(const Options& o) {
   return s;
 }
 
+// ---- l2: the switch's MAC table vs rte_hash on the same MACs ----
+
+Section bench_l2(const Options& o) {
+  Section s{"L2 MAC table (CuckooSwitch 2-8), lookups of learned MACs", "dpdk_hash_bulk_b32"};
+  const size_t entries = o.hash_keys;
+  const auto t0 = std::chrono::steady_clock::now();
+  l2::MacTable table(entries);
+  bench::Rng rng{o.seed + 20};
+  std::vector<uint64_t> stored;
+  stored.reserve(entries);
+  while (stored.size() < entries) {
+    const uint64_t mac = rng.next() & l2::kMacMask & ~l2::kMacGroupBit;
+    const uint32_t port = static_cast<uint32_t>(stored.size() % 64);
+    if (table.insert(mac, port) == l2::MacTable::Status::kInserted) stored.push_back(mac);
+  }
+  std::printf("l2: %zu MACs in %zu buckets (%zu MiB, load %.2f), built in %.2f s\n", stored.size(), table.bucket_count(),
+              table.memory_bytes() >> 20, table.load_factor(), seconds_since(t0));
+  const size_t n = o.n;
+  std::vector<uint64_t> macs(n);
+  for (auto& m : macs) m = stored[rng.below(stored.size())];
+  s.config = {{"entries", stored.size()}, {"table_mib", table.memory_bytes() >> 20}, {"load", table.load_factor()},
+              {"lookups", n}};
+  s.want.resize(n);
+  table.lookup_scalar(macs.data(), s.want.data(), n);
+  std::vector<uint32_t> got(n, 0xDEADBEEFu);
+#ifdef TANDEM_HAVE_DPDK
+  const int socket = bench::dpdk_start(o.dpdk_mem_mib).socket;
+  {
+    rte_hash_parameters p{};
+    p.name = "anchors_l2";
+    p.entries = static_cast<uint32_t>(table.slot_count());  // the same slots as the MAC table
+    p.key_len = sizeof(uint64_t);
+    p.hash_func = rte_hash_crc;
+    p.socket_id = socket;
+    rte_hash* h = rte_hash_create(&p);
+    if (!h) throw std::runtime_error("rte_hash_create failed (is --dpdk-mem-mib large enough?)");
+    for (uint64_t m : stored) {
+      if (rte_hash_add_key_data(h, &m, reinterpret_cast<void*>(uintptr_t{table.lookup(m)})) != 0) {
+        throw std::runtime_error("rte_hash_add_key_data failed");
+      }
+    }
+    const void* kp[32];
+    void* data[32];
+    s.row("dpdk_hash_bulk_b32", "rte_hash_lookup_bulk_data on 8-byte MACs, bursts of 32", double(n),
+          time_reps(o.reps, [&] {
+            for (size_t i = 0; i < n; i += 32) {
+              const unsigned m = static_cast<unsigned>(std::min<size_t>(32, n - i));
+              for (unsigned j = 0; j < m; ++j) kp[j] = &macs[i + j];
+              uint64_t hits = 0;
+              rte_hash_lookup_bulk_data(h, kp, m, &hits, data);
+              for (unsigned j = 0; j < m; ++j) {
+                got[i + j] = (hits >> j & 1) ? static_cast<uint32_t>(reinterpret_cast<uintptr_t>(data[j])) : l2::kMiss;
+              }
+            }
+          }), got);
+    rte_hash_free(h);
+  }
+#else
+  s.baseline = "tandem_l2_scalar";
+  s.skip("dpdk_*", "not built with DPDK (run scripts/fetch-dpdk.sh and rebuild)");
+#endif
+  s.row("tandem_l2_scalar", "Tandem MAC table, one MAC at a time", double(n),
+        time_reps(o.reps, [&] { table.lookup_scalar(macs.data(), got.data(), n); }), got);
+  s.row("tandem_l2_batched_b32", "Tandem MAC table batched path on bursts of 32", double(n), time_reps(o.reps, [&] {
+          for (size_t i = 0; i < n; i += 32) table.lookup_batch(macs.data() + i, got.data() + i, std::min<size_t>(32, n - i));
+        }), got);
+  s.row("tandem_l2_batched_all", "Tandem MAC table batched path, whole array", double(n),
+        time_reps(o.reps, [&] { table.lookup_batch(macs.data(), got.data(), n); }), got);
+  return s;
+}
+
 int run(const Options& o) {
   if (o.core >= 0 && !pin_this_thread(o.core)) {
     throw UsageError("--core " + std::to_string(o.core) + ": cannot pin to that CPU");
@@ -324,8 +397,10 @@ int run(const Options& o) {
       for (auto& x : bench_ipv6(o)) add(std::move(x));
     } else if (which == "hash") {
       add(bench_hash(o));
+    } else if (which == "l2") {
+      add(bench_l2(o));
     } else {
-      throw UsageError("--only: unknown section '" + which + "' (ipv4, ipv6, hash)");
+      throw UsageError("--only: unknown section '" + which + "' (ipv4, ipv6, hash, l2)");
     }
   }
   size_t bad = 0;
@@ -363,7 +438,7 @@ void register_bench_anchors(CLI::App& bench) {
   CLI::App* c = bench.add_subcommand("anchors", "Tandem's CPU lookups against DPDK (rte_lpm, rte_fib, rte_lpm6, "
                                                 "rte_fib6, rte_hash) on the same tables and keys, one thread");
   c->add_option("--fib", o->fib, "IPv4/IPv6 table (text, .gz)")->required()->check(CLI::ExistingFile);
-  c->add_option("--only", o->sections, "sections to run: ipv4, ipv6, hash")->delimiter(',')->capture_default_str();
+  c->add_option("--only", o->sections, "sections to run: ipv4, ipv6, hash, l2")->delimiter(',')->capture_default_str();
   c->add_option("--n", o->n, "lookups per repetition")->capture_default_str()->check(CLI::Range(size_t{64}, size_t{1} << 28));
   c->add_option("--hash-keys", o->hash_keys, "keys stored in the hash tables")
       ->capture_default_str()->check(CLI::Range(size_t{64}, size_t{1} << 28));

@@ -15,9 +15,9 @@ namespace tandem::cli::anchors {
 
 struct Options {
   std::string fib;
-  std::vector<std::string> sections = {"ipv4", "ipv6", "hash"};
+  std::vector<std::string> sections = {"ipv4", "ipv6", "hash", "l2"};
   size_t n = 10'000'000;
-  size_t hash_keys = 16u << 20;  // the L2 switch's large table (CuckooSwitch)
+  size_t hash_keys = 16u << 20;  // keys of the hash and L2 tables: CuckooSwitch's large table
   size_t ipv6_random = 200'000;  // the G-Opt paper's worst case; 0: off
   int reps = 5;
   int core = -1;

@@ -1,6 +1,7 @@
-// `tandem lookup --app ipv4|ipv6|ndn`: keys in (one per line), "key nexthop" out, in input order
+// `tandem lookup --app ipv4|ipv6|ndn|l2`: keys in (one per line), "key nexthop" out, in input order
 // ('-' where no route matches). IPv6 addresses are printed in their canonical form (RFC 5952), NDN
-// names in the NDN URI form.
+// names in the NDN URI form, MACs as aa:bb:cc:dd:ee:ff.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -16,6 +17,8 @@
 #include "apps/ipv6/fib6_loader.h"
 #include "apps/ipv6/ipv6_gpu.h"
 #include "apps/ipv6/lpm6.h"
+#include "apps/l2/l2_loader.h"
+#include "apps/l2/mac_table.h"
 #include "apps/ndn/ndn_fib.h"
 #include "core/table_reader.h"
 #include "cli/commands.h"
@@ -145,12 +148,44 @@ void lookup_ndn(const LookupOptions& o, const std::string& name) {
   write_results(out);
 }
 
+void lookup_l2(const LookupOptions& o, const std::string& name) {
+  if (o.device == "gpu") throw UsageError("--app l2 has no GPU path yet: use --device cpu or auto");
+  std::vector<uint64_t> macs;
+  for (const auto& [lineno, text] : read_keys(o.keys, name)) {
+    uint64_t m = 0;
+    if (!l2::parse_mac(text, &m)) throw UsageError(name + ":" + std::to_string(lineno) + ": not a MAC address: `" + text + "`");
+    macs.push_back(m);
+  }
+  // Sized from a first pass over the table file (its lines with columns).
+  size_t lines = 0;
+  try {
+    TableReader count(o.fib);
+    TableReader::Column col[2];
+    while (count.next(col, 2, "too many columns (expected MAC PORT)") > 0) ++lines;
+  } catch (const TableError& e) {
+    throw UsageError(e.what());
+  }
+  l2::MacTable table(std::max<size_t>(lines, 1024));
+  try {
+    l2::load_l2_table(o.fib, table);
+  } catch (const l2::L2TableError& e) {
+    throw UsageError(e.what());
+  }
+  std::vector<uint32_t> ports(macs.size());
+  table.lookup_batch(macs.data(), ports.data(), macs.size());
+  std::string out;
+  for (size_t i = 0; i < macs.size(); ++i) append_result(out, l2::format_mac(macs[i]), ports[i]);
+  write_results(out);
+}
+
 void run_lookup(const LookupOptions& o) {
   const std::string name = o.keys == "-" ? "<stdin>" : o.keys;
   if (o.app == "ipv6") {
     lookup_ipv6(o, name);
   } else if (o.app == "ndn") {
     lookup_ndn(o, name);
+  } else if (o.app == "l2") {
+    lookup_l2(o, name);
   } else {
     lookup_ipv4(o, name);
   }
@@ -161,11 +196,11 @@ void run_lookup(const LookupOptions& o) {
 void register_lookup(CLI::App& app) {
   auto o = std::make_shared<LookupOptions>();
   CLI::App* c = app.add_subcommand("lookup", "look up addresses: prints `address nexthop` per line ('-' = no route)");
-  c->add_option("--app", o->app, "application")->capture_default_str()->check(CLI::IsMember({"ipv4", "ipv6", "ndn"}));
+  c->add_option("--app", o->app, "application")->capture_default_str()->check(CLI::IsMember({"ipv4", "ipv6", "ndn", "l2"}));
   c->add_option("--fib", o->fib, "forwarding table: PREFIX/LEN [NEXTHOP] per line (ipv4, ipv6; the other family's lines are "
-                "skipped; MRT dumps too), or NAME NEXTHOP (ndn, NDN URI form); .gz ok")
+                "skipped; MRT dumps too), NAME NEXTHOP (ndn, NDN URI form) or MAC PORT (l2); .gz ok")
       ->required()->check(CLI::ExistingFile);
-  c->add_option("--keys", o->keys, "file with one key per line (an IPv4 or IPv6 address, or an NDN name, as --app), '-' for stdin")->required();
+  c->add_option("--keys", o->keys, "file with one key per line (an IPv4 or IPv6 address, an NDN name or a MAC, as --app), '-' for stdin")->required();
   c->add_option("--device", o->device, "cpu, gpu or auto")->capture_default_str()
       ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
   c->callback([o] { run_lookup(*o); });

@@ -1,6 +1,6 @@
 """`tandem bench anchors` (Tandem's CPU lookups against DPDK on the same tables and keys): on a
-slice of the real table (IPv4 and IPv6 routes), a small random IPv6 worst-case table and a small
-hash table, the command must succeed, every row of every section must agree with the section's
+slice of the real table (IPv4 and IPv6 routes), a small random IPv6 worst-case table, a small
+hash table and a small L2 MAC table, the command must succeed, every row of every section must agree with the section's
 reference results, and the DPDK rows must be measured when the build has DPDK (the JSON's "dpdk"
 is its version) or be listed as skipped with the reason when it has not. Only correctness and
 structure are checked here, never a time (the ratios are for the device machine)."""
@@ -36,12 +36,13 @@ def main():
     rep = json.load(open(out))
     c.check(rep.get("bench") == "anchors" and rep.get("all_agree") is True, f"JSON: bench/all_agree {rep.get('all_agree')}")
     secs = rep.get("sections", [])
-    c.check(len(secs) == 4, f"expected 4 sections (ipv4, ipv6 real, ipv6 random, hash), got {len(secs)}")
+    c.check(len(secs) == 5, f"expected 5 sections (ipv4, ipv6 real, ipv6 random, hash, l2), got {len(secs)}")
     have_dpdk = rep.get("dpdk") is not None
     print(f"DPDK in this build: {rep.get('dpdk')}")
-    tandem_rows = {"IPv4": "tandem_dir24_8_batched_all", "IPv6": "tandem_lpm6_batched_all",
-                   "cuckoo": "tandem_cuckoo_naive"}
-    dpdk_rows = {"IPv4": "dpdk_lpm_bulk_b32", "IPv6": "dpdk_lpm6_bulk_b32", "cuckoo": "dpdk_hash_bulk_b32"}
+    tandem_rows = {"L2": "tandem_l2_batched_all", "IPv4": "tandem_dir24_8_batched_all",
+                   "IPv6": "tandem_lpm6_batched_all", "cuckoo": "tandem_cuckoo_naive"}
+    dpdk_rows = {"L2": "dpdk_hash_bulk_b32", "IPv4": "dpdk_lpm_bulk_b32", "IPv6": "dpdk_lpm6_bulk_b32",
+                 "cuckoo": "dpdk_hash_bulk_b32"}
     for s in secs:
         title = s.get("title", "")
         kind = next((k for k in tandem_rows if title.startswith(k) or k in title), None)
