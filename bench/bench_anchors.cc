@@ -200,6 +200,15 @@ Section bench_ipv4(const Options& o) {
         }), got);
   s.row("tandem_dir24_8_batched_all", "Tandem DIR-24-8 batched path (prefetch distance 64), whole array", double(n),
         time_reps(o.reps, [&] { ipv4::lookup_batched(dir, ips.data(), got.data(), n); }), got);
+  if (ipv4::have_avx512()) {
+    s.row("tandem_dir24_8_avx512_b32", "Tandem DIR-24-8, AVX-512 gathers, bursts of 32", double(n), time_reps(o.reps, [&] {
+            for (size_t i = 0; i < n; i += 32) ipv4::lookup_avx512(dir, ips.data() + i, got.data() + i, std::min<size_t>(32, n - i));
+          }), got);
+    s.row("tandem_dir24_8_avx512_all", "Tandem DIR-24-8, AVX-512 gathers, prefetch 64 ahead, whole array", double(n),
+          time_reps(o.reps, [&] { ipv4::lookup_avx512(dir, ips.data(), got.data(), n); }), got);
+  } else {
+    s.skip("tandem_dir24_8_avx512_*", "this CPU has no AVX-512");
+  }
   // Poptrie (apps/ipv4/poptrie.h): a few MiB that stay in the caches.
   const auto t2 = std::chrono::steady_clock::now();
   const ipv4::Poptrie pop = ipv4::Poptrie::build(fib.routes);

@@ -115,6 +115,10 @@ int run_bench(const BenchIpv4Options& o) {
   add_row("cpu_prefetch_l2_d64", "prefetch into L2 only, distance 64, 1 thread",
           time_reps(o.reps, [&] { ipv4::lookup_prefetch_stream_l2(table, ips.data(), got.data(), o.n, 64); }),
           got.data());
+  if (ipv4::have_avx512()) {
+    add_row("cpu_avx512", "AVX-512 gathers, 16 addresses per step, prefetch 64 ahead, 1 thread",
+            time_reps(o.reps, [&] { ipv4::lookup_avx512(table, ips.data(), got.data(), o.n); }), got.data());
+  }
   add_row("cpu_poptrie_scalar", "Poptrie, lookup() one address at a time, 1 thread",
           time_reps(o.reps, [&] { for (size_t i = 0; i < o.n; ++i) got[i] = poptrie.lookup(ips[i]); }), got.data());
   add_row("cpu_poptrie_batched", "Poptrie, lookup_batch (two passes over groups of 64), 1 thread",

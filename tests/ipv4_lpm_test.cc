@@ -89,6 +89,30 @@ TEST(Ipv4RealTable, OddSizedArraysUseEveryCodePath) {
   }
 }
 
+// The AVX-512 gather path (or, without AVX-512, its fallback) on uniform addresses (misses and
+// hits), addresses inside prefixes (extended entries: the masked tbl8 gather), odd sizes and
+// prefetch distances.
+TEST(Ipv4RealTable, Avx512GatherPathAgreesWithTrie) {
+  const auto& t = RealIpv4Table::get();
+  if (!have_avx512()) std::printf("no AVX-512 on this CPU: checking the fallback\n");
+  auto ips = test::uniform_addresses(3'000'000, 44);
+  const auto inside = test::addresses_in_prefixes(t.fib.routes, 1'000'000, 45);
+  ips.insert(ips.end(), inside.begin(), inside.end());
+  for (uint32_t distance : {0u, 16u, 64u}) {
+    std::vector<uint32_t> got(ips.size() + 1, 0xDEADBEEF);
+    lookup_avx512(*t.dir, ips.data(), got.data(), ips.size(), distance);
+    EXPECT_EQ(got.back(), 0xDEADBEEFu);
+    got.pop_back();
+    EXPECT_EQ(count_mismatches(t.trie, ips, got), 0u) << "distance " << distance;
+  }
+  for (size_t n : {0u, 1u, 15u, 16u, 17u, 33u, 100u}) {
+    std::vector<uint32_t> got(n + 1, 0xDEADBEEF);
+    lookup_avx512(*t.dir, inside.data(), got.data(), n);
+    EXPECT_EQ(got[n], 0xDEADBEEFu) << "wrote past the end, n=" << n;
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], t.trie.lookup(inside[i])) << "n=" << n << " i=" << i;
+  }
+}
+
 TEST(Dir24_8, DefaultRouteAndHostRoutes) {
   Dir24_8 d(16);
   EXPECT_EQ(d.lookup(ip(8, 8, 8, 8)), kNoRoute);
