@@ -11,29 +11,9 @@ namespace tandem::ndn {
 
 namespace {
 
-void put_var(std::vector<uint8_t>& out, uint64_t v) {
-  if (v < 253) {
-    out.push_back(static_cast<uint8_t>(v));
-    return;
-  }
-  const int bytes = v <= 0xFFFF ? 2 : v <= 0xFFFFFFFFu ? 4 : 8;
-  out.push_back(bytes == 2 ? 253 : bytes == 4 ? 254 : 255);
-  for (int i = bytes - 1; i >= 0; --i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
-}
-
 constexpr int kMaxKicks = 256;
 
 }  // namespace
-
-std::vector<uint8_t> name_wire_bytes(const Name& name) {
-  std::vector<uint8_t> out;
-  for (const std::string& c : name) {
-    put_var(out, kTlvGenericComponent);
-    put_var(out, c.size());
-    out.insert(out.end(), c.begin(), c.end());
-  }
-  return out;
-}
 
 const char* NdnFib::status_name(Status s) {
   switch (s) {
@@ -113,12 +93,11 @@ void NdnFib::grow() {
 
 NdnFib::Status NdnFib::add(const Name& prefix, uint32_t next_hop) {
   if (prefix.size() > static_cast<size_t>(kMaxComponents)) return Status::kTooManyComponents;
-  const std::vector<uint8_t> wire = name_wire_bytes(prefix);
+  std::vector<uint32_t> ends;
+  const std::vector<uint8_t> wire = name_wire_bytes(prefix, &ends);
   uint64_t h = kNdnHashSeed;
-  for (size_t i = 0, pos = 0; i < prefix.size(); ++i) {
-    const size_t start = pos;
-    pos += 1 + (prefix[i].size() < 253 ? 1 : prefix[i].size() <= 0xFFFF ? 3 : 5) + prefix[i].size();
-    h = ndn_hash_step(h, wire.data() + start, static_cast<uint32_t>(pos - start));
+  for (size_t i = 0, start = 0; i < ends.size(); start = ends[i++]) {
+    h = ndn_hash_step(h, wire.data() + start, static_cast<uint32_t>(ends[i] - start));
   }
   if (const long e = find(h, wire.data(), static_cast<uint32_t>(wire.size())); e >= 0) {
     entries_[e].next_hop = next_hop;
@@ -133,21 +112,29 @@ NdnFib::Status NdnFib::add(const Name& prefix, uint32_t next_hop) {
   return Status::kOk;
 }
 
-uint32_t NdnFib::lookup(const uint8_t* packet, const NdnName& name) const {
+int NdnFib::prefix_hashes(const uint8_t* packet, const NdnName& name, PrefixHashes& p) const {
   const int m = std::min<int>(name.count, static_cast<int>(max_components_));
-  uint64_t h[kMaxComponents + 1];
-  uint32_t end[kMaxComponents + 1];
-  h[0] = kNdnHashSeed;
-  end[0] = name.name_offset;
+  p.hash[0] = kNdnHashSeed;
+  p.end[0] = name.name_offset;
   for (int i = 0; i < m; ++i) {
-    end[i + 1] = name.offset[i] + name.length[i];
-    h[i + 1] = ndn_hash_step(h[i], packet + end[i], end[i + 1] - end[i]);
+    p.end[i + 1] = name.offset[i] + name.length[i];
+    p.hash[i + 1] = ndn_hash_step(p.hash[i], packet + p.end[i], p.end[i + 1] - p.end[i]);
   }
+  return m;
+}
+
+uint32_t NdnFib::resolve(const uint8_t* packet, const NdnName& name, const PrefixHashes& p, int m) const {
   for (int k = m; k >= 0; --k) {
-    const long e = find(h[k], packet + name.name_offset, end[k] - name.name_offset);
+    const long e = find(p.hash[k], packet + name.name_offset, p.end[k] - name.name_offset);
     if (e >= 0) return entries_[e].next_hop;
   }
   return kNoRoute;
+}
+
+uint32_t NdnFib::lookup(const uint8_t* packet, const NdnName& name) const {
+  PrefixHashes p;
+  const int m = prefix_hashes(packet, name, p);
+  return resolve(packet, name, p, m);
 }
 
 uint32_t NdnFib::lookup(const Name& name) const {
@@ -160,28 +147,22 @@ uint32_t NdnFib::lookup(const Name& name) const {
 
 void NdnFib::lookup_batch(const uint8_t* const* packets, const NdnName* names, uint32_t* hops, size_t n) const {
   // Group prefetching over 8 names: hash every prefix and prefetch both buckets of each, then
-  // resolve. A name of k components touches up to 2(k+1) buckets, so a larger group would issue
-  // more prefetches than the core keeps in flight.
+  // resolve with the same hashes. A name of k components touches up to 2(k+1) buckets, so a
+  // larger group would issue more prefetches than the core keeps in flight.
   constexpr size_t kGroup = 8;
+  PrefixHashes p[kGroup];
+  int m[kGroup];
   for (size_t base = 0; base < n; base += kGroup) {
     const size_t g = std::min(kGroup, n - base);
     for (size_t j = 0; j < g; ++j) {
-      const NdnName& nm = names[base + j];
-      const uint8_t* p = packets[base + j];
-      const int m = std::min<int>(nm.count, static_cast<int>(max_components_));
-      uint64_t h = kNdnHashSeed;
-      uint32_t prev = nm.name_offset;
-      __builtin_prefetch(&buckets_[bucket1(h)]);
-      for (int i = 0; i < m; ++i) {
-        const uint32_t e = nm.offset[i] + nm.length[i];
-        h = ndn_hash_step(h, p + prev, e - prev);
-        prev = e;
-        const size_t b1 = bucket1(h);
+      m[j] = prefix_hashes(packets[base + j], names[base + j], p[j]);
+      for (int k = 0; k <= m[j]; ++k) {
+        const size_t b1 = bucket1(p[j].hash[k]);
         __builtin_prefetch(&buckets_[b1]);
-        __builtin_prefetch(&buckets_[other_bucket(b1, tag_of(h))]);
+        __builtin_prefetch(&buckets_[other_bucket(b1, tag_of(p[j].hash[k]))]);
       }
     }
-    for (size_t j = 0; j < g; ++j) hops[base + j] = lookup(packets[base + j], names[base + j]);
+    for (size_t j = 0; j < g; ++j) hops[base + j] = resolve(packets[base + j], names[base + j], p[j], m[j]);
   }
 }
 

@@ -82,6 +82,15 @@ class NdnFib {
     uint32_t bytes_offset;  // the prefix's component TLVs in bytes_
     uint32_t bytes_length;
   };
+  // The hashes of a name's prefixes of 0..m components and where each prefix ends in the packet.
+  struct PrefixHashes {
+    uint64_t hash[kMaxComponents + 1];
+    uint32_t end[kMaxComponents + 1];
+  };
+  // Fills `p` for the prefixes the FIB can hold (up to max_components()); returns their count m.
+  int prefix_hashes(const uint8_t* packet, const NdnName& name, PrefixHashes& p) const;
+  // The longest of those prefixes in the table, probing from m down.
+  uint32_t resolve(const uint8_t* packet, const NdnName& name, const PrefixHashes& p, int m) const;
   static uint32_t tag_of(uint64_t h) { return static_cast<uint32_t>(h >> 32) | 1u; }
   size_t bucket1(uint64_t h) const { return static_cast<size_t>(h) & mask_; }
   size_t other_bucket(size_t b, uint32_t tag) const;
@@ -106,8 +115,5 @@ struct NdnFibFile {
 };
 // Throws tandem::TableError (core/table_reader.h): "FILE:LINE: what: `line`".
 NdnFibFile load_ndn_fib(const std::string& path);
-
-// The components of `name` in TLV wire form (generic components), as inside an Interest's Name.
-std::vector<uint8_t> name_wire_bytes(const Name& name);
 
 }  // namespace tandem::ndn

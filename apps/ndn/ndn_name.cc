@@ -31,7 +31,15 @@ int hex_value(char c) {
   return -1;
 }
 
-void put_var(std::vector<uint8_t>& out, uint64_t v) {
+void put_tlv(std::vector<uint8_t>& out, uint64_t type, const uint8_t* value, size_t len) {
+  append_var_number(out, type);
+  append_var_number(out, len);
+  out.insert(out.end(), value, value + len);
+}
+
+}  // namespace
+
+void append_var_number(std::vector<uint8_t>& out, uint64_t v) {
   if (v < 253) {
     out.push_back(static_cast<uint8_t>(v));
     return;
@@ -41,13 +49,15 @@ void put_var(std::vector<uint8_t>& out, uint64_t v) {
   for (int i = bytes - 1; i >= 0; --i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
 }
 
-void put_tlv(std::vector<uint8_t>& out, uint64_t type, const uint8_t* value, size_t len) {
-  put_var(out, type);
-  put_var(out, len);
-  out.insert(out.end(), value, value + len);
+std::vector<uint8_t> name_wire_bytes(const Name& name, std::vector<uint32_t>* ends) {
+  std::vector<uint8_t> out;
+  if (ends) ends->clear();
+  for (const std::string& c : name) {
+    put_tlv(out, kTlvGenericComponent, reinterpret_cast<const uint8_t*>(c.data()), c.size());
+    if (ends) ends->push_back(static_cast<uint32_t>(out.size()));
+  }
+  return out;
 }
-
-}  // namespace
 
 Name parse_uri(std::string_view uri) {
   const std::string_view original = uri;
@@ -147,10 +157,7 @@ Name name_of_url(std::string_view url) {
 }
 
 std::vector<uint8_t> encode_interest(const Name& name, uint32_t nonce, bool can_be_prefix, bool must_be_fresh) {
-  std::vector<uint8_t> name_value;
-  for (const std::string& c : name) {
-    put_tlv(name_value, kTlvGenericComponent, reinterpret_cast<const uint8_t*>(c.data()), c.size());
-  }
+  const std::vector<uint8_t> name_value = name_wire_bytes(name);
   std::vector<uint8_t> value;
   put_tlv(value, kTlvName, name_value.data(), name_value.size());
   if (can_be_prefix) put_tlv(value, 0x21, nullptr, 0);

@@ -43,6 +43,13 @@ Name name_of_url(std::string_view url);
 std::vector<uint8_t> encode_interest(const Name& name, uint32_t nonce, bool can_be_prefix = false,
                                      bool must_be_fresh = false);
 
+// The components of `name` in TLV wire form (generic components, shortest encodings), as inside an
+// Interest's Name; with `ends`, the offset just past each component.
+std::vector<uint8_t> name_wire_bytes(const Name& name, std::vector<uint32_t>* ends = nullptr);
+
+// Appends a TLV VAR-NUMBER in its shortest encoding.
+void append_var_number(std::vector<uint8_t>& out, uint64_t v);
+
 // The components of a parsed Interest as byte strings (generic or not).
 Name name_of(const uint8_t* packet, const NdnName& parsed);
 
