@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <unordered_set>
 #include <vector>
 
 namespace tandem::mrt {
@@ -251,6 +252,37 @@ uint32_t NextHopPorts::port_of(const RibRoute& r) {
   std::string key(reinterpret_cast<const char*>(r.next_hop), r.next_hop_family == 4 ? 4 : 16);
   key.push_back(static_cast<char>(r.next_hop_family));
   return ports_.emplace(std::move(key), static_cast<uint32_t>(ports_.size())).first->second;
+}
+
+FirstRouteStats read_first_routes(const std::string& path, int family, const std::function<void(const FirstRoute&)>& sink) {
+  FirstRouteStats st;
+  NextHopPorts ports;
+  std::unordered_set<std::string> seen;  // masked prefix bytes + length
+  const size_t bytes = family == 4 ? 4 : 16;
+  st.records = read_file(path, [&](const RibRoute& r) {
+    if (r.family != family) {
+      if (r.entry == 0) ++st.other_family;
+      return;
+    }
+    FirstRoute f;
+    f.len = r.len;
+    for (size_t i = 0; i < bytes; ++i) {
+      const unsigned keep = r.len >= 8 * (i + 1) ? 8 : r.len > 8 * i ? r.len - 8 * i : 0;
+      f.prefix[i] = static_cast<uint8_t>(r.prefix[i] & (keep ? 0xFFu << (8 - keep) : 0u));
+      f.host_bits_cleared |= f.prefix[i] != r.prefix[i];
+    }
+    std::string key(reinterpret_cast<const char*>(f.prefix), bytes);
+    key.push_back(static_cast<char>(f.len));
+    if (!seen.insert(std::move(key)).second) {
+      ++st.other_paths;
+      return;
+    }
+    f.has_next_hop = r.has_next_hop;
+    if (r.has_next_hop) f.port = ports.port_of(r);
+    sink(f);
+  }).records;
+  st.next_hop_addresses = static_cast<uint32_t>(ports.size());
+  return st;
 }
 
 bool looks_like_mrt(const std::string& path) {

@@ -69,6 +69,24 @@ class NextHopPorts {
   std::unordered_map<std::string, uint32_t> ports_;
 };
 
+// A FIB's view of a dump: for one address family, each prefix's first RIB entry (a dump holds one
+// path per peer; the first peer's is taken as the route), host bits cleared, its next-hop address
+// numbered as a port (NextHopPorts), the other entries and the other family counted.
+struct FirstRoute {
+  uint8_t prefix[16] = {};  // network byte order, host bits cleared
+  uint8_t len = 0;
+  bool host_bits_cleared = false;
+  bool has_next_hop = false;
+  uint32_t port = 0;        // with has_next_hop
+};
+struct FirstRouteStats {
+  uint64_t records = 0;
+  uint64_t other_paths = 0;         // later entries of a prefix already taken
+  uint64_t other_family = 0;        // prefixes (first entries) of the other family
+  uint32_t next_hop_addresses = 0;  // distinct next hops = ports used
+};
+FirstRouteStats read_first_routes(const std::string& path, int family, const std::function<void(const FirstRoute&)>& sink);
+
 // True if `path` looks like an MRT dump: its name ends in .mrt or .mrt.gz, or its first
 // (decompressed) bytes are an MRT header of a RIB dump type (12 or 13) rather than text.
 bool looks_like_mrt(const std::string& path);

@@ -82,37 +82,24 @@ namespace {
 Fib load_fib_mrt(const std::string& path, const FibLoadOptions& opts) {
   Fib fib;
   fib.path = path;
-  std::unordered_map<uint64_t, size_t> seen;
-  mrt::NextHopPorts ports;
-  const mrt::MrtStats st = mrt::read_file(path, [&](const mrt::RibRoute& r) {
-    if (r.family != 4) {
-      if (r.entry == 0) ++fib.ipv6_skipped;
-      return;
-    }
+  const mrt::FirstRouteStats st = mrt::read_first_routes(path, 4, [&](const mrt::FirstRoute& f) {
     Route x{};
-    x.prefix = uint32_t{r.prefix[0]} << 24 | uint32_t{r.prefix[1]} << 16 | uint32_t{r.prefix[2]} << 8 | r.prefix[3];
-    x.len = r.len;
-    const uint32_t masked = x.prefix & (x.len ? ~0u << (32 - x.len) : 0u);
-    const uint64_t key = (uint64_t{masked} << 6) | x.len;
-    if (seen.count(key)) {  // another peer's path to a prefix already taken
-      ++fib.other_paths;
-      return;
-    }
-    if (masked != x.prefix) ++fib.host_bits_cleared;
-    x.prefix = masked;
-    if (r.has_next_hop) {
-      x.next_hop = ports.port_of(r);
-      if (x.next_hop > kMaxNextHop) throw FibError(path + ": more than 2^24 distinct next hops");
+    x.prefix = uint32_t{f.prefix[0]} << 24 | uint32_t{f.prefix[1]} << 16 | uint32_t{f.prefix[2]} << 8 | f.prefix[3];
+    x.len = f.len;
+    fib.host_bits_cleared += f.host_bits_cleared;
+    if (f.has_next_hop) {
+      if (f.port > kMaxNextHop) throw FibError(path + ": more than 2^24 distinct next hops");
+      x.next_hop = f.port;
     } else {
       x.next_hop = derived_next_hop(x.prefix, x.len, opts.derive_ports);
       ++fib.derived_next_hops;
     }
-    seen.emplace(key, fib.routes.size());
     fib.routes.push_back(x);
   });
-  fib.mrt_records = st.records;
-  fib.lines = st.records;
-  fib.next_hop_addresses = static_cast<uint32_t>(ports.size());
+  fib.mrt_records = fib.lines = st.records;
+  fib.other_paths = st.other_paths;
+  fib.ipv6_skipped = st.other_family;
+  fib.next_hop_addresses = st.next_hop_addresses;
   for (const Route& r : fib.routes) fib.max_next_hop = std::max(fib.max_next_hop, r.next_hop);
   return fib;
 }

@@ -86,39 +86,24 @@ namespace {
 Fib6 load_fib6_mrt(const std::string& path, const Fib6LoadOptions& opts) {
   Fib6 fib;
   fib.path = path;
-  std::unordered_map<std::string, size_t> seen;  // 16 prefix bytes + length
-  mrt::NextHopPorts ports;
-  const mrt::MrtStats st = mrt::read_file(path, [&](const mrt::RibRoute& r) {
-    if (r.family != 6) {
-      if (r.entry == 0) ++fib.ipv4_skipped;
-      return;
-    }
+  const mrt::FirstRouteStats st = mrt::read_first_routes(path, 6, [&](const mrt::FirstRoute& f) {
     Route6 x{};
-    std::memcpy(x.prefix.data(), r.prefix, 16);
-    x.len = r.len;
-    Addr6 masked;
-    lpm6_mask(x.prefix.data(), x.len, masked.data());
-    std::string key(reinterpret_cast<const char*>(masked.data()), 16);
-    key.push_back(static_cast<char>(x.len));
-    if (seen.count(key)) {
-      ++fib.other_paths;
-      return;
-    }
-    if (masked != x.prefix) ++fib.host_bits_cleared;
-    x.prefix = masked;
-    if (r.has_next_hop) {
-      x.next_hop = ports.port_of(r);
-      if (x.next_hop > kMaxNextHop) throw Fib6Error(path + ": more than 2^24 distinct next hops");
+    std::memcpy(x.prefix.data(), f.prefix, 16);
+    x.len = f.len;
+    fib.host_bits_cleared += f.host_bits_cleared;
+    if (f.has_next_hop) {
+      if (f.port > kMaxNextHop) throw Fib6Error(path + ": more than 2^24 distinct next hops");
+      x.next_hop = f.port;
     } else {
       x.next_hop = derived_next_hop6(x.prefix.data(), x.len, opts.derive_ports);
       ++fib.derived_next_hops;
     }
-    seen.emplace(std::move(key), fib.routes.size());
     fib.routes.push_back(x);
   });
-  fib.mrt_records = st.records;
-  fib.lines = st.records;
-  fib.next_hop_addresses = static_cast<uint32_t>(ports.size());
+  fib.mrt_records = fib.lines = st.records;
+  fib.other_paths = st.other_paths;
+  fib.ipv4_skipped = st.other_family;
+  fib.next_hop_addresses = st.next_hop_addresses;
   for (const Route6& r : fib.routes) fib.max_next_hop = std::max(fib.max_next_hop, r.next_hop);
   return fib;
 }
