@@ -227,6 +227,24 @@ Section bench_ipv4(const Options& o) {
 
 // ---- hash: rte_hash vs the 2-8 cuckoo table ----
 
+#ifdef TANDEM_HAVE_DPDK
+// values[i] = the data stored with keys[i] (a 32-bit value in the pointer), or `miss`: DPDK's bulk
+// lookup on bursts of `burst` (<= 64) 8-byte keys, as an application would call it.
+void hash_bulk_lookup(const rte_hash* h, const uint64_t* keys, uint32_t* values, size_t n, unsigned burst, uint32_t miss) {
+  const void* kp[64];
+  void* data[64];
+  for (size_t i = 0; i < n; i += burst) {
+    const unsigned m = static_cast<unsigned>(std::min<size_t>(burst, n - i));
+    for (unsigned j = 0; j < m; ++j) kp[j] = &keys[i + j];
+    uint64_t hits = 0;
+    rte_hash_lookup_bulk_data(h, kp, m, &hits, data);
+    for (unsigned j = 0; j < m; ++j) {
+      values[i + j] = (hits >> j & 1) ? static_cast<uint32_t>(reinterpret_cast<uintptr_t>(data[j])) : miss;
+    }
+  }
+}
+#endif
+
 Section bench_hash(const Options& o) {
   Section s{"cuckoo hash, integer keys, lookups of stored keys", "dpdk_hash_bulk_b32"};
   uint64_t nb = 1;
@@ -274,19 +292,8 @@ Section bench_hash(const Options& o) {
           }), got);
     for (unsigned burst : {32u, 64u}) {
       s.row("dpdk_hash_bulk_b" + std::to_string(burst),
-            "rte_hash_lookup_bulk_data, bursts of " + std::to_string(burst), double(n), time_reps(o.reps, [&] {
-              const void* kp[64];
-              void* data[64];
-              for (size_t i = 0; i < n; i += burst) {
-                const unsigned m = static_cast<unsigned>(std::min<size_t>(burst, n - i));
-                for (unsigned j = 0; j < m; ++j) kp[j] = &keys[i + j];
-                uint64_t hits = 0;
-                rte_hash_lookup_bulk_data(h, kp, m, &hits, data);
-                for (unsigned j = 0; j < m; ++j) {
-                  got[i + j] = (hits >> j & 1) ? static_cast<uint32_t>(reinterpret_cast<uintptr_t>(data[j])) : CUCKOO_NOT_FOUND;
-                }
-              }
-            }), got);
+            "rte_hash_lookup_bulk_data, bursts of " + std::to_string(burst), double(n),
+            time_reps(o.reps, [&] { hash_bulk_lookup(h, keys.data(), got.data(), n, burst, CUCKOO_NOT_FOUND); }), got);
     }
     rte_hash_free(h);
   }
@@ -349,20 +356,8 @@ Section bench_l2(const Options& o) {
         throw std::runtime_error("rte_hash_add_key_data failed");
       }
     }
-    const void* kp[32];
-    void* data[32];
     s.row("dpdk_hash_bulk_b32", "rte_hash_lookup_bulk_data on 8-byte MACs, bursts of 32", double(n),
-          time_reps(o.reps, [&] {
-            for (size_t i = 0; i < n; i += 32) {
-              const unsigned m = static_cast<unsigned>(std::min<size_t>(32, n - i));
-              for (unsigned j = 0; j < m; ++j) kp[j] = &macs[i + j];
-              uint64_t hits = 0;
-              rte_hash_lookup_bulk_data(h, kp, m, &hits, data);
-              for (unsigned j = 0; j < m; ++j) {
-                got[i + j] = (hits >> j & 1) ? static_cast<uint32_t>(reinterpret_cast<uintptr_t>(data[j])) : l2::kMiss;
-              }
-            }
-          }), got);
+          time_reps(o.reps, [&] { hash_bulk_lookup(h, macs.data(), got.data(), n, 32, l2::kMiss); }), got);
     rte_hash_free(h);
   }
 #else
