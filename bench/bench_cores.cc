@@ -1,9 +1,11 @@
-// `tandem bench cores`: full-pipeline throughput of the IPv4 router against the number of worker
-// cores (G-Opt Fig. 10, PacketShader Fig. 11): for each lookup path (CPU scalar, CPU batched, GPU
-// through the offload engine), N workers pinned to N cores, each with its own RSS receive queue,
-// packet pool and counters (apps/ipv4/ipv4_workers.h), in-memory 64-byte packets, unpaced. The GPU
-// path uses one more core, its master. Reports the median Mpps over repetitions per point, checks
-// that every packet is accounted for, and says how many CPU cores match the GPU path's best rate.
+// `tandem bench cores`: full-pipeline throughput of an app (ipv4, ipv6, l2, ndn, echo) against the
+// number of worker cores (G-Opt Fig. 10, PacketShader Fig. 11): for each lookup path (CPU scalar,
+// CPU batched, GPU through the offload engine), N workers pinned to N cores, each with its own RSS
+// receive queue, packet pool and counters (sched/workers.h), in-memory packets (64 bytes by
+// default; NDN Interests are as long as their names need), unpaced. The GPU path uses one more
+// core, its master. Reports the median Mpps over repetitions per point, checks that every packet
+// is accounted for, the batched/scalar ratio per worker count, and how many CPU cores match the
+// GPU path's best rate.
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -11,21 +13,21 @@
 #include <thread>
 #include <vector>
 
-#include "apps/ipv4/ipv4_gpu.h"
-#include "apps/ipv4/ipv4_workers.h"
 #include "bench/bench_report.h"
+#include "cli/app_setup.h"
 #include "cli/commands.h"
 #include "cli/table_setup.h"
 #include "core/machine_info.h"
 #include "gpu/gpu_runtime.h"
 #include "io/traffic_gen.h"
+#include "sched/workers.h"
 
 namespace tandem::cli {
 
 namespace {
 
 struct BenchCoresOptions {
-  std::string fib;
+  AppOptions table;
   std::string gen = "count=4000000,dst=uniform,flows=1000000,size=64,seed=7";
   std::string workers;  // default 1..(logical CPUs)
   std::string paths = "scalar,batched,gpu";
@@ -46,9 +48,15 @@ struct Point {
 };
 
 int run_bench(const BenchCoresOptions& o) {
-  const LoadedTable t = load_table(o.fib, true);
+  LoadedApp a = load_app(o.table);
+  ForwardApp& app = *a.app;
   const GenSpec spec = parse_gen_flag("--gen", o.gen);
-  const PacketStore store = generate(spec, prefixes_of(t.fib));
+  PacketStore store;
+  try {
+    store = a.generate(spec);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--gen: ") + e.what());
+  }
   const int ncpu = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<int> counts;
   if (o.workers.empty()) {
@@ -57,10 +65,10 @@ int run_bench(const BenchCoresOptions& o) {
     for (int c : parse_cpu_list(o.workers)) counts.push_back(c);  // "1-16" or "1,2,4"
   }
   const bool gpu_ok = gpu::available();
-  std::unique_ptr<ipv4::Ipv4GpuTable> gtable;
-  if (gpu_ok) gtable = std::make_unique<ipv4::Ipv4GpuTable>(*t.table);
-  std::printf("throughput vs cores: %s, %s, %llu packets per point, bursts of %u, %d repetitions, %d CPUs\n",
-              o.fib.c_str(), format_gen_spec(spec).c_str(), static_cast<unsigned long long>(o.packets), o.burst,
+  std::printf("throughput vs cores: app %s, %s; %s (%.0f bytes per frame on average); %llu packets per point, "
+              "bursts of %u, %d repetitions, %d CPUs\n",
+              app.name(), a.table_desc.c_str(), format_gen_spec(spec).c_str(),
+              store.size() ? double(store.total_caplen()) / store.size() : 0.0, static_cast<unsigned long long>(o.packets), o.burst,
               o.reps, ncpu);
 
   nlohmann::json paths_json = nlohmann::json::object();
@@ -79,29 +87,29 @@ int run_bench(const BenchCoresOptions& o) {
       Point p;
       p.workers = w;
       for (int r = 0; r < o.reps; ++r) {
-        ipv4::WorkersConfig wc;
+        WorkersConfig wc;
         wc.workers = w;
         wc.burst = o.burst;
         wc.packets = o.packets;
-        wc.ports = size_t{t.fib.max_next_hop} + 1;
+        wc.ports = app.ports();
         for (int c = 0; c < w; ++c) wc.cores.push_back(c);
-        ipv4::GpuEngine engine;
+        GpuEngine engine;
         if (gpu_path) {
           gpu::OffloadOptions oo;
           oo.mode = gpu::parse_gpu_mode(o.gpu_mode);
           oo.capacity = o.batch;
           oo.slots = o.slots;
-          wc.max_bursts_in_flight = ipv4::bursts_in_flight(o.batch, o.burst, w);
+          wc.max_bursts_in_flight = bursts_in_flight(o.batch, o.burst, w);
           gpu::EngineConfig ec;
           ec.master_core = w;
           ec.max_batch = o.batch;
           ec.max_wait_ns = 50'000;
           ec.flush_when_idle = true;
-          engine = ipv4::attach_gpu_engine(wc, *t.table, gtable->make_runner(oo), ec, true);
+          engine = attach_gpu_engine(wc, app, app.make_gpu_runner(oo), ec, true);
         } else {
-          wc.path = path == "scalar" ? ipv4::LookupPath::kScalar : ipv4::LookupPath::kBatched;
+          wc.path = path == "scalar" ? LookupPath::kScalar : LookupPath::kBatched;
         }
-        const ipv4::WorkersResult res = ipv4::run_workers(*t.table, store, wc);
+        const WorkersResult res = run_workers(app, store, wc);
         p.mpps.push_back(res.counters.rx_packets / res.seconds / 1e6);
         p.balanced = p.balanced && res.counters.balanced() && res.counters.rx_packets == res.expected;
       }
@@ -136,6 +144,26 @@ int run_bench(const BenchCoresOptions& o) {
     }
     std::printf("\n");
   }
+  // The batched path's gain over the scalar one, per worker count.
+  nlohmann::json gain = nlohmann::json::object();
+  {
+    const std::vector<Point>* sc = nullptr;
+    const std::vector<Point>* ba = nullptr;
+    for (const auto& [path, pts] : results) {
+      if (path == "scalar") sc = &pts;
+      if (path == "batched") ba = &pts;
+    }
+    if (sc && ba) {
+      std::printf("batched / scalar:");
+      for (const Point& b : *ba) {
+        auto it = std::find_if(sc->begin(), sc->end(), [&](const Point& p) { return p.workers == b.workers; });
+        if (it == sc->end() || it->median() <= 0) continue;
+        std::printf(" %d: %.2fx", b.workers, b.median() / it->median());
+        gain[std::to_string(b.workers)] = b.median() / it->median();
+      }
+      std::printf("\n");
+    }
+  }
   // Cores the CPU needs to match the GPU path's best rate (workers + master).
   nlohmann::json match = nlohmann::json::object();
   for (const auto& [path, pts] : results) {
@@ -163,11 +191,15 @@ int run_bench(const BenchCoresOptions& o) {
     nlohmann::json report = {
         {"bench", "cores"},
         {"machine", bench::machine_json()},
-        {"config", {{"fib", o.fib}, {"gen", format_gen_spec(spec)}, {"packets", o.packets}, {"burst", o.burst},
+        {"app", app.name()},
+        {"table", a.table_desc},
+        {"mean_frame_bytes", store.size() ? double(store.total_caplen()) / store.size() : 0.0},
+        {"config", {{"gen", format_gen_spec(spec)}, {"packets", o.packets}, {"burst", o.burst},
                     {"batch", o.batch}, {"slots", o.slots}, {"gpu_mode", o.gpu_mode}, {"reps", o.reps},
                     {"pinning", "worker w on CPU w, the GPU master on CPU <workers>"}}},
         {"paths", paths_json},
         {"cpu_cores_to_match_gpu", match},
+        {"batched_over_scalar", gain},
         {"all_balanced", failures == 0}};
     bench::write_json(o.json, report);
     std::printf("wrote %s\n", o.json.c_str());
@@ -179,8 +211,8 @@ int run_bench(const BenchCoresOptions& o) {
 
 void register_bench_cores(CLI::App& bench) {
   auto o = std::make_shared<BenchCoresOptions>();
-  CLI::App* c = bench.add_subcommand("cores", "IPv4 router throughput vs worker cores, CPU scalar / batched / GPU (G-Opt Fig. 10)");
-  c->add_option("--fib", o->fib, "forwarding table")->required()->check(CLI::ExistingFile);
+  CLI::App* c = bench.add_subcommand("cores", "an app's throughput vs worker cores, CPU scalar / batched / GPU (G-Opt Fig. 10)");
+  add_app_options(c, o->table);
   c->add_option("--gen", o->gen, "the traffic (tandem gen spec)")->capture_default_str();
   c->add_option("--workers", o->workers, "worker counts, e.g. 1-16 or 1,2,4,8 (default: 1 to the number of CPUs)");
   c->add_option("--paths", o->paths, "comma-separated: scalar, batched, gpu")->capture_default_str();

@@ -1,6 +1,6 @@
 // `tandem bench gpu-load`: per-packet latency against offered load (G-Opt Fig. 11), for the CPU
 // path and each GPU offload mode at several MAX_WAIT values, through the real router data path
-// (ipv4/ipv4_workers.h: workers, RSS queues, the offload engine). Each configuration's peak is
+// (sched/workers.h: workers, RSS queues, the offload engine). Each configuration's peak is
 // measured first (unpaced); then packets are offered on a schedule at fractions of that peak, and
 // latency runs from each packet's scheduled arrival to its verdict.
 #include <algorithm>
@@ -11,7 +11,8 @@
 #include <vector>
 
 #include "apps/ipv4/ipv4_gpu.h"
-#include "apps/ipv4/ipv4_workers.h"
+#include "apps/ipv4/ipv4_app.h"
+#include "sched/workers.h"
 #include "bench/bench_report.h"
 #include "cli/commands.h"
 #include "cli/table_setup.h"
@@ -45,7 +46,7 @@ struct GpuLoadOptions {
 struct PointResult {
   double fraction = 0;  // of the configuration's peak; 0 for the peak run itself
   double offered_mpps = 0;
-  ipv4::WorkersResult r;
+  WorkersResult r;
   gpu::EngineStats engine;  // this point's share
 };
 
@@ -83,10 +84,9 @@ int run_bench(const GpuLoadOptions& o) {
   std::vector<double> waits;
   for (const auto& w : bench::split_list(o.max_wait_us)) waits.push_back(std::stod(w));
   const bool gpu_ok = gpu::available();
-  std::unique_ptr<ipv4::Ipv4GpuTable> gtable;
-  if (gpu_ok) gtable = std::make_unique<ipv4::Ipv4GpuTable>(*t.table);
+  ipv4::Ipv4App app(*t.table, t.fib);
 
-  ipv4::WorkersConfig base;
+  WorkersConfig base;
   base.workers = o.workers;
   base.burst = o.burst;
   base.ports = size_t{t.fib.max_next_hop} + 1;
@@ -112,26 +112,26 @@ int run_bench(const GpuLoadOptions& o) {
       continue;
     }
     for (double wait_us : cpu ? std::vector<double>{0} : waits) {
-      ipv4::WorkersConfig wc = base;
-      ipv4::GpuEngine engine;
+      WorkersConfig wc = base;
+      GpuEngine engine;
       std::string label = name;
       if (cpu) {
-        wc.path = ipv4::LookupPath::kBatched;
+        wc.path = LookupPath::kBatched;
         label = "cpu batched";
       } else {
         gpu::OffloadOptions oo;
         oo.mode = gpu::parse_gpu_mode(name);
         oo.capacity = o.batch;
         oo.slots = o.slots;
-        auto runner = gtable->make_runner(oo);
-        wc.max_bursts_in_flight = ipv4::bursts_in_flight(o.batch, o.burst, o.workers);
+        auto runner = app.make_gpu_runner(oo);
+        wc.max_bursts_in_flight = bursts_in_flight(o.batch, o.burst, o.workers);
         gpu::EngineConfig ec;
         if (cores.size() > size_t(o.workers)) ec.master_core = cores[o.workers];
         ec.max_batch = o.batch;
         ec.max_wait_ns = static_cast<uint64_t>(wait_us * 1000);
         ec.flush_when_idle = idle;
         wc.rx_hold_ns = static_cast<uint64_t>(o.rx_hold_us * 1000);
-        engine = ipv4::attach_gpu_engine(wc, *t.table, std::move(runner), ec, o.engine == "staged");
+        engine = attach_gpu_engine(wc, app, std::move(runner), ec, o.engine == "staged");
         char buf[64];
         std::snprintf(buf, sizeof buf, "%s%s wait %gus", name.c_str(), idle ? "+idle" : "", wait_us);
         label = buf;
@@ -140,12 +140,12 @@ int run_bench(const GpuLoadOptions& o) {
         PointResult p;
         p.fraction = fraction;
         p.offered_mpps = rate_pps / 1e6;
-        ipv4::WorkersConfig pc = wc;
+        WorkersConfig pc = wc;
         pc.rate_pps = rate_pps;
         // Unpaced: enough packets for about `ms` at a rough 20 Mpps; paced: rate x duration.
         pc.packets = static_cast<uint64_t>(std::max(1e5, (rate_pps > 0 ? rate_pps : 20e6) * ms / 1e3));
         const gpu::EngineStats before = engine.stats();
-        p.r = ipv4::run_workers(*t.table, store, pc);
+        p.r = run_workers(app, store, pc);
         p.engine = delta(engine.stats(), before);
         const auto& l = p.r.latency;
         const double achieved = p.r.counters.rx_packets / p.r.seconds / 1e6;

@@ -19,7 +19,9 @@
 
 #include "apps/ipv4/ipv4_cpu.h"
 #include "apps/ipv4/ipv4_gpu.h"
-#include "apps/ipv4/ipv4_workers.h"
+#include "apps/ipv4/ipv4_cpu.h"
+#include "gpu/offload_engine.h"
+#include "gpu/staged_engine.h"
 #include "bench/bench_report.h"
 #include "cli/commands.h"
 #include "cli/table_setup.h"
@@ -160,6 +162,9 @@ int run_bench(const GpuStreamOptions& o) {
   if (!gpu::available(&why)) throw UsageError("bench gpu-stream needs a GPU: " + why);
   const LoadedTable t = load_table(o.fib, true);
   ipv4::Ipv4GpuTable gtable(*t.table);
+  const gpu::OffloadEngine::CpuFallback cpu_fallback = [&t](const void* in, void* out, size_t n) {
+    ipv4::lookup_batched(*t.table, static_cast<const uint32_t*>(in), static_cast<uint32_t*>(out), n);
+  };
   std::vector<size_t> batches;
   for (const auto& b : bench::split_list(o.batches)) batches.push_back(std::stoull(b));
   const size_t cap = *std::max_element(batches.begin(), batches.end());
@@ -222,7 +227,7 @@ int run_bench(const GpuStreamOptions& o) {
     ec.max_batch = cap;
     ec.max_wait_ns = 100000;
     ec.queue_depth = 64;
-    gpu::OffloadEngine e(gtable.make_runner(oo), ipv4::cpu_fallback(*t.table), ec, o.engine_workers);
+    gpu::OffloadEngine e(gtable.make_runner(oo), cpu_fallback, ec, o.engine_workers);
     std::vector<double> rates;
     size_t bad = 0;
     for (int k = 0; k < o.reps; ++k) {
@@ -250,7 +255,7 @@ int run_bench(const GpuStreamOptions& o) {
       gpu::EngineConfig ec;
       ec.max_batch = oo.capacity;
       ec.max_wait_ns = 2000000;  // a throughput run: batches leave full (1 Mi addresses, ~0.1 ms)
-      gpu::StagedEngine e(gtable.make_runner(oo), ipv4::cpu_fallback(*t.table), ec);
+      gpu::StagedEngine e(gtable.make_runner(oo), cpu_fallback, ec);
       std::vector<double> rates;
       size_t bad = 0;
       stream_staged(e, workers, o.engine_request, o.items / 4, ips, want, true, &bad);  // every result checked

@@ -17,9 +17,11 @@
 #include "apps/ipv6/fib6_loader.h"
 #include "apps/ipv6/ipv6_gpu.h"
 #include "apps/ipv6/lpm6.h"
+#include "apps/l2/l2_gpu.h"
 #include "apps/l2/l2_loader.h"
 #include "apps/l2/mac_table.h"
 #include "apps/ndn/ndn_fib.h"
+#include "apps/ndn/ndn_gpu.h"
 #include "core/table_reader.h"
 #include "cli/commands.h"
 #include "cli/table_setup.h"
@@ -126,7 +128,6 @@ void lookup_ipv6(const LookupOptions& o, const std::string& name) {
 }
 
 void lookup_ndn(const LookupOptions& o, const std::string& name) {
-  if (o.device == "gpu") throw UsageError("--app ndn has no GPU path yet: use --device cpu or auto");
   std::vector<ndn::Name> names;
   for (const auto& [lineno, text] : read_keys(o.keys, name)) {
     try {
@@ -143,13 +144,29 @@ void lookup_ndn(const LookupOptions& o, const std::string& name) {
   }
   ndn::NdnFib fib(file.routes.size());
   for (const auto& [prefix, nh] : file.routes) fib.add(prefix, nh);
+  std::vector<uint32_t> nh(names.size());
+  if (choose_device(o.device, /*quiet=*/true) == Device::kGpu) {
+    // Names as GPU items (their Name TLV values); one too long for an item is looked up here.
+    std::vector<ndn::NdnItem> items(names.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+      const std::vector<uint8_t> wire = ndn::name_wire_bytes(names[i]);
+      ndn::make_item(wire.data(), static_cast<uint32_t>(wire.size()), &items[i]);
+      if (names[i].size() > static_cast<size_t>(ndn::kMaxComponents)) items[i].len = ndn::NdnItem::kTooLong;
+    }
+    ndn::NdnGpuTable g(fib);
+    g.lookup(items.data(), nh.data(), items.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (nh[i] == ndn::kResolveOnCpu) nh[i] = fib.lookup(names[i]);
+    }
+  } else {
+    for (size_t i = 0; i < names.size(); ++i) nh[i] = fib.lookup(names[i]);
+  }
   std::string out;
-  for (const ndn::Name& n : names) append_result(out, ndn::to_uri(n), fib.lookup(n));
+  for (size_t i = 0; i < names.size(); ++i) append_result(out, ndn::to_uri(names[i]), nh[i]);
   write_results(out);
 }
 
 void lookup_l2(const LookupOptions& o, const std::string& name) {
-  if (o.device == "gpu") throw UsageError("--app l2 has no GPU path yet: use --device cpu or auto");
   std::vector<uint64_t> macs;
   for (const auto& [lineno, text] : read_keys(o.keys, name)) {
     uint64_t m = 0;
@@ -157,22 +174,29 @@ void lookup_l2(const LookupOptions& o, const std::string& name) {
     macs.push_back(m);
   }
   // Sized from a first pass over the table file (its lines with columns).
-  size_t lines = 0;
-  try {
-    TableReader count(o.fib);
-    TableReader::Column col[2];
-    while (count.next(col, 2, "too many columns (expected MAC PORT)") > 0) ++lines;
-  } catch (const TableError& e) {
-    throw UsageError(e.what());
-  }
-  l2::MacTable table(std::max<size_t>(lines, 1024));
+  l2::MacTable table(std::max<size_t>(1024, [&] {
+    try {
+      return l2::count_l2_entries(o.fib);
+    } catch (const l2::L2TableError& e) {
+      throw UsageError(e.what());
+    }
+  }()));
   try {
     l2::load_l2_table(o.fib, table);
   } catch (const l2::L2TableError& e) {
     throw UsageError(e.what());
   }
   std::vector<uint32_t> ports(macs.size());
-  table.lookup_batch(macs.data(), ports.data(), macs.size());
+  if (choose_device(o.device, /*quiet=*/true) == Device::kGpu) {
+    // The GPU runs the forwarding decision; the table's answer is the lookup (no flooding here).
+    l2::L2GpuTable g(table);
+    g.forward(macs.data(), ports.data(), macs.size());
+    for (size_t i = 0; i < macs.size(); ++i) {
+      if (ports[i] == l2::kFlood) ports[i] = l2::kMiss;
+    }
+  } else {
+    table.lookup_batch(macs.data(), ports.data(), macs.size());
+  }
   std::string out;
   for (size_t i = 0; i < macs.size(); ++i) append_result(out, l2::format_mac(macs[i]), ports[i]);
   write_results(out);

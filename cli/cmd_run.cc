@@ -9,27 +9,25 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/ipv4/ipv4_forward.h"
-#include "apps/ipv4/ipv4_gpu.h"
-#include "apps/ipv4/ipv4_workers.h"
-#include "apps/ipv4/ref_trie.h"
 #include "bench/bench_report.h"
+#include "cli/app_setup.h"
 #include "cli/commands.h"
 #include "cli/table_setup.h"
 #include "core/latency_histogram.h"
 #include "core/machine_info.h"
 #include "gpu/offload.h"
+#include "gpu/gpu_runtime.h"
 #include "gpu/offload_engine.h"
 #include "io/pcap_io.h"
 #include "io/traffic_gen.h"
+#include "sched/workers.h"
 
 namespace tandem::cli {
 
 namespace {
 
 struct RunOptions {
-  std::string app = "ipv4";
-  std::string fib;
+  AppOptions table;
   std::string pcap;
   std::string gen;
   std::string out;
@@ -53,7 +51,7 @@ struct RunOptions {
   std::string json;
 };
 
-PacketStore load_input(const RunOptions& o, const ipv4::Fib& fib, std::string* desc) {
+PacketStore load_input(const RunOptions& o, const LoadedApp& a, std::string* desc) {
   if (!o.pcap.empty()) {
     PacketStore s = load_pcap(o.pcap);
     *desc = o.pcap;
@@ -61,25 +59,27 @@ PacketStore load_input(const RunOptions& o, const ipv4::Fib& fib, std::string* d
   }
   const GenSpec spec = parse_gen_flag("--gen", o.gen);
   *desc = "generator " + format_gen_spec(spec);
-  return generate(spec, prefixes_of(fib));
+  try {
+    return a.generate(spec);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--gen: ") + e.what());
+  }
 }
 
 int run(const RunOptions& o) {
-  const LoadedTable t = load_table(o.fib, false);
+  LoadedApp a = load_app(o.table);
+  ForwardApp& app = *a.app;
+  std::printf("app: %s; table: %s\n", app.name(), a.table_desc.c_str());
   std::string input_desc;
   const auto t_in = std::chrono::steady_clock::now();
-  const PacketStore store = load_input(o, t.fib, &input_desc);
+  const PacketStore store = load_input(o, a, &input_desc);
   std::printf("input: %s: %zu packets, %.1f MB, ready in %.2f s\n", input_desc.c_str(), store.size(),
               store.total_caplen() / 1e6,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t_in).count());
   if (store.size() == 0) throw UsageError(input_desc + ": no packets");
 
   const Device dev = choose_device(o.device, false);
-  std::unique_ptr<ipv4::RefTrie> ref;
-  if (o.verify) {
-    ref = std::make_unique<ipv4::RefTrie>();
-    for (const auto& r : t.fib.routes) ref->insert(r.prefix, r.len, r.next_hop);
-  }
+  if (o.verify) app.build_reference();
   if (!o.out.empty() && o.workers > 1) throw UsageError("--out: writing a capture needs --workers 1");
   if (o.burst > o.batch) throw UsageError("--burst " + std::to_string(o.burst) + " must not exceed --batch " + std::to_string(o.batch));
   std::unique_ptr<PcapSink> sink;
@@ -89,14 +89,14 @@ int run(const RunOptions& o) {
   // frame is cut and then dropped as if it were malformed.
   uint32_t max_frame = 0;
   for (size_t i = 0; i < store.size(); ++i) max_frame = std::max(max_frame, store.caplen[i]);
-  ipv4::WorkersConfig wc;
+  WorkersConfig wc;
   wc.workers = o.workers;
   wc.burst = o.burst;
   wc.rate_pps = o.rate_mpps * 1e6;
   wc.repeat = o.repeat;
   wc.cell_size = std::max<uint32_t>(
       PacketPool::kDefaultCellSize, (std::min<uint32_t>(max_frame, 0xFFFF) + PacketPool::kHeadroom + 63) / 64 * 64);
-  wc.ports = size_t{t.fib.max_next_hop} + 1;
+  wc.ports = app.ports();
   std::vector<int> cores;
   if (!o.cores.empty()) {
     try {
@@ -106,43 +106,41 @@ int run(const RunOptions& o) {
     }
     wc.cores.assign(cores.begin(), cores.begin() + std::min<size_t>(cores.size(), o.workers));
   }
-  wc.verify = ref.get();
+  wc.verify = o.verify;
   wc.sink = sink.get();
   const std::string threads = std::to_string(o.workers) + " worker thread" + (o.workers > 1 ? "s" : "");
   std::string dev_desc;
-  std::unique_ptr<ipv4::Ipv4GpuTable> gtable;
-  ipv4::GpuEngine engine;
+  GpuEngine engine;
   if (dev == Device::kCpu) {
-    wc.path = o.cpu_path == "scalar" ? ipv4::LookupPath::kScalar : ipv4::LookupPath::kBatched;
+    wc.path = o.cpu_path == "scalar" ? LookupPath::kScalar : LookupPath::kBatched;
     dev_desc = (o.cpu_path == "scalar" ? "cpu (scalar: one packet at a time), "
-                                       : "cpu (batched: tbl24 prefetched while the burst is parsed), ") + threads;
+                                       : "cpu (batched: keys extracted per burst, looked up with prefetching), ") + threads;
   } else {
     const gpu::DeviceInfo info = gpu::device_info();
-    gtable = std::make_unique<ipv4::Ipv4GpuTable>(*t.table);
     gpu::OffloadOptions oo;
     oo.mode = gpu::parse_gpu_mode(o.gpu_mode);
     oo.capacity = o.batch;
     oo.slots = o.gpu_slots;
     oo.persistent_blocks = o.persistent_blocks;
     oo.fault_at_batch = o.inject_gpu_fault;
-    auto runner = gtable->make_runner(oo);
+    auto runner = app.make_gpu_runner(oo);
     const int slots = runner->slots();
     // Enough bursts in flight per worker to fill every slot's batch, twice over.
-    wc.max_bursts_in_flight = ipv4::bursts_in_flight(o.batch, o.burst, o.workers);
+    wc.max_bursts_in_flight = bursts_in_flight(o.batch, o.burst, o.workers);
     gpu::EngineConfig ec;
     if (cores.size() > size_t(o.workers)) ec.master_core = cores[o.workers];
     ec.max_batch = o.batch;
     ec.max_wait_ns = static_cast<uint64_t>(o.max_wait_us * 1000);
     ec.flush_when_idle = o.flush_when_idle;
     wc.rx_hold_ns = static_cast<uint64_t>(o.rx_hold_us * 1000);
-    engine = ipv4::attach_gpu_engine(wc, *t.table, std::move(runner), ec, o.engine == "staged");
+    engine = attach_gpu_engine(wc, app, std::move(runner), ec, o.engine == "staged");
     char buf[160];
-    std::snprintf(buf, sizeof buf, "%s mode, %d slot(s), batches of up to %u addresses or %.0f us%s, ",
+    std::snprintf(buf, sizeof buf, "%s mode, %d slot(s), batches of up to %u keys or %.0f us%s, ",
                   o.gpu_mode.c_str(), slots, o.batch, o.max_wait_us,
                   o.flush_when_idle ? " (sooner when the GPU is idle)" : "");
     dev_desc = "gpu (" + info.name + "), " + o.engine + " engine, " + buf + threads + " + 1 GPU master thread";
   }
-  ipv4::WorkersResult res = ipv4::run_workers(*t.table, store, wc);
+  WorkersResult res = run_workers(app, store, wc);
   gpu::EngineStats es;
   bool ended_on_gpu = false;
   if (wc.engine || wc.staged) {
@@ -168,6 +166,7 @@ int run(const RunOptions& o) {
   for (size_t p = 0; p < c.tx_per_port.size(); ++p) {
     if (c.tx_per_port[p]) std::printf(" %zu:%llu", p, static_cast<unsigned long long>(c.tx_per_port[p]));
   }
+  if (c.tx_flooded) std::printf(" flooded:%llu", static_cast<unsigned long long>(c.tx_flooded));
   std::printf("%s\ndropped per reason:", fwd ? "" : " none");
   for (int r = 1; r < kDropReasonCount; ++r) {
     if (c.drops[r]) std::printf(" %s:%llu", drop_reason_name(static_cast<DropReason>(r)), static_cast<unsigned long long>(c.drops[r]));
@@ -178,7 +177,7 @@ int run(const RunOptions& o) {
               lat.percentile(0.5) / 1e3, lat.percentile(0.99) / 1e3, lat.percentile(0.999) / 1e3,
               lat.max() / 1e3);
   if (wc.engine || wc.staged) {
-    std::printf("gpu engine: %llu batches (%llu on the GPU, %llu on the CPU), %.0f addresses per batch on average, "
+    std::printf("gpu engine: %llu batches (%llu on the GPU, %llu on the CPU), %.0f keys per batch on average, "
                 "up to %llu in flight; back-pressure: %llu refused submissions%s\n",
                 static_cast<unsigned long long>(es.batches), static_cast<unsigned long long>(es.gpu_batches),
                 static_cast<unsigned long long>(es.cpu_batches), es.batches ? double(es.items) / es.batches : 0.0,
@@ -187,8 +186,9 @@ int run(const RunOptions& o) {
     if (!es.gpu_error.empty()) std::printf("gpu error: %s\n", es.gpu_error.c_str());
   }
   if (o.verify) {
-    std::printf("verify: %llu lookup decisions checked against the reference trie: %llu differ\n",
-                static_cast<unsigned long long>(res.verify_checked), static_cast<unsigned long long>(res.verify_mismatches));
+    std::printf("verify: %llu lookup decisions checked against the %s app's reference: %llu differ\n",
+                static_cast<unsigned long long>(res.verify_checked), app.name(),
+                static_cast<unsigned long long>(res.verify_mismatches));
   }
   if (sink) std::printf("output: %s: %llu packets\n", o.out.c_str(), static_cast<unsigned long long>(sink->written()));
 
@@ -199,8 +199,9 @@ int run(const RunOptions& o) {
     for (size_t p = 0; p < c.tx_per_port.size(); ++p) {
       if (c.tx_per_port[p]) ports[std::to_string(p)] = c.tx_per_port[p];
     }
+    if (c.tx_flooded) ports["flood"] = c.tx_flooded;
     nlohmann::json report = {
-        {"command", "run"}, {"app", o.app}, {"fib", o.fib}, {"routes", t.fib.routes.size()},
+        {"command", "run"}, {"app", app.name()}, {"table", a.table_desc},
         {"input", input_desc}, {"repeat", o.repeat}, {"device", dev_desc},
         {"machine", bench::machine_json()},
         {"received", rx}, {"forwarded", fwd}, {"dropped", drop}, {"balanced", balanced},
@@ -230,12 +231,11 @@ int run(const RunOptions& o) {
 void register_run(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* c = app.add_subcommand("run", "forward packets through an app and account for each of them");
-  c->add_option("--app", o->app, "application")->capture_default_str()->check(CLI::IsMember({"ipv4"}));
-  c->add_option("--fib", o->fib, "forwarding table (PREFIX/LEN [NEXTHOP] per line, .gz ok)")
-      ->required()->check(CLI::ExistingFile);
+  add_app_options(c, o->table);
   auto* pcap = c->add_option("--pcap", o->pcap, "input capture (pcap or pcapng, Ethernet)")->check(CLI::ExistingFile);
   auto* gen = c->add_option("--gen", o->gen,
-                            "generated input, e.g. count=1000000,dst=fib,flows=10000,zipf=1.1,size=imix,proto=udp,seed=1");
+                            "generated input, e.g. count=1000000,dst=fib,flows=10000,zipf=1.1,size=imix,proto=udp,seed=1 "
+                            "(dst=fib: keys from the app's table)");
   pcap->excludes(gen);
   gen->excludes(pcap);
   c->add_option("--out", o->out, "write forwarded packets here (.pcap or .pcapng; first pass only)");
@@ -277,7 +277,7 @@ void register_run(CLI::App& app) {
                  "how batches reach the GPU: async (copies on streams), graph (CUDA graph), mapped "
                  "(zero-copy), persistent (resident kernel, no launches)")
       ->capture_default_str()->check(CLI::IsMember({"async", "graph", "mapped", "persistent"}));
-  c->add_flag("--verify", o->verify, "check every lookup decision against the reference trie");
+  c->add_flag("--verify", o->verify, "check every lookup decision against the app's reference (trie, map)");
   c->add_option("--json", o->json, "write a JSON summary here");
   c->callback([o] {
     if (o->pcap.empty() && o->gen.empty()) throw UsageError("run: give an input: --pcap FILE or --gen SPEC");

@@ -16,6 +16,8 @@ struct Verdict {
   static constexpr uint32_t kDropFlag = 0x80000000u;
   // Not yet decided. It has the drop flag set on purpose: a packet nobody decided is never sent.
   static constexpr uint32_t kUnset = 0xFFFFFFFFu;
+  // The port of a frame sent out of every port but the one it came in on (the L2 switch's flood).
+  static constexpr uint32_t kFloodPort = 0x00FFFFFFu;
   TANDEM_HD static constexpr uint32_t port(uint32_t p) { return p & 0x00FFFFFFu; }
   TANDEM_HD static constexpr uint32_t drop(DropReason r) {
     return kDropFlag | static_cast<uint32_t>(r);

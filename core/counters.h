@@ -18,6 +18,7 @@ struct alignas(kCacheLine) Counters {
   uint64_t tx_packets = 0;
   uint64_t tx_bytes = 0;
   std::array<uint64_t, kDropReasonCount> drops{};
+  uint64_t tx_flooded = 0;  // of tx_packets: sent out of every port (Verdict::kFloodPort)
   std::vector<uint64_t> tx_per_port;  // sized by the app (number of next hops / ports)
 
   explicit Counters(size_t ports = 0) : tx_per_port(ports, 0) {}
@@ -35,6 +36,7 @@ struct alignas(kCacheLine) Counters {
     rx_bytes += o.rx_bytes;
     tx_packets += o.tx_packets;
     tx_bytes += o.tx_bytes;
+    tx_flooded += o.tx_flooded;
     for (int i = 0; i < kDropReasonCount; ++i) drops[i] += o.drops[i];
     if (tx_per_port.size() < o.tx_per_port.size()) tx_per_port.resize(o.tx_per_port.size(), 0);
     for (size_t i = 0; i < o.tx_per_port.size(); ++i) tx_per_port[i] += o.tx_per_port[i];

@@ -16,6 +16,10 @@ const char* drop_reason_name(DropReason r) {
     case DropReason::kNoRoute: return "no_route";
     case DropReason::kNotHandled: return "not_handled_by_app";
     case DropReason::kMartian: return "martian_address";
+    case DropReason::kBadNdnTlv: return "bad_ndn_tlv";
+    case DropReason::kNdnNotInterest: return "ndn_not_interest";
+    case DropReason::kNdnNameTooLong: return "ndn_name_too_long";
+    case DropReason::kNoPayload: return "no_payload";
     case DropReason::kCount: break;
   }
   return "unknown";

@@ -19,6 +19,10 @@ enum class DropReason : uint8_t {
   kNoRoute,           // the lookup found no route
   kNotHandled,        // a valid packet the app does not route (e.g. IPv6 in the IPv4 app)
   kMartian,           // source or destination the router must never forward (RFC 1812 5.3.7)
+  kBadNdnTlv,         // NDN: a TLV runs past its packet or parent, a bad TLV-TYPE, no Name first
+  kNdnNotInterest,    // NDN: a well-formed TLV packet that is not an Interest (Data, Nack, ...)
+  kNdnNameTooLong,    // NDN: more name components than the FIB can take (kMaxComponents)
+  kNoPayload,         // Echo: no 4-byte value after the transport header
   kCount
 };
 

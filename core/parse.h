@@ -56,4 +56,28 @@ struct ParsedPacket {
 //    ending past byte 0xFFFF of the frame does not fit the 16-bit fields: kBadTotalLength.
 DropReason parse_packet(const uint8_t* frame, uint32_t caplen, ParsedPacket* out);
 
+// Where a parsed packet's transport payload is: after the UDP or TCP header (TCP's data offset
+// included); for other protocols, right after the IP header chain (l4_off). The payload ends at
+// the UDP length or the end of the IP datagram (l3_off + l3_len), whichever comes first, never
+// past the capture (parse_packet checked that). False when
+// there is no transport header to skip (non-first fragment, kFlagL4Missing) or it is malformed.
+inline bool transport_payload(const uint8_t* frame, const ParsedPacket& p, uint32_t* off, uint32_t* len) {
+  if (p.flags & (kFlagL4Missing | kFlagL4Malformed)) return false;
+  uint32_t start = p.l4_off;
+  uint32_t end = uint32_t{p.l3_off} + p.l3_len;
+  if (p.tuple.proto == kProtoUdp) {
+    start += 8;
+    // The UDP length may end the payload before the datagram does (a first fragment's may claim
+    // more than the fragment holds: the datagram's end bounds it).
+    const uint32_t udp_end = p.l4_off + ((uint32_t{frame[p.l4_off + 4]} << 8) | frame[p.l4_off + 5]);
+    if (udp_end < end) end = udp_end;
+  } else if (p.tuple.proto == kProtoTcp) {
+    start += uint32_t{static_cast<uint8_t>(frame[p.l4_off + 12] >> 4)} * 4;
+  }
+  if (start > end) return false;
+  *off = start;
+  *len = end - start;
+  return true;
+}
+
 }  // namespace tandem

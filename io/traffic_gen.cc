@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "core/checksum.h"
+#include "core/rng.h"
 
 namespace tandem {
 namespace {
@@ -59,57 +60,6 @@ bool parse_uint(const std::string& v, bool allow_exp, uint64_t max, uint64_t* ou
   *out = static_cast<uint64_t>(d);
   return *out <= max;
 }
-
-// ---- PRNG: xoshiro256** seeded through splitmix64 (Blackman & Vigna) ----
-
-uint64_t splitmix64(uint64_t& x) {
-  uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-class Rng {
- public:
-  // Independent streams per purpose, so that e.g. size=imix does not change the addresses.
-  Rng(uint64_t seed, uint64_t stream) {
-    uint64_t x = seed ^ (stream * 0xd1b54a32d192ed03ull);
-    for (uint64_t& w : s_) w = splitmix64(x);
-  }
-
-  uint64_t next() {
-    const uint64_t result = rotl(s_[1] * 5, 7) * 9;
-    const uint64_t t = s_[1] << 17;
-    s_[2] ^= s_[0];
-    s_[3] ^= s_[1];
-    s_[1] ^= s_[2];
-    s_[0] ^= s_[3];
-    s_[2] ^= t;
-    s_[3] = rotl(s_[3], 45);
-    return result;
-  }
-
-  // Uniform in [0, n), n > 0, without modulo bias (Lemire's multiply-and-reject).
-  uint64_t below(uint64_t n) {
-    unsigned __int128 m = static_cast<unsigned __int128>(next()) * n;
-    uint64_t low = static_cast<uint64_t>(m);
-    if (low < n) {
-      const uint64_t threshold = (0 - n) % n;
-      while (low < threshold) {
-        m = static_cast<unsigned __int128>(next()) * n;
-        low = static_cast<uint64_t>(m);
-      }
-    }
-    return static_cast<uint64_t>(m >> 64);
-  }
-
-  // Uniform in [0, 1) with 53 random bits.
-  double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-
- private:
-  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  uint64_t s_[4];
-};
 
 enum Stream : uint64_t { kFlowStream = 1, kPickStream = 2, kSizeStream = 3 };
 
@@ -221,7 +171,9 @@ void advise_hugepages(void* p, size_t bytes) {
   if (e > b) madvise(reinterpret_cast<void*>(b), e - b, MADV_HUGEPAGE);
 }
 
-void validate(const GenSpec& spec) {
+}  // namespace
+
+void validate_gen_spec(const GenSpec& spec) {
   if (spec.size_mode == GenSpec::Size::kFixed && (spec.frame_size < 64 || spec.frame_size > 1518)) {
     throw std::invalid_argument("traffic spec: frame size " + std::to_string(spec.frame_size) +
                                 " is outside 64..1518");
@@ -238,7 +190,6 @@ void validate(const GenSpec& spec) {
   }
 }
 
-}  // namespace
 
 GenSpec parse_gen_spec(const std::string& spec) {
   GenSpec g;
@@ -333,7 +284,7 @@ std::string format_gen_spec(const GenSpec& spec) {
 
 PacketStore generate(const GenSpec& spec,
                      const std::vector<std::pair<uint32_t, uint8_t>>& fib_prefixes) {
-  validate(spec);
+  validate_gen_spec(spec);
   DstPicker dst{spec.dst, {}};
   if (spec.dst == GenSpec::Dst::kFib) {
     if (fib_prefixes.empty()) throw std::invalid_argument("dst=fib needs a FIB");

@@ -51,6 +51,9 @@ struct GenSpec {
 // listing the valid keys on an unknown key, a bad value or a repeated key.
 GenSpec parse_gen_spec(const std::string& spec);
 
+// Throws std::invalid_argument for a spec generate() cannot make (sizes, protocol, zipf).
+void validate_gen_spec(const GenSpec& spec);
+
 // The canonical spec string of `spec`, with every key; parse_gen_spec() reads it back.
 std::string format_gen_spec(const GenSpec& spec);
 

@@ -8,6 +8,8 @@
 #   cpu-a: the CPU latency-hiding benches (bench gopt, bench anchors: Tandem vs DPDK);
 #   cpu-b: the GPU engine tests, throughput vs cores (bench cores) and bench ipv4. Each fits in
 #          one 10-minute device call; run cpu-a first (it builds).
+#   apps-tests: every app through the pipeline on the GPU (tests), and `tandem run` per app;
+#   apps-cores: throughput vs cores for every app (bench cores: echo, ipv4, ipv6, l2 1M/16M, ndn).
 # Needs .deps/ from scripts/fetch-device-deps.sh (carried with the tree).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +31,7 @@ FIB=data/fib/iprbench_tier1_fulltable_prefixes.txt.gz
 
 set -e
 cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DTANDEM_DEPS_ROOT="$ROOT" \
-  -DTANDEM_NATIVE=ON > /tmp/configure.log 2>&1 || { tail -30 /tmp/configure.log; exit 1; }
+  -DTANDEM_NATIVE=ON -DTANDEM_SHARED_DATA_DIR="$PWD/.deps/shared" > /tmp/configure.log 2>&1 || { tail -30 /tmp/configure.log; exit 1; }
 ninja -C build-device -j16 > /tmp/build.log 2>&1 || { grep -E "error|FAILED" -A3 /tmp/build.log | head -40; exit 1; }
 set +e
 if [ "$MODE" = engine ] || [ "$MODE" = engine-tests ]; then
@@ -102,6 +104,37 @@ if [ "$MODE" = cpu-a ] || [ "$MODE" = cpu-b ]; then
     echo "exit $?" | tee -a "$LOG"
   fi
   grep -vE "^(group|amac)_b(8|16)" "$LOG" | tail -150
+  exit 0
+fi
+URLS=.deps/shared/names/iscx_url2016_benign_list_big_final.csv.gz
+if [ "$MODE" = apps-tests ]; then
+  T=./build-device/tandem
+  echo "== app tests on the GPU: pipeline per app, every mode; lookups; run per app =="
+  (cd build-device && ctest --output-on-failure -j4 --timeout 300 -R "AppsPipeline|NdnApp|Ipv6Gpu|Workers|test_run_apps|test_lookup") \
+    > "$OUT/ctest_apps.log" 2>&1
+  echo "ctest exit: $?"; grep -E "tests passed|Failed|\*\*\*|Timeout|Skipped" "$OUT/ctest_apps.log" | tail -30
+  for app in "echo" "ipv4 --fib $FIB" "ipv6 --fib $FIB" "l2 --l2-random 1000000" "ndn --urls $URLS"; do
+    for dev in "cpu --cpu-path scalar" "cpu --cpu-path batched" "gpu"; do
+      timeout 120 taskset -c 2-3 $T run --app $app --gen count=4000000,dst=fib,size=64 --device $dev --verify 2>&1 |
+        grep -E "^app|device:|packets:|throughput:|verify:" | sed "s/^/[$app | $dev] /"
+    done
+  done
+  exit 0
+fi
+if [ "$MODE" = apps-cores ]; then
+  T=./build-device/tandem
+  LOG="$OUT/apps-cores.log"
+  GEN=count=4000000,dst=fib,flows=1000000,size=64,seed=7
+  W=1,2,4,8,12,15,16
+  for spec in "echo:echo" "ipv4:ipv4 --fib $FIB" "ipv6:ipv6 --fib $FIB" "l2_1m:l2 --l2-random 1000000" \
+              "l2_16m:l2 --l2-random 16000000" "ndn:ndn --urls $URLS" "ndn32:ndn --urls $URLS --ndn-fixed-bytes 32"; do
+    name=${spec%%:*}; app=${spec#*:}
+    echo "== bench cores: $app ==" | tee -a "$LOG"
+    timeout 150 $T bench cores --app $app --gen $GEN --workers $W --reps 3 --packets 8000000 \
+      --json "$OUT/bench_cores_$name.json" >> "$LOG" 2>&1
+    echo "exit $?" | tee -a "$LOG"
+  done
+  grep -E "^==|^exit|throughput vs|^[0-9]+ |^workers|batched / scalar|GPU best|matches|does not|MISMATCH" "$LOG" | tail -120
   exit 0
 fi
 if [ "$MODE" = offload ]; then  # just the offload engine: its tests and its benchmark

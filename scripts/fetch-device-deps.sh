@@ -12,5 +12,9 @@ rm -rf .deps && mkdir -p .deps/debs .deps/root .deps/whl
 for d in .deps/debs/*.deb; do dpkg -x "$d" .deps/root; done
 rm -rf .deps/debs
 scripts/fetch-dpdk.sh .deps/dpdk
+# The real URL list for the NDN app's tests and benches (research use; never committed: carried).
+if [ -d ../shared/data/names ]; then
+  mkdir -p .deps/shared/names && cp ../shared/data/names/*.csv.gz .deps/shared/names/
+fi
 python3 -m pip download --quiet --no-deps --only-binary=:all: -d .deps/whl scapy pycparser
 du -sh .deps

@@ -6,7 +6,7 @@
 
 namespace tandem::l2 {
 
-L2LoadStats load_l2_table(const std::string& path, MacTable& table) {
+L2LoadStats load_l2_table(const std::string& path, MacTable& table, std::vector<std::pair<uint64_t, uint32_t>>* entries) {
   L2LoadStats stats;
   stats.path = path;
   try {
@@ -36,6 +36,7 @@ L2LoadStats load_l2_table(const std::string& path, MacTable& table) {
           in.fail("entry refused by the table");  // not reached: both were checked above
       }
       ++stats.entries;
+      if (entries) entries->emplace_back(mac, static_cast<uint32_t>(port));
       stats.max_port = std::max(stats.max_port, static_cast<uint32_t>(port));
     }
     stats.lines = in.line_number();
@@ -43,6 +44,18 @@ L2LoadStats load_l2_table(const std::string& path, MacTable& table) {
     throw L2TableError(e.what());
   }
   return stats;
+}
+
+size_t count_l2_entries(const std::string& path) {
+  size_t lines = 0;
+  try {
+    TableReader count(path);
+    TableReader::Column col[2];
+    while (count.next(col, 2, "too many columns (expected MAC PORT)") > 0) ++lines;
+  } catch (const TableError& e) {
+    throw L2TableError(e.what());
+  }
+  return lines;
 }
 
 }  // namespace tandem::l2

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "apps/l2/mac_table.h"
 
@@ -35,6 +37,11 @@ struct L2LoadStats {
 // Inserts every entry of the file into `table` (sized by the caller). Throws L2TableError naming
 // the file and line for a malformed line, and for a line whose entry does not fit (the table is
 // full: the entries of the lines before it stay inserted).
-L2LoadStats load_l2_table(const std::string& path, MacTable& table);
+// With `entries`, every entry read is also appended there (MAC, port), in file order.
+L2LoadStats load_l2_table(const std::string& path, MacTable& table,
+                          std::vector<std::pair<uint64_t, uint32_t>>* entries = nullptr);
+
+// Entries in a table file: its lines with columns (a first pass, to size the MacTable).
+size_t count_l2_entries(const std::string& path);
 
 }  // namespace tandem::l2

@@ -32,27 +32,6 @@ NdnFib::NdnFib(size_t capacity) {
   mask_ = nb - 1;
 }
 
-size_t NdnFib::other_bucket(size_t b, uint32_t tag) const {
-  return (b ^ static_cast<size_t>(mix64(tag))) & mask_;
-}
-
-long NdnFib::find(uint64_t h, const uint8_t* bytes, uint32_t len) const {
-  const uint32_t tag = tag_of(h);
-  const size_t b1 = bucket1(h);
-  const size_t bs[2] = {b1, other_bucket(b1, tag)};
-  for (size_t b : bs) {
-    const Bucket& k = buckets_[b];
-    for (int s = 0; s < 8; ++s) {
-      if (k.tag[s] != tag) continue;
-      const Entry& e = entries_[k.entry[s]];
-      if (e.hash == h && e.bytes_length == len && std::memcmp(bytes_.data() + e.bytes_offset, bytes, len) == 0) {
-        return static_cast<long>(k.entry[s]);
-      }
-    }
-  }
-  return -1;
-}
-
 bool NdnFib::place(uint32_t tag, uint32_t entry, size_t b1) {
   size_t b = b1;
   uint64_t walk = mix64(entry);  // a deterministic "random" walk
@@ -99,6 +78,7 @@ NdnFib::Status NdnFib::add(const Name& prefix, uint32_t next_hop) {
   for (size_t i = 0, start = 0; i < ends.size(); start = ends[i++]) {
     h = ndn_hash_step(h, wire.data() + start, static_cast<uint32_t>(ends[i] - start));
   }
+  ++version_;
   if (const long e = find(h, wire.data(), static_cast<uint32_t>(wire.size())); e >= 0) {
     entries_[e].next_hop = next_hop;
     return Status::kReplaced;
@@ -112,57 +92,79 @@ NdnFib::Status NdnFib::add(const Name& prefix, uint32_t next_hop) {
   return Status::kOk;
 }
 
-int NdnFib::prefix_hashes(const uint8_t* packet, const NdnName& name, PrefixHashes& p) const {
-  const int m = std::min<int>(name.count, static_cast<int>(max_components_));
-  p.hash[0] = kNdnHashSeed;
-  p.end[0] = name.name_offset;
-  for (int i = 0; i < m; ++i) {
-    p.end[i + 1] = name.offset[i] + name.length[i];
-    p.hash[i + 1] = ndn_hash_step(p.hash[i], packet + p.end[i], p.end[i + 1] - p.end[i]);
-  }
-  return m;
-}
-
-uint32_t NdnFib::resolve(const uint8_t* packet, const NdnName& name, const PrefixHashes& p, int m) const {
-  for (int k = m; k >= 0; --k) {
-    const long e = find(p.hash[k], packet + name.name_offset, p.end[k] - name.name_offset);
-    if (e >= 0) return entries_[e].next_hop;
-  }
-  return kNoRoute;
-}
-
-uint32_t NdnFib::lookup(const uint8_t* packet, const NdnName& name) const {
-  PrefixHashes p;
-  const int m = prefix_hashes(packet, name, p);
-  return resolve(packet, name, p, m);
-}
-
 uint32_t NdnFib::lookup(const Name& name) const {
   if (name.size() > static_cast<size_t>(kMaxComponents)) return kNoRoute;
-  const std::vector<uint8_t> pkt = encode_interest(name, 0);
-  NdnName parsed;
-  if (ndn_parse_interest(pkt.data(), static_cast<uint32_t>(pkt.size()), &parsed) != NdnStatus::kOk) return kNoRoute;
-  return lookup(pkt.data(), parsed);
+  const std::vector<uint8_t> wire = name_wire_bytes(name);
+  return lookup_name(wire.data(), static_cast<uint32_t>(wire.size()));
 }
 
-void NdnFib::lookup_batch(const uint8_t* const* packets, const NdnName* names, uint32_t* hops, size_t n) const {
-  // Group prefetching over 8 names: hash every prefix and prefetch both buckets of each, then
-  // resolve with the same hashes. A name of k components touches up to 2(k+1) buckets, so a
-  // larger group would issue more prefetches than the core keeps in flight.
-  constexpr size_t kGroup = 8;
-  PrefixHashes p[kGroup];
+void NdnFib::lookup_batch(const uint8_t* const* names, const uint32_t* lens, uint32_t* hops, size_t n) const {
+  // A hit is three dependent reads: the bucket (tags), the entry (hash, next hop, where the bytes
+  // are), the prefix's bytes. Group prefetching walks a group of names through them in stages, so
+  // each stage's misses overlap across the group: hash every prefix and prefetch the buckets of the
+  // two longest (where a FIB of real names' prefixes finds most matches: the probes go from the
+  // longest down and stop at the first hit); then prefetch the entries their matching tags point
+  // to; then the bytes of the entries whose 64-bit hash matches; then resolve.
+  constexpr size_t kGroup = 16;
+  constexpr int kAhead = 2;  // prefixes per name whose chain is prefetched
+  const NdnFibView v = view();
+  uint64_t hash[kGroup][kMaxComponents + 1];
+  uint32_t end[kGroup][kMaxComponents + 1];
   int m[kGroup];
+  // Calls f(j, k, entry index) for each slot of prefix k's two buckets whose tag matches.
+  auto each_tag_match = [&](size_t j, int k, auto&& f) {
+    const uint64_t h = hash[j][k];
+    const uint32_t tag = tag_of(h);
+    const size_t b1 = bucket1(h);
+    for (size_t b : {b1, other_bucket(b1, tag)}) {
+      const Bucket& bk = buckets_[b];
+      for (int s = 0; s < 8; ++s) {
+        if (bk.tag[s] == tag) f(j, k, bk.entry[s]);
+      }
+    }
+  };
   for (size_t base = 0; base < n; base += kGroup) {
     const size_t g = std::min(kGroup, n - base);
     for (size_t j = 0; j < g; ++j) {
-      m[j] = prefix_hashes(packets[base + j], names[base + j], p[j]);
-      for (int k = 0; k <= m[j]; ++k) {
-        const size_t b1 = bucket1(p[j].hash[k]);
+      m[j] = ndn_prefix_hashes(names[base + j], lens[base + j], v.max_components, hash[j], end[j]);
+      for (int k = m[j]; k >= 0 && k > m[j] - kAhead; --k) {
+        const size_t b1 = bucket1(hash[j][k]);
         __builtin_prefetch(&buckets_[b1]);
-        __builtin_prefetch(&buckets_[other_bucket(b1, tag_of(p[j].hash[k]))]);
+        __builtin_prefetch(&buckets_[other_bucket(b1, tag_of(hash[j][k]))]);
       }
     }
-    for (size_t j = 0; j < g; ++j) hops[base + j] = resolve(packets[base + j], names[base + j], p[j], m[j]);
+    for (size_t j = 0; j < g; ++j) {
+      for (int k = m[j]; k >= 0 && k > m[j] - kAhead; --k) {
+        each_tag_match(j, k, [&](size_t, int, uint32_t e) { __builtin_prefetch(&entries_[e]); });
+      }
+    }
+    for (size_t j = 0; j < g; ++j) {
+      for (int k = m[j]; k >= 0 && k > m[j] - kAhead; --k) {
+        each_tag_match(j, k, [&](size_t jj, int kk, uint32_t e) {
+          const Entry& en = entries_[e];
+          if (en.hash != hash[jj][kk]) return;
+          const uint8_t* p = bytes_.data() + en.bytes_offset;
+          for (uint32_t off = 0; off < en.bytes_length; off += 64) __builtin_prefetch(p + off);
+        });
+      }
+    }
+    for (size_t j = 0; j < g; ++j) {
+      hops[base + j] = m[j] < 0 ? kNoRoute : ndn_fib_resolve(v, names[base + j], hash[j], end[j], m[j]);
+    }
+  }
+}
+
+void NdnFib::lookup_batch(const uint8_t* const* packets, const NdnName* parsed, uint32_t* hops, size_t n) const {
+  constexpr size_t kChunk = 256;
+  const uint8_t* names[kChunk];
+  uint32_t lens[kChunk];
+  for (size_t base = 0; base < n; base += kChunk) {
+    const size_t c = std::min(kChunk, n - base);
+    for (size_t j = 0; j < c; ++j) {
+      names[j] = packets[base + j] + parsed[base + j].name_offset;
+      lens[j] = parsed[base + j].name_length;
+    }
+    lookup_batch(names, lens, hops + base, c);
   }
 }
 

@@ -18,33 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "apps/ndn/ndn_fib_core.h"
 #include "apps/ndn/ndn_name.h"
 #include "apps/ndn/ndn_tlv.h"
 #include "core/compiler.h"
 
 namespace tandem::ndn {
-
-inline constexpr uint32_t kNoRoute = 0xFFFFFFFFu;
-
-// Hash of a name prefix, extended one component at a time: h(k) = combine(h(k-1), component k).
-// A component is hashed as its TLV bytes (type, length, value) so that typed components differ.
-TANDEM_HD_INLINE uint64_t ndn_hash_step(uint64_t h, const uint8_t* tlv, uint32_t len) {
-  uint64_t x = h ^ (uint64_t{len} * 0x9E3779B97F4A7C15ULL);
-  uint32_t i = 0;
-  for (; i + 8 <= len; i += 8) {
-    uint64_t w = 0;
-    for (int b = 0; b < 8; ++b) w |= uint64_t{tlv[i + b]} << (8 * b);
-    x = (x ^ w) * 0xFF51AFD7ED558CCDULL;
-    x ^= x >> 32;
-  }
-  uint64_t w = 0;
-  for (int b = 0; i < len; ++i, ++b) w |= uint64_t{tlv[i]} << (8 * b);
-  x = (x ^ w) * 0xC4CEB9FE1A85EC53ULL;
-  x ^= x >> 29;
-  x *= 0xFF51AFD7ED558CCDULL;
-  return x ^ (x >> 32);
-}
-inline constexpr uint64_t kNdnHashSeed = 0x6E646E5F66696221ULL;
 
 class NdnFib {
  public:
@@ -58,12 +37,28 @@ class NdnFib {
   // unchanged.
   Status add(const Name& prefix, uint32_t next_hop);
 
-  // Next hop of the longest FIB prefix of the parsed Interest name in `packet`, or kNoRoute.
-  uint32_t lookup(const uint8_t* packet, const NdnName& name) const;
+  // Next hop of the longest FIB prefix of a name given as its Name TLV's value (the component
+  // TLVs, as in a packet), or kNoRoute (also for malformed component TLVs).
+  uint32_t lookup_name(const uint8_t* name, uint32_t len) const { return ndn_fib_lookup(view(), name, len); }
+  // The same for the parsed Interest name in `packet`.
+  uint32_t lookup(const uint8_t* packet, const NdnName& name) const {
+    return lookup_name(packet + name.name_offset, name.name_length);
+  }
   // The same for a name given as components (control plane, tests).
   uint32_t lookup(const Name& name) const;
-  // lookup() for n parsed packets, with every probed bucket prefetched a group ahead.
+  // lookup_name() for n names, with every probed bucket of a group of names prefetched before the
+  // group is resolved.
+  void lookup_batch(const uint8_t* const* names, const uint32_t* lens, uint32_t* hops, size_t n) const;
+  // The same for n parsed packets.
   void lookup_batch(const uint8_t* const* packets, const NdnName* names, uint32_t* hops, size_t n) const;
+
+  // The arrays the lookup reads (valid until the next add()): what the GPU copy is made of.
+  NdnFibView view() const {
+    return {buckets_.data(), mask_, entries_.data(), bytes_.data(), static_cast<int>(max_components_)};
+  }
+  size_t bucket_count() const { return buckets_.size(); }
+  size_t bytes_size() const { return bytes_.size(); }
+  uint64_t version() const { return version_; }
 
   size_t size() const { return entries_.size(); }
   size_t max_components() const { return max_components_; }  // longest prefix stored
@@ -72,30 +67,13 @@ class NdnFib {
   static const char* status_name(Status s);
 
  private:
-  struct alignas(64) Bucket {
-    uint32_t tag[8];    // 0: empty
-    uint32_t entry[8];  // index into entries_
-  };
-  struct Entry {
-    uint64_t hash;
-    uint32_t next_hop;
-    uint32_t bytes_offset;  // the prefix's component TLVs in bytes_
-    uint32_t bytes_length;
-  };
-  // The hashes of a name's prefixes of 0..m components and where each prefix ends in the packet.
-  struct PrefixHashes {
-    uint64_t hash[kMaxComponents + 1];
-    uint32_t end[kMaxComponents + 1];
-  };
-  // Fills `p` for the prefixes the FIB can hold (up to max_components()); returns their count m.
-  int prefix_hashes(const uint8_t* packet, const NdnName& name, PrefixHashes& p) const;
-  // The longest of those prefixes in the table, probing from m down.
-  uint32_t resolve(const uint8_t* packet, const NdnName& name, const PrefixHashes& p, int m) const;
-  static uint32_t tag_of(uint64_t h) { return static_cast<uint32_t>(h >> 32) | 1u; }
-  size_t bucket1(uint64_t h) const { return static_cast<size_t>(h) & mask_; }
-  size_t other_bucket(size_t b, uint32_t tag) const;
+  using Bucket = NdnFibBucket;
+  using Entry = NdnFibEntry;
+  static uint32_t tag_of(uint64_t h) { return ndn_tag_of(h); }
+  size_t bucket1(uint64_t h) const { return static_cast<size_t>(ndn_bucket1(h, mask_)); }
+  size_t other_bucket(size_t b, uint32_t tag) const { return static_cast<size_t>(ndn_other_bucket(b, tag, mask_)); }
   // Index of the entry for (hash, bytes), or -1.
-  long find(uint64_t h, const uint8_t* bytes, uint32_t len) const;
+  long find(uint64_t h, const uint8_t* bytes, uint32_t len) const { return ndn_fib_find(view(), h, bytes, len); }
   bool place(uint32_t tag, uint32_t entry, size_t b1);
   void grow();
 
@@ -104,6 +82,7 @@ class NdnFib {
   std::vector<Entry> entries_;
   std::vector<uint8_t> bytes_;
   size_t max_components_ = 0;
+  uint64_t version_ = 0;
 };
 
 // A FIB file: `name nexthop` per line, names in the NDN URI form (`/com/example 3`), '#' comments,

@@ -1,4 +1,4 @@
-#include "apps/ipv4/ipv4_workers.h"
+#include "sched/workers.h"
 
 #include <algorithm>
 #include <atomic>
@@ -8,22 +8,17 @@
 #include <thread>
 #include <vector>
 
-#include "apps/ipv4/ipv4_cpu.h"
-#include "apps/ipv4/ipv4_forward.h"
-#include "apps/ipv4/ipv4_frame_core.h"
 #include "core/clock.h"
 #include "core/machine_info.h"
 #include "io/rss.h"
 
-namespace tandem::ipv4 {
+namespace tandem {
 
 namespace {
 
 // Ethernet preamble + start delimiter (8), FCS (4) and inter-frame gap (12): what a frame costs on
 // the wire beyond its captured bytes, so Gbps figures compare with link rates.
 constexpr uint64_t kWireOverhead = 24;
-
-using frame_detail::load_be32;
 
 // When each packet of a worker's queue arrives. Unpaced: when the worker receives it. Paced: on
 // the schedule of `rate` packets per second, packet k arriving at start + (k + 1) / rate; like a
@@ -68,7 +63,7 @@ class ArrivalClock {
 // output (first pass only), wire bytes, freeing the cells.
 class BurstFinisher {
  public:
-  BurstFinisher(PacketPool& pool, const RefTrie* ref, PacketSink* sink, uint64_t first_pass, WorkersResult& r)
+  BurstFinisher(PacketPool& pool, const ForwardApp* ref, PacketSink* sink, uint64_t first_pass, WorkersResult& r)
       : pool_(pool), ref_(ref), sink_(sink), first_pass_(first_pass), r_(r) {}
 
   // The verdicts are ready now: packet i arrived at first_arrival + i * spacing.
@@ -101,21 +96,18 @@ class BurstFinisher {
 
  private:
   // Every packet that reached the lookup (forwarded, or dropped for lack of a route) must carry
-  // the reference trie's decision for its destination.
+  // the app's reference decision for its key.
   void verify(const PacketBatch& b) {
     for (uint32_t i = 0; i < b.size; ++i) {
-      const uint32_t v = b.verdict[i];
-      if (Verdict::is_drop(v) && Verdict::reason(v) != DropReason::kNoRoute) continue;
-      const uint32_t dst = load_be32(pool_.data(b.cell[i]) + b.l3_off[i] + 16);
-      const uint32_t nh = ref_->lookup(dst);
-      const uint32_t want = nh == RefTrie::kNoRoute ? Verdict::drop(DropReason::kNoRoute) : Verdict::port(nh);
+      uint32_t want = 0;
+      if (!ref_->reference_verdict(pool_.data(b.cell[i]), b.len[i], b.l3_off[i], b.verdict[i], &want)) continue;
       ++r_.verify_checked;
-      r_.verify_mismatches += want != v;
+      r_.verify_mismatches += want != b.verdict[i];
     }
   }
 
   PacketPool& pool_;
-  const RefTrie* ref_;
+  const ForwardApp* ref_;
   PacketSink* sink_;
   uint64_t first_pass_;
   WorkersResult& r_;
@@ -123,13 +115,13 @@ class BurstFinisher {
   uint64_t verify_ns_ = 0;
 };
 
-// A burst at the GPU engine: its packets, keys, next hops and the request that carries them.
+// A burst at the GPU engine: its packets, items, results and the request that carries them.
 // With the staged engine the keys go straight into the batch and the next hops are read where the
 // GPU left them; `staging` marks a burst that is classified but has no room in a batch yet.
 struct BurstInFlight {
   PacketBatch batch;
   KeyBatch keys;
-  uint32_t next_hop[PacketBatch::kCapacity];
+  uint32_t result[PacketBatch::kCapacity];
   gpu::OffloadRequest req;
   gpu::StagedTicket ticket;
   bool staging = false;
@@ -138,7 +130,7 @@ struct BurstInFlight {
 };
 
 // One worker on a CPU path: receive, forward, finish, one burst at a time.
-void cpu_worker(const Dir24_8& table, ReplaySource& src, uint64_t budget, double rate, const WorkersConfig& cfg,
+void cpu_worker(const ForwardApp& app, ReplaySource& src, uint64_t budget, double rate, const WorkersConfig& cfg,
                 uint64_t start_ns, WorkersResult& r, BurstFinisher& fin, PacketPool& pool) {
   ArrivalClock clock(rate, start_ns);
   PacketBatch b;
@@ -154,9 +146,9 @@ void cpu_worker(const Dir24_8& table, ReplaySource& src, uint64_t budget, double
     uint64_t spacing = 0;
     const uint64_t first = clock.take(b.size, &spacing);
     if (cfg.path == LookupPath::kScalar) {
-      forward_scalar(table, pool, b, r.counters);
+      app.forward_scalar(pool, b, r.counters);
     } else {
-      forward_batched(table, pool, b, r.counters);
+      app.forward_batched(pool, b, r.counters);
     }
     served += b.size;
     fin.verdicts_ready(b, first, spacing);
@@ -166,11 +158,12 @@ void cpu_worker(const Dir24_8& table, ReplaySource& src, uint64_t budget, double
 
 // One worker on the GPU path: bursts go to the engine and are finished in order as they return;
 // up to max_bursts_in_flight are out at once, so the worker keeps receiving while the GPU works.
-void gpu_worker(int w, ReplaySource& src, uint64_t budget, double rate, const WorkersConfig& cfg, uint64_t start_ns,
+void gpu_worker(const ForwardApp& app, int w, ReplaySource& src, uint64_t budget, double rate, const WorkersConfig& cfg, uint64_t start_ns,
                 WorkersResult& r, BurstFinisher& fin, PacketPool& pool) {
   ArrivalClock clock(rate, start_ns);
   const uint32_t depth = cfg.max_bursts_in_flight;
   std::vector<BurstInFlight> ring(depth);
+  for (BurstInFlight& s : ring) s.keys.reset(app.item_bytes());
   uint64_t head = 0, tail = 0, served = 0;
   bool drained = budget == 0;
   try {
@@ -184,7 +177,7 @@ void gpu_worker(int w, ReplaySource& src, uint64_t budget, double rate, const Wo
       if (cfg.staged && tail != head && ring[(tail - 1) % depth].staging) {
         BurstInFlight& s = ring[(tail - 1) % depth];
         if (cfg.staged->try_reserve(s.keys.count, &s.ticket)) {
-          std::memcpy(s.ticket.in, s.keys.key, s.keys.count * sizeof(uint32_t));
+          std::memcpy(s.ticket.in, s.keys.data(), s.keys.bytes());
           cfg.staged->commit(s.ticket);
           s.staging = false;
           progress = true;
@@ -192,16 +185,16 @@ void gpu_worker(int w, ReplaySource& src, uint64_t budget, double rate, const Wo
       }
       while (head != tail) {
         BurstInFlight& s = ring[head % depth];
-        const uint32_t* next_hop = s.next_hop;
+        const uint32_t* result = s.result;
         if (cfg.staged) {
           if (s.keys.count) {
             if (s.staging || !cfg.staged->done(s.ticket)) break;
-            next_hop = static_cast<const uint32_t*>(s.ticket.out);
+            result = static_cast<const uint32_t*>(s.ticket.out);
           }
         } else if (!s.req.done()) {
           break;
         }
-        apply(pool, s.batch, s.keys, next_hop, r.counters);
+        app.apply(pool, s.batch, s.keys, result, r.counters);
         if (cfg.staged && s.keys.count) cfg.staged->release(s.ticket);
         fin.verdicts_ready(s.batch, s.first_arrival, s.spacing);
         fin.finish(s.batch);
@@ -221,17 +214,17 @@ void gpu_worker(int w, ReplaySource& src, uint64_t budget, double rate, const Wo
           served += s.batch.size;
           drained = served >= budget;
           s.first_arrival = clock.take(s.batch.size, &s.spacing);
-          classify(pool, s.batch, s.keys, r.counters);
+          app.classify(pool, s.batch, s.keys, r.counters);
           s.staging = false;
           if (s.keys.count && cfg.staged) {
             s.staging = !cfg.staged->try_reserve(s.keys.count, &s.ticket);  // else: at the next round
             if (!s.staging) {
-              std::memcpy(s.ticket.in, s.keys.key, s.keys.count * sizeof(uint32_t));
+              std::memcpy(s.ticket.in, s.keys.data(), s.keys.bytes());
               cfg.staged->commit(s.ticket);
             }
           } else if (s.keys.count) {
-            s.req.in = s.keys.key;
-            s.req.out = s.next_hop;
+            s.req.in = s.keys.data();
+            s.req.out = s.result;
             s.req.n = s.keys.count;
             cfg.engine->submit(w, &s.req);
           } else {
@@ -264,30 +257,33 @@ void gpu_worker(int w, ReplaySource& src, uint64_t budget, double rate, const Wo
 
 }  // namespace
 
-GpuEngine attach_gpu_engine(WorkersConfig& wc, const Dir24_8& table, std::unique_ptr<gpu::OffloadRunner> runner,
+GpuEngine attach_gpu_engine(WorkersConfig& wc, const ForwardApp& app, std::unique_ptr<gpu::OffloadRunner> runner,
                             gpu::EngineConfig ec, bool staged) {
+  if (runner && (runner->in_item_bytes() != app.item_bytes() || runner->out_item_bytes() != sizeof(uint32_t))) {
+    throw std::invalid_argument(std::string("run: the GPU runner's items do not fit the ") + app.name() + " app's");
+  }
+  // The engine's fallback: the app's own CPU lookup over items, as the GPU kernel computes them.
+  const gpu::OffloadEngine::CpuFallback fallback = [&app](const void* in, void* out, size_t n) {
+    app.lookup_items(in, static_cast<uint32_t*>(out), n);
+  };
   ec.queue_depth = wc.max_bursts_in_flight;
   GpuEngine e;
   wc.engine = nullptr;
   wc.staged = nullptr;
   if (staged) {
-    e.staged = std::make_unique<gpu::StagedEngine>(std::move(runner), cpu_fallback(table), ec);
+    e.staged = std::make_unique<gpu::StagedEngine>(std::move(runner), fallback, ec);
     wc.staged = e.staged.get();
   } else {
-    e.gather = std::make_unique<gpu::OffloadEngine>(std::move(runner), cpu_fallback(table), ec, wc.workers);
+    ec.in_item_bytes = app.item_bytes();
+    ec.out_item_bytes = sizeof(uint32_t);
+    e.gather = std::make_unique<gpu::OffloadEngine>(std::move(runner), fallback, ec, wc.workers);
     wc.engine = e.gather.get();
   }
   wc.path = LookupPath::kGpu;
   return e;
 }
 
-gpu::OffloadEngine::CpuFallback cpu_fallback(const Dir24_8& table) {
-  return [&table](const void* in, void* out, size_t n) {
-    lookup_batched(table, static_cast<const uint32_t*>(in), static_cast<uint32_t*>(out), n);
-  };
-}
-
-WorkersResult run_workers(const Dir24_8& table, const PacketStore& input, const WorkersConfig& cfg) {
+WorkersResult run_workers(const ForwardApp& app, const PacketStore& input, const WorkersConfig& cfg) {
   if (cfg.workers < 1) throw std::invalid_argument("run: at least one worker");
   if (cfg.burst < 1 || cfg.burst > PacketBatch::kCapacity) throw std::invalid_argument("run: burst must be 1..256");
   if (cfg.path == LookupPath::kGpu && !cfg.engine == !cfg.staged) {
@@ -341,7 +337,7 @@ WorkersResult run_workers(const Dir24_8& table, const PacketStore& input, const 
         src.set_burst(cfg.burst);
         WorkersConfig wc = cfg;
         wc.max_bursts_in_flight = depth;
-        BurstFinisher fin(pool, cfg.verify, cfg.sink, src.frames_per_loop(), r);
+        BurstFinisher fin(pool, cfg.verify ? &app : nullptr, cfg.sink, src.frames_per_loop(), r);
         // Every worker starts on the same clock, once all pools are built.
         if (ready.fetch_add(1) + 1 == n) start_ns.store(now_ns());
         while (start_ns.load() == 0) std::this_thread::yield();
@@ -349,9 +345,9 @@ WorkersResult run_workers(const Dir24_8& table, const PacketStore& input, const 
         const double share = input.size() ? double(src.frames_per_loop()) / input.size() : 0;
         const double rate = cfg.rate_pps * share;
         if (cfg.path == LookupPath::kGpu) {
-          gpu_worker(w, src, budget[w], rate, wc, start_ns.load(), r, fin, pool);
+          gpu_worker(app, w, src, budget[w], rate, wc, start_ns.load(), r, fin, pool);
         } else {
-          cpu_worker(table, src, budget[w], rate, wc, start_ns.load(), r, fin, pool);
+          cpu_worker(app, src, budget[w], rate, wc, start_ns.load(), r, fin, pool);
         }
         verify_ns[w] = fin.verify_ns();
       } catch (...) {
@@ -383,4 +379,4 @@ WorkersResult run_workers(const Dir24_8& table, const PacketStore& input, const 
   return total;
 }
 
-}  // namespace tandem::ipv4
+}  // namespace tandem

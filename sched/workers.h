@@ -1,9 +1,10 @@
-// The IPv4 router's data path with N worker threads (G-Opt section 4.2, PacketShader): each worker
-// owns a receive queue (its RSS share of the input, io/rss.h), a packet pool and counters. A worker
-// receives a burst, parses and classifies it, and then either looks the keys up itself (CPU paths)
-// or hands them to the GPU offload engine (gpu/offload_engine.h) and goes on receiving; it finishes
-// its bursts (rewrite, verdicts, transmit) in the order it received them, as their next hops come
-// back. Per-packet latency runs from a packet's arrival to its verdict.
+// Any forwarding app's data path (apps/forward_app.h) with N worker threads (G-Opt section 4.2,
+// PacketShader): each worker owns a receive queue (its RSS share of the input, io/rss.h), a packet
+// pool and counters. A worker receives a burst, parses and classifies it, and then either looks the
+// keys up itself (CPU paths) or hands them to the GPU offload engine (gpu/offload_engine.h,
+// gpu/staged_engine.h) and goes on receiving; it finishes its bursts (rewrite, verdicts, transmit)
+// in the order it received them, as their results come back. Per-packet latency runs from a
+// packet's arrival to its verdict.
 //
 // Offered load: with a rate, packets arrive on a schedule (open loop), each worker's queue at the
 // rate times its RSS share, as a NIC would spread them. A packet's
@@ -17,8 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "apps/ipv4/dir24_8.h"
-#include "apps/ipv4/ref_trie.h"
+#include "apps/forward_app.h"
 #include "core/counters.h"
 #include "core/latency_histogram.h"
 #include "gpu/offload_engine.h"
@@ -26,7 +26,7 @@
 #include "io/packet_source.h"
 #include "io/packet_store.h"
 
-namespace tandem::ipv4 {
+namespace tandem {
 
 enum class LookupPath { kScalar, kBatched, kGpu };
 
@@ -44,7 +44,8 @@ struct WorkersConfig {
   uint32_t max_bursts_in_flight = 64;    // kGpu: bursts a worker may have at the engine
   uint64_t rx_hold_ns = 0;               // kGpu: hold a partial burst until its oldest packet is this old
   std::vector<int> cores;                // pin worker w to cores[w % size] (empty: not pinned)
-  const RefTrie* verify = nullptr;       // check every lookup decision against this trie
+  bool verify = false;                   // check every lookup decision against the app's reference
+                                         // (ForwardApp::build_reference() must have run)
   PacketSink* sink = nullptr;            // write forwarded frames (first pass; one worker only)
 };
 
@@ -59,7 +60,7 @@ struct WorkersResult {
 };
 
 // Runs the input through the workers and returns the merged counters and latencies.
-WorkersResult run_workers(const Dir24_8& table, const PacketStore& input, const WorkersConfig& cfg);
+WorkersResult run_workers(const ForwardApp& app, const PacketStore& input, const WorkersConfig& cfg);
 
 // Bursts a worker may have at the engine: enough to fill two GPU batches between the workers,
 // and no more, since every burst in flight holds packets that must stay in the caches.
@@ -77,12 +78,10 @@ struct GpuEngine {
   bool on_gpu() const { return gather ? gather->on_gpu() : staged && staged->on_gpu(); }
 };
 
-// Builds a staged (or, with staged = false, a gathering) engine on `runner` with the IPv4 CPU
-// fallback, its queues as deep as wc.max_bursts_in_flight, and sets `wc` to the GPU path on it.
-GpuEngine attach_gpu_engine(WorkersConfig& wc, const Dir24_8& table, std::unique_ptr<gpu::OffloadRunner> runner,
+// Builds a staged (or, with staged = false, a gathering) engine on `runner` with the app's CPU
+// lookup as its fallback, its queues as deep as wc.max_bursts_in_flight, and sets `wc` to the GPU
+// path on it.
+GpuEngine attach_gpu_engine(WorkersConfig& wc, const ForwardApp& app, std::unique_ptr<gpu::OffloadRunner> runner,
                             gpu::EngineConfig ec, bool staged);
 
-// The CPU lookup the engine falls back to (addresses in, next hops out, 4 bytes each).
-gpu::OffloadEngine::CpuFallback cpu_fallback(const Dir24_8& table);
-
-}  // namespace tandem::ipv4
+}  // namespace tandem

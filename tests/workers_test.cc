@@ -8,9 +8,10 @@
 #include <memory>
 #include <set>
 
+#include "apps/ipv4/ipv4_app.h"
 #include "apps/ipv4/ipv4_cpu.h"
 #include "apps/ipv4/ipv4_gpu.h"
-#include "apps/ipv4/ipv4_workers.h"
+#include "sched/workers.h"
 #include "core/checksum.h"
 #include "core/flow_hash.h"
 #include "core/parse.h"
@@ -78,14 +79,28 @@ TEST(Rss, EveryFrameOnceAndFlowsStayTogether) {
   EXPECT_THROW(rss_split(s, 0), std::invalid_argument);
 }
 
-ipv4::WorkersResult forward(const PacketStore& s, ipv4::WorkersConfig wc) {
-  const auto& t = test::RealIpv4Table::get();
-  wc.ports = t.fib.max_next_hop + 1;
-  wc.verify = &t.trie;
-  return ipv4::run_workers(*t.dir, s, wc);
+// The IPv4 app on the real table, with its reference built.
+ipv4::Ipv4App& app() {
+  static ipv4::Ipv4App* a = [] {
+    const auto& t = test::RealIpv4Table::get();
+    auto* r = new ipv4::Ipv4App(*t.dir, t.fib);
+    r->build_reference();
+    return r;
+  }();
+  return *a;
 }
 
-void expect_same(const ipv4::WorkersResult& a, const ipv4::WorkersResult& b, const char* what) {
+gpu::OffloadEngine::CpuFallback cpu_fallback() {
+  return [](const void* in, void* out, size_t n) { app().lookup_items(in, static_cast<uint32_t*>(out), n); };
+}
+
+WorkersResult forward(const PacketStore& s, WorkersConfig wc) {
+  wc.ports = app().ports();
+  wc.verify = true;
+  return run_workers(app(), s, wc);
+}
+
+void expect_same(const WorkersResult& a, const WorkersResult& b, const char* what) {
   EXPECT_EQ(a.counters.rx_packets, b.counters.rx_packets) << what;
   EXPECT_EQ(a.counters.tx_per_port, b.counters.tx_per_port) << what;
   EXPECT_EQ(a.counters.drops, b.counters.drops) << what;
@@ -98,15 +113,15 @@ void expect_same(const ipv4::WorkersResult& a, const ipv4::WorkersResult& b, con
 
 TEST(Workers, CpuPathsAgreeForAnyWorkerCount) {
   const PacketStore s = traffic(50000, 2);
-  ipv4::WorkersConfig wc;
-  wc.path = ipv4::LookupPath::kScalar;
+  WorkersConfig wc;
+  wc.path = LookupPath::kScalar;
   const auto ref = forward(s, wc);
   EXPECT_EQ(ref.counters.rx_packets, s.size());
   EXPECT_GT(ref.counters.drops[static_cast<int>(DropReason::kTtlExceeded)], 0u);
   EXPECT_GT(ref.counters.drops[static_cast<int>(DropReason::kMartian)], 0u);
   EXPECT_GT(ref.counters.drops[static_cast<int>(DropReason::kTruncated)], 0u);
   for (int w : {1, 2, 5}) {
-    for (auto path : {ipv4::LookupPath::kScalar, ipv4::LookupPath::kBatched}) {
+    for (auto path : {LookupPath::kScalar, LookupPath::kBatched}) {
       wc.workers = w;
       wc.path = path;
       wc.burst = w == 2 ? 7 : 256;
@@ -120,16 +135,16 @@ TEST(Workers, EnginePathWithoutGpuMatchesCpu) {
   // (bursts in flight, in-order completion) runs on every machine.
   const auto& t = test::RealIpv4Table::get();
   const PacketStore s = traffic(60000, 3);
-  ipv4::WorkersConfig wc;
+  WorkersConfig wc;
   const auto ref = forward(s, wc);
   for (int w : {1, 3}) {
     gpu::EngineConfig ec;
     ec.max_batch = 2048;
     ec.max_wait_ns = 20000;
     ec.queue_depth = 16;
-    gpu::OffloadEngine e(nullptr, ipv4::cpu_fallback(*t.dir), ec, w);
+    gpu::OffloadEngine e(nullptr, cpu_fallback(), ec, w);
     wc.workers = w;
-    wc.path = ipv4::LookupPath::kGpu;
+    wc.path = LookupPath::kGpu;
     wc.engine = &e;
     wc.max_bursts_in_flight = 16;
     wc.burst = 64;
@@ -177,15 +192,15 @@ class HostLookupRunner final : public gpu::OffloadRunner {
 TEST(Workers, StagedEnginePathMatchesCpu) {
   const auto& t = test::RealIpv4Table::get();
   const PacketStore s = traffic(60000, 7);
-  ipv4::WorkersConfig wc;
+  WorkersConfig wc;
   const auto ref = forward(s, wc);
   for (int slots : {2, 4}) {
     gpu::EngineConfig ec;
     ec.max_batch = 1024;  // small batches and few slots: workers must wait for room, often
     ec.max_wait_ns = 20000;
-    gpu::StagedEngine e(std::make_unique<HostLookupRunner>(*t.dir, 1024, slots), ipv4::cpu_fallback(*t.dir), ec);
+    gpu::StagedEngine e(std::make_unique<HostLookupRunner>(*t.dir, 1024, slots), cpu_fallback(), ec);
     wc.workers = 3;
-    wc.path = ipv4::LookupPath::kGpu;
+    wc.path = LookupPath::kGpu;
     wc.staged = &e;
     wc.max_bursts_in_flight = 32;
     wc.burst = 100;
@@ -196,7 +211,7 @@ TEST(Workers, StagedEnginePathMatchesCpu) {
     wc.burst = 256;
     gpu::EngineConfig small = ec;
     small.max_batch = 200;
-    gpu::StagedEngine tiny(std::make_unique<HostLookupRunner>(*t.dir, 200, slots), ipv4::cpu_fallback(*t.dir), small);
+    gpu::StagedEngine tiny(std::make_unique<HostLookupRunner>(*t.dir, 200, slots), cpu_fallback(), small);
     wc.staged = &tiny;
     EXPECT_THROW(forward(s, wc), std::invalid_argument);
   }
@@ -204,7 +219,7 @@ TEST(Workers, StagedEnginePathMatchesCpu) {
 
 TEST(Workers, PacketBudgetLoopsTheInputExactly) {
   const PacketStore s = traffic(3000, 4);
-  ipv4::WorkersConfig wc;
+  WorkersConfig wc;
   wc.workers = 3;
   wc.packets = 10007;  // more than three passes, not a multiple of anything
   const auto r = forward(s, wc);
@@ -217,7 +232,7 @@ TEST(Workers, OfferedLoadIsHonoured) {
   // 200k packets at 1 Mpps take 0.2 s at least; unpaced they take far less. Only the lower
   // bound is checked: a slow machine may take longer, never shorter.
   const PacketStore s = traffic(20000, 5);
-  ipv4::WorkersConfig wc;
+  WorkersConfig wc;
   wc.workers = 2;
   wc.burst = 32;
   wc.rate_pps = 1e6;
@@ -231,7 +246,7 @@ TEST(Workers, EveryGpuModeMatchesCpu) {
   TANDEM_REQUIRE_GPU();
   const auto& t = test::RealIpv4Table::get();
   const PacketStore s = traffic(200000, 6);
-  ipv4::WorkersConfig wc;
+  WorkersConfig wc;
   const auto ref = forward(s, wc);
   ipv4::Ipv4GpuTable g(*t.dir);
   for (auto mode : {gpu::GpuMode::kAsync, gpu::GpuMode::kGraph, gpu::GpuMode::kMapped, gpu::GpuMode::kPersistent}) {
@@ -246,16 +261,16 @@ TEST(Workers, EveryGpuModeMatchesCpu) {
       ec.queue_depth = 64;
       std::unique_ptr<gpu::OffloadEngine> gather;
       std::unique_ptr<gpu::StagedEngine> stage;
-      ipv4::WorkersConfig wc2 = wc;
+      WorkersConfig wc2 = wc;
       if (staged) {
-        stage = std::make_unique<gpu::StagedEngine>(g.make_runner(oo), ipv4::cpu_fallback(*t.dir), ec);
+        stage = std::make_unique<gpu::StagedEngine>(g.make_runner(oo), cpu_fallback(), ec);
         wc2.staged = stage.get();
       } else {
-        gather = std::make_unique<gpu::OffloadEngine>(g.make_runner(oo), ipv4::cpu_fallback(*t.dir), ec, 3);
+        gather = std::make_unique<gpu::OffloadEngine>(g.make_runner(oo), cpu_fallback(), ec, 3);
         wc2.engine = gather.get();
       }
       wc2.workers = 3;
-      wc2.path = ipv4::LookupPath::kGpu;
+      wc2.path = LookupPath::kGpu;
       wc2.max_bursts_in_flight = 64;
       wc2.rate_pps = staged ? 4e6 : 0;  // the staged engine also paced, with partial bursts held
       wc2.rx_hold_ns = staged ? 3000 : 0;

@@ -1,0 +1,21 @@
+// Echo on the GPU: 4-byte values in, their ports (echo_port) out.
+#include "apps/echo/echo_app.h"
+#include "gpu/offload_runner.cuh"
+
+namespace tandem::echo {
+
+namespace {
+struct EchoPortOp {
+  using In = uint32_t;
+  using Out = uint32_t;
+  __device__ uint32_t operator()(uint32_t x) const { return echo_port(x); }
+};
+}  // namespace
+
+std::unique_ptr<gpu::OffloadRunner> make_echo_port_runner(const gpu::OffloadOptions& opts) {
+  std::string why;
+  if (!gpu::available(&why)) throw gpu::GpuError("no GPU: " + why);
+  return std::make_unique<gpu::OffloadRunnerImpl<EchoPortOp>>(EchoPortOp{}, opts);
+}
+
+}  // namespace tandem::echo

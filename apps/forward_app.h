@@ -1,0 +1,91 @@
+// The one interface through which the workers, the GPU engine and the CLI see a forwarding app
+// (ARCHITECTURE.md, "An app"): a burst of packets in, a verdict per packet out, on any of three
+// paths that must give the same verdicts:
+//
+//   scalar:  one packet at a time through parse, lookup and apply (the plain CPU baseline);
+//   batched: classify the whole burst into a dense key array (prefetching each key's first table
+//            line as soon as it is known), look the keys up with the app's latency-hiding batch
+//            code, then apply;
+//   GPU:     classify into fixed-size items that the offload engine ships, the app's kernel looks
+//            them up, and the results come back to apply() on the worker that owns the packets.
+//
+// Apps are built from a small traits class through apps/forward_app_impl.h, so the per-packet
+// counting, key packing and verification are written once for all of them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "core/batch.h"
+#include "core/counters.h"
+#include "core/packet_pool.h"
+#include "gpu/offload.h"
+
+namespace tandem {
+
+// The GPU items of one burst: `item_bytes` each, packed, 64-byte aligned (what is copied into a
+// runner slot), and the index of the packet each came from.
+class KeyBatch {
+ public:
+  KeyBatch() = default;
+  explicit KeyBatch(size_t item_bytes) { reset(item_bytes); }
+  void reset(size_t item_bytes) {
+    item_bytes_ = item_bytes;
+    const size_t bytes = (item_bytes * PacketBatch::kCapacity + 63) / 64 * 64;
+    data_.reset(static_cast<uint8_t*>(::operator new(bytes, std::align_val_t{64})));
+    count = 0;
+  }
+  size_t item_bytes() const { return item_bytes_; }
+  void* item(uint32_t k) { return data_.get() + size_t{k} * item_bytes_; }
+  const void* data() const { return data_.get(); }
+  size_t bytes() const { return size_t{count} * item_bytes_; }
+
+  uint32_t count = 0;
+  uint16_t position[PacketBatch::kCapacity];
+
+ private:
+  struct Free {
+    void operator()(uint8_t* p) const { ::operator delete(p, std::align_val_t{64}); }
+  };
+  size_t item_bytes_ = 0;
+  std::unique_ptr<uint8_t, Free> data_;
+};
+
+class ForwardApp {
+ public:
+  virtual ~ForwardApp() = default;
+  virtual const char* name() const = 0;
+  // Ports the app forwards to are 0..ports()-1 (per-port counters); floods are counted apart.
+  virtual size_t ports() const = 0;
+  // What one GPU item holds (the engine's in_item_bytes); results are 4-byte values.
+  virtual size_t item_bytes() const = 0;
+
+  // The CPU paths: every packet of the burst gets its verdict and is counted in `c`.
+  virtual void forward_scalar(PacketPool& pool, PacketBatch& b, Counters& c) const = 0;
+  virtual void forward_batched(PacketPool& pool, PacketBatch& b, Counters& c) const = 0;
+
+  // The GPU path, split around the engine. classify() counts every packet as received, drops the
+  // ones that never reach the lookup (with their reason) and writes an item for each other one;
+  // apply() turns results[k], the lookup of keys.item(k), into its packet's verdict.
+  virtual void classify(PacketPool& pool, PacketBatch& b, KeyBatch& keys, Counters& c) const = 0;
+  virtual void apply(PacketPool& pool, PacketBatch& b, const KeyBatch& keys, const uint32_t* results,
+                     Counters& c) const = 0;
+  // The engine's CPU fallback: n items in, n results out, as the GPU kernel computes them.
+  virtual void lookup_items(const void* items, uint32_t* results, size_t n) const = 0;
+  // A runner whose per-item operation is the app's lookup, on a device copy of its table. Throws
+  // gpu::GpuError without a usable GPU. The runner is valid while the app lives.
+  virtual std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts) = 0;
+
+  // Verification (--verify): builds the app's reference (a trie, a map, ...) from its table.
+  virtual void build_reference() = 0;
+  // For a packet whose verdict is final: false when the packet never reached the lookup (dropped
+  // before it); else true, with the verdict the reference gives in *want.
+  virtual bool reference_verdict(const uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t verdict,
+                                 uint32_t* want) const = 0;
+};
+
+}  // namespace tandem

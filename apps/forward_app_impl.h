@@ -1,0 +1,141 @@
+// ForwardAppImpl<Traits>: a ForwardApp (apps/forward_app.h) from an app's per-packet pieces, so the
+// three paths, the counters and verification are the same code for every app.
+//
+// A Traits class provides:
+//   using Key;      what the CPU paths look up (an address, a MAC, a pointer to a name in the frame)
+//   using Item;     what the GPU gets for it (trivially copyable; for most apps Key itself)
+//   static constexpr const char* kName;
+//   size_t ports() const;
+//   DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const;
+//   void prefetch(const Key&) const;                              // the key's first table line
+//   uint32_t lookup(const Key&) const;                            // scalar
+//   void lookup_batch(const Key* keys, uint32_t* results, size_t n) const;
+//   void to_item(const Key&, Item*) const;
+//   void lookup_items(const Item* items, uint32_t* results, size_t n) const;  // = the GPU kernel's
+//   uint32_t apply(uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t result) const;  // verdict
+//   std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions&);
+//   void build_reference();
+//   // The reference's verdict for a frame that reached the lookup (its verdict is final; the frame
+//   // may have been rewritten by apply): the key is read again from the frame.
+//   uint32_t reference_verdict(const uint8_t* frame, uint32_t len, uint16_t l3_off) const;
+#pragma once
+
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include "apps/forward_app.h"
+#include "core/flow_hash.h"
+
+namespace tandem {
+
+template <class Traits>
+class ForwardAppImpl final : public ForwardApp {
+ public:
+  using Key = typename Traits::Key;
+  using Item = typename Traits::Item;
+  static_assert(std::is_trivially_copyable_v<Item>, "GPU items are copied as bytes");
+
+  template <class... Args>
+  explicit ForwardAppImpl(Args&&... args) : t_(std::forward<Args>(args)...) {}
+
+  Traits& traits() { return t_; }
+  const Traits& traits() const { return t_; }
+
+  const char* name() const override { return Traits::kName; }
+  size_t ports() const override { return t_.ports(); }
+  size_t item_bytes() const override { return sizeof(Item); }
+
+  void forward_scalar(PacketPool& pool, PacketBatch& b, Counters& c) const override {
+    for (uint32_t i = 0; i < b.size; ++i) {
+      Key key;
+      if (classify_one(pool, b, i, &key, c)) apply_one(pool, b, i, t_.lookup(key), c);
+    }
+  }
+
+  void forward_batched(PacketPool& pool, PacketBatch& b, Counters& c) const override {
+    Key keys[PacketBatch::kCapacity];
+    uint16_t pos[PacketBatch::kCapacity];
+    uint32_t results[PacketBatch::kCapacity];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < b.size; ++i) {
+      if (classify_one(pool, b, i, &keys[n], c)) {
+        t_.prefetch(keys[n]);  // the miss overlaps with parsing the rest of the burst
+        pos[n++] = static_cast<uint16_t>(i);
+      }
+    }
+    t_.lookup_batch(keys, results, n);
+    for (uint32_t k = 0; k < n; ++k) apply_one(pool, b, pos[k], results[k], c);
+  }
+
+  void classify(PacketPool& pool, PacketBatch& b, KeyBatch& keys, Counters& c) const override {
+    keys.count = 0;
+    for (uint32_t i = 0; i < b.size; ++i) {
+      Key key;
+      if (classify_one(pool, b, i, &key, c)) {
+        t_.to_item(key, static_cast<Item*>(keys.item(keys.count)));
+        keys.position[keys.count++] = static_cast<uint16_t>(i);
+      }
+    }
+  }
+
+  void apply(PacketPool& pool, PacketBatch& b, const KeyBatch& keys, const uint32_t* results,
+             Counters& c) const override {
+    for (uint32_t k = 0; k < keys.count; ++k) apply_one(pool, b, keys.position[k], results[k], c);
+  }
+
+  void lookup_items(const void* items, uint32_t* results, size_t n) const override {
+    t_.lookup_items(static_cast<const Item*>(items), results, n);
+  }
+
+  std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts) override {
+    return t_.make_gpu_runner(opts);
+  }
+
+  void build_reference() override { t_.build_reference(); }
+
+  bool reference_verdict(const uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t verdict,
+                         uint32_t* want) const override {
+    if (Verdict::is_drop(verdict) && Verdict::reason(verdict) != DropReason::kNoRoute) return false;
+    *want = t_.reference_verdict(frame, len, l3_off);
+    return true;
+  }
+
+ private:
+  bool classify_one(PacketPool& pool, PacketBatch& b, uint32_t i, Key* key, Counters& c) const {
+    ++c.rx_packets;
+    c.rx_bytes += b.len[i];
+    uint16_t l3_off = 0;
+    uint32_t flow = 0;
+    const DropReason r = t_.classify(pool.data(b.cell[i]), b.len[i], key, &l3_off, &flow);
+    if (r != DropReason::kNone) {
+      b.verdict[i] = Verdict::drop(r);
+      c.drop(r);
+      return false;
+    }
+    b.l3_off[i] = l3_off;
+    b.flow_hash[i] = flow;
+    return true;
+  }
+
+  void apply_one(PacketPool& pool, PacketBatch& b, uint32_t i, uint32_t result, Counters& c) const {
+    const uint32_t v = t_.apply(pool.data(b.cell[i]), b.len[i], b.l3_off[i], result);
+    b.verdict[i] = v;
+    if (Verdict::is_drop(v)) {
+      c.drop(Verdict::reason(v));
+      return;
+    }
+    ++c.tx_packets;
+    c.tx_bytes += b.len[i];
+    const uint32_t port = Verdict::port(v);
+    if (port == Verdict::kFloodPort) {
+      ++c.tx_flooded;
+    } else if (port < c.tx_per_port.size()) {
+      ++c.tx_per_port[port];
+    }
+  }
+
+  Traits t_;
+};
+
+}  // namespace tandem

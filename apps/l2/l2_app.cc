@@ -1,0 +1,86 @@
+#include "apps/l2/l2_app.h"
+
+#include <algorithm>
+
+#include "apps/l2/l2_gpu.h"
+#include "apps/l2/l2_loader.h"
+#include "core/flow_hash.h"
+
+namespace tandem::l2 {
+
+namespace {
+
+uint64_t load_mac(const uint8_t* p) {
+  uint64_t m = 0;
+  for (int i = 0; i < 6; ++i) m = (m << 8) | p[i];
+  return m;
+}
+
+uint32_t verdict_of(uint32_t port) { return Verdict::port(port == kFlood ? Verdict::kFloodPort : port); }
+
+}  // namespace
+
+L2Setup load_l2_setup(const std::string& path) {
+  L2Setup s;
+  s.table = std::make_unique<MacTable>(std::max<size_t>(count_l2_entries(path), 1024));
+  const L2LoadStats st = load_l2_table(path, *s.table, &s.entries);
+  s.max_port = st.max_port;
+  s.source = path;
+  return s;
+}
+
+L2Setup random_l2_setup(size_t n, uint32_t ports, uint64_t seed) {
+  L2Setup s;
+  s.table = std::make_unique<MacTable>(std::max<size_t>(n, 1024));
+  s.entries.reserve(n);
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  while (s.entries.size() < n) {
+    x += 0x9E3779B97F4A7C15ull;
+    const uint64_t mac = mix64(x) & kMacMask & ~kMacGroupBit;  // unicast
+    const uint32_t port = static_cast<uint32_t>(mix64(x ^ 0x5bd1e995) % ports);
+    const MacTable::Status st = s.table->insert(mac, port);
+    if (st == MacTable::Status::kFull) throw std::runtime_error("random MAC table: full at " + std::to_string(s.entries.size()));
+    if (st == MacTable::Status::kInserted) s.entries.emplace_back(mac, port);
+  }
+  s.max_port = ports ? ports - 1 : 0;
+  s.source = "random " + std::to_string(n) + " MACs";
+  return s;
+}
+
+L2Traits::L2Traits(const L2Setup& s) : setup(&s) {}
+L2Traits::~L2Traits() = default;
+L2Traits::L2Traits(L2Traits&&) noexcept = default;
+
+DropReason L2Traits::classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const {
+  if (len < 14) return DropReason::kTruncated;
+  *key = load_mac(frame);
+  *l3_off = 14;
+  *flow = static_cast<uint32_t>(mix64(*key ^ (load_mac(frame + 6) << 1)));
+  return DropReason::kNone;
+}
+
+void L2Traits::prefetch(Key mac) const {
+  const MacTable& t = *setup->table;
+  prefetch_read(mac_bucket(t.slots(), mac_hash1(mac) & t.bucket_mask()));
+}
+
+uint32_t L2Traits::apply(uint8_t*, uint32_t, uint16_t, uint32_t result) const { return verdict_of(result); }
+
+std::unique_ptr<gpu::OffloadRunner> L2Traits::make_gpu_runner(const gpu::OffloadOptions& opts) {
+  if (!gpu) gpu = std::make_unique<L2GpuTable>(*setup->table);
+  return gpu->make_runner(opts);
+}
+
+void L2Traits::build_reference() {
+  ref = std::make_unique<std::unordered_map<uint64_t, uint32_t>>();
+  for (const auto& [mac, port] : setup->entries) (*ref)[mac] = port;
+}
+
+uint32_t L2Traits::reference_verdict(const uint8_t* frame, uint32_t, uint16_t) const {
+  const uint64_t mac = load_mac(frame);
+  if (mac & kMacGroupBit) return verdict_of(kFlood);
+  const auto it = ref->find(mac);
+  return verdict_of(it == ref->end() ? kFlood : it->second);
+}
+
+}  // namespace tandem::l2

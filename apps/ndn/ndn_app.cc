@@ -1,0 +1,232 @@
+#include "apps/ndn/ndn_app.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/flow_hash.h"
+#include "core/parse.h"
+#include "core/table_reader.h"
+
+namespace tandem::ndn {
+
+namespace {
+
+// Bytes a component of `v` value bytes takes as a TLV (type 8: one octet; length: 1 or 3 octets).
+uint32_t tlv_size(size_t v) { return static_cast<uint32_t>(1 + (v < 253 ? 1 : 3) + v); }
+
+uint32_t port_of(const std::vector<uint8_t>& wire, uint32_t ports) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a, then mixed: stable across platforms
+  for (uint8_t b : wire) h = (h ^ b) * 0x100000001b3ull;
+  return static_cast<uint32_t>(mix64(h) % ports);
+}
+
+std::string wire_key(const uint8_t* p, size_t n) { return std::string(reinterpret_cast<const char*>(p), n); }
+
+}  // namespace
+
+DropReason ndn_drop_reason(NdnStatus s) {
+  switch (s) {
+    case NdnStatus::kOk: return DropReason::kNone;
+    case NdnStatus::kNotInterest: return DropReason::kNdnNotInterest;
+    case NdnStatus::kTooManyComponents: return DropReason::kNdnNameTooLong;
+    case NdnStatus::kTruncated:
+    case NdnStatus::kBadLength:
+    case NdnStatus::kBadType:
+    case NdnStatus::kNoName: break;
+  }
+  return DropReason::kBadNdnTlv;
+}
+
+DropReason ndn_classify_frame(const uint8_t* frame, uint32_t len, ParsedPacket* pp, const uint8_t** payload,
+                              NdnName* name) {
+  const DropReason r = parse_packet(frame, len, pp);
+  if (r != DropReason::kNone) return r;
+  if (pp->tuple.proto != kProtoUdp || (pp->flags & kFlagFragment)) return DropReason::kNotHandled;
+  uint32_t off = 0, n = 0;
+  if (!transport_payload(frame, *pp, &off, &n)) return DropReason::kBadL4;
+  if (pp->tuple.dst_port != kNdnUdpPort) return DropReason::kNotHandled;
+  *payload = frame + off;
+  return ndn_drop_reason(ndn_parse_interest(*payload, n, name));
+}
+
+Name fixed_size_name(const Name& name, uint32_t bytes) {
+  if (bytes < 2 || bytes > 250) throw std::invalid_argument("fixed-size NDN names: 2..250 bytes");
+  Name out;
+  uint32_t used = 0;
+  for (const std::string& c : name) {
+    if (used + tlv_size(c.size()) > bytes) {
+      if (bytes - used >= 2) {
+        out.push_back(c.substr(0, bytes - used - 2));
+        used = bytes;
+      }
+      break;
+    }
+    out.push_back(c);
+    used += tlv_size(c.size());
+  }
+  if (bytes - used >= 2) {
+    out.push_back(std::string(bytes - used - 2, '_'));
+  } else if (bytes - used == 1) {
+    out.back().push_back('_');  // one byte short: the last component grows by one
+  }
+  return out;
+}
+
+NdnSetup load_ndn_setup(const std::string& fib_path, uint64_t seed) {
+  NdnFibFile file = load_ndn_fib(fib_path);
+  NdnSetup s;
+  s.fib = std::make_unique<NdnFib>(std::max<size_t>(file.routes.size(), 16));
+  for (const auto& [prefix, nh] : file.routes) {
+    if (s.fib->add(prefix, nh) == NdnFib::Status::kFull) throw std::runtime_error(fib_path + ": NDN FIB full");
+    s.max_port = std::max(s.max_port, nh);
+  }
+  uint64_t x = seed;
+  for (const auto& [prefix, nh] : file.routes) {
+    Name n = prefix;
+    const uint64_t extra = mix64(++x) % 3;
+    for (uint64_t k = 0; k < extra && n.size() < static_cast<size_t>(kMaxComponents); ++k) {
+      n.push_back("x" + std::to_string(mix64(++x) % 1000));
+    }
+    s.names.push_back(std::move(n));
+  }
+  s.routes = std::move(file.routes);
+  s.source = fib_path;
+  return s;
+}
+
+NdnSetup ndn_setup_from_urls(const std::string& url_path, uint32_t ports, uint32_t fixed_bytes) {
+  if (ports == 0) throw std::invalid_argument("NDN setup: at least one port");
+  gzFile f = gzopen(url_path.c_str(), "rb");
+  if (!f) throw std::runtime_error(url_path + ": cannot open");
+  NdnSetup s;
+  std::unordered_map<std::string, size_t> seen;
+  auto add_route = [&](const Name& prefix) {
+    const std::vector<uint8_t> wire = name_wire_bytes(prefix);
+    if (seen.emplace(wire_key(wire.data(), wire.size()), s.routes.size()).second) {
+      s.routes.emplace_back(prefix, port_of(wire, ports));
+    }
+  };
+  std::string line;
+  char buf[65536];
+  uint64_t lineno = 0;
+  while (gzgets(f, buf, sizeof buf)) {
+    line.assign(buf);
+    if (!line.empty() && line.back() != '\n' && !gzeof(f)) {
+      gzclose(f);
+      throw std::runtime_error(url_path + ":" + std::to_string(lineno + 1) + ": line longer than 64 KiB");
+    }
+    ++lineno;
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+    if (line.empty() || (lineno == 1 && line == "URLs")) continue;
+    Name name, host;
+    try {
+      name = name_of_url(line);
+      const size_t scheme = line.find("://");
+      const size_t start = scheme == std::string::npos ? 0 : scheme + 3;
+      host = name_of_url(line.substr(0, line.find_first_of("/?#", start)));
+    } catch (const NameError& e) {
+      gzclose(f);
+      throw std::runtime_error(url_path + ":" + std::to_string(lineno) + ": " + e.what());
+    }
+    if (fixed_bytes) {
+      name = fixed_size_name(name, fixed_bytes);
+      host = Name(name.begin(), name.begin() + std::min(host.size(), name.size()));
+    }
+    if (name.size() > static_cast<size_t>(kMaxComponents)) name.resize(kMaxComponents);
+    // Every prefix from the host name down to the name's parent, and every other URL's whole name.
+    for (size_t k = std::min(host.size(), name.size()); k < name.size(); ++k) add_route(Name(name.begin(), name.begin() + k));
+    if (s.names.size() % 2 == 1) add_route(name);
+    s.names.push_back(std::move(name));
+  }
+  const bool failed = !gzeof(f);
+  gzclose(f);
+  if (failed) throw std::runtime_error(url_path + ": read error after line " + std::to_string(lineno));
+  if (s.names.empty()) throw std::runtime_error(url_path + ": no URLs");
+  s.fib = std::make_unique<NdnFib>(s.routes.size());
+  for (const auto& [prefix, nh] : s.routes) {
+    if (s.fib->add(prefix, nh) == NdnFib::Status::kFull) throw std::runtime_error(url_path + ": NDN FIB full");
+  }
+  s.max_port = ports - 1;
+  s.source = url_path + (fixed_bytes ? " (names of " + std::to_string(fixed_bytes) + " bytes)" : "");
+  return s;
+}
+
+NdnTraits::NdnTraits(const NdnSetup& s) : setup(&s) {}
+NdnTraits::~NdnTraits() = default;
+NdnTraits::NdnTraits(NdnTraits&&) noexcept = default;
+
+DropReason NdnTraits::classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const {
+  ParsedPacket pp;
+  const uint8_t* payload = nullptr;
+  NdnName name;
+  const DropReason r = ndn_classify_frame(frame, len, &pp, &payload, &name);
+  if (r == DropReason::kNone) {
+    key->name = payload + name.name_offset;
+    key->len = name.name_length;
+    *l3_off = pp.l3_off;
+    *flow = flow_hash(pp.tuple);
+  }
+  return r;
+}
+
+void NdnTraits::lookup_batch(const Key* keys, uint32_t* results, size_t n) const {
+  const uint8_t* names[PacketBatch::kCapacity];
+  uint32_t lens[PacketBatch::kCapacity];
+  for (size_t base = 0; base < n; base += PacketBatch::kCapacity) {
+    const size_t c = std::min<size_t>(PacketBatch::kCapacity, n - base);
+    for (size_t j = 0; j < c; ++j) {
+      names[j] = keys[base + j].name;
+      lens[j] = keys[base + j].len;
+    }
+    setup->fib->lookup_batch(names, lens, results + base, c);
+  }
+}
+
+void NdnTraits::lookup_items(const Item* items, uint32_t* results, size_t n) const {
+  for (size_t i = 0; i < n; ++i) {
+    results[i] = items[i].len == NdnItem::kTooLong ? kResolveOnCpu : setup->fib->lookup_name(items[i].bytes, items[i].len);
+  }
+}
+
+uint32_t NdnTraits::apply(uint8_t* frame, uint32_t len, uint16_t, uint32_t result) const {
+  if (result == kResolveOnCpu) {  // a name too long for a GPU item: looked up here
+    Key k{};
+    uint16_t l3 = 0;
+    uint32_t flow = 0;
+    result = classify(frame, len, &k, &l3, &flow) == DropReason::kNone ? lookup(k) : kNoRoute;
+  }
+  return result == kNoRoute ? Verdict::drop(DropReason::kNoRoute) : Verdict::port(result);
+}
+
+std::unique_ptr<gpu::OffloadRunner> NdnTraits::make_gpu_runner(const gpu::OffloadOptions& opts) {
+  if (!gpu) gpu = std::make_unique<NdnGpuTable>(*setup->fib);
+  return gpu->make_runner(opts);
+}
+
+void NdnTraits::build_reference() {
+  ref = std::make_unique<std::unordered_map<std::string, uint32_t>>();
+  for (const auto& [prefix, nh] : setup->routes) {
+    const std::vector<uint8_t> wire = name_wire_bytes(prefix);
+    (*ref)[wire_key(wire.data(), wire.size())] = nh;
+  }
+}
+
+uint32_t NdnTraits::reference_verdict(const uint8_t* frame, uint32_t len, uint16_t) const {
+  // The frame is as it came (the forwarder rewrites nothing): parse it again, then try its name's
+  // prefixes from the whole name down, each as a string in a map.
+  ParsedPacket pp;
+  const uint8_t* payload = nullptr;
+  NdnName name;
+  if (ndn_classify_frame(frame, len, &pp, &payload, &name) != DropReason::kNone) return Verdict::kUnset;
+  const uint8_t* base = payload + name.name_offset;
+  for (int k = name.count; k >= 0; --k) {
+    const uint32_t end = k == 0 ? 0 : name.offset[k - 1] + name.length[k - 1] - name.name_offset;
+    const auto it = ref->find(wire_key(base, end));
+    if (it != ref->end()) return Verdict::port(it->second);
+  }
+  return Verdict::drop(DropReason::kNoRoute);
+}
+
+}  // namespace tandem::ndn

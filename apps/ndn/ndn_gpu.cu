@@ -1,0 +1,73 @@
+#include "apps/ndn/ndn_gpu.h"
+
+#include "apps/ndn/ndn_fib_core.h"
+#include "gpu/cuda_util.cuh"
+#include "gpu/offload_runner.cuh"
+
+namespace tandem::ndn {
+
+namespace {
+
+struct NdnLookupOp {
+  using In = NdnItem;
+  using Out = uint32_t;
+  NdnFibView fib;
+  __device__ uint32_t operator()(const NdnItem& it) const {
+    if (it.len == NdnItem::kTooLong) return kResolveOnCpu;
+    return ndn_fib_lookup(fib, it.bytes, it.len);
+  }
+};
+
+}  // namespace
+
+struct NdnGpuTable::Impl {
+  gpu::DeviceBuffer<NdnFibBucket> buckets;
+  gpu::DeviceBuffer<NdnFibEntry> entries;
+  gpu::DeviceBuffer<uint8_t> bytes;
+  NdnFibView view{};
+  uint64_t version = ~uint64_t{0};
+  std::unique_ptr<gpu::OffloadRunner> host_runner;
+};
+
+NdnGpuTable::NdnGpuTable(const NdnFib& fib) : impl_(std::make_unique<Impl>()) {
+  std::string why;
+  if (!gpu::available(&why)) throw gpu::GpuError("no GPU: " + why);
+  sync(fib);
+}
+
+NdnGpuTable::~NdnGpuTable() = default;
+
+void NdnGpuTable::sync(const NdnFib& fib) {
+  Impl& m = *impl_;
+  if (fib.version() == m.version) return;
+  const NdnFibView v = fib.view();
+  // At least one element each, so that the device pointers are valid even for an empty FIB.
+  m.buckets.resize(fib.bucket_count());
+  m.entries.resize(fib.size() ? fib.size() : 1);
+  m.bytes.resize(fib.bytes_size() ? fib.bytes_size() : 1);
+  TANDEM_CUDA_CHECK(cudaMemcpy(m.buckets.get(), v.buckets, fib.bucket_count() * sizeof(NdnFibBucket), cudaMemcpyHostToDevice));
+  if (fib.size()) {
+    TANDEM_CUDA_CHECK(cudaMemcpy(m.entries.get(), v.entries, fib.size() * sizeof(NdnFibEntry), cudaMemcpyHostToDevice));
+  }
+  if (fib.bytes_size()) {
+    TANDEM_CUDA_CHECK(cudaMemcpy(m.bytes.get(), v.bytes, fib.bytes_size(), cudaMemcpyHostToDevice));
+  }
+  m.view = {m.buckets.get(), v.mask, m.entries.get(), m.bytes.get(), v.max_components};
+  m.version = fib.version();
+  m.host_runner.reset();
+}
+
+std::unique_ptr<gpu::OffloadRunner> NdnGpuTable::make_runner(const gpu::OffloadOptions& opts) const {
+  return std::make_unique<gpu::OffloadRunnerImpl<NdnLookupOp>>(NdnLookupOp{impl_->view}, opts);
+}
+
+void NdnGpuTable::lookup(const NdnItem* items, uint32_t* hops, size_t n) {
+  if (!impl_->host_runner) {
+    gpu::OffloadOptions o;
+    o.capacity = size_t{1} << 16;
+    impl_->host_runner = make_runner(o);
+  }
+  gpu::run_all(*impl_->host_runner, items, hops, n);
+}
+
+}  // namespace tandem::ndn

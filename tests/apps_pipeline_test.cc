@@ -1,0 +1,296 @@
+// Every forwarding app (ipv4, ipv6, l2, ndn, echo) through the worker pipeline (sched/workers.h) on
+// real tables and generated traffic with malformed frames mixed in: the CPU scalar path, the CPU
+// batched path with 1 and 3 workers, the offload engine without a GPU (the app's CPU fallback
+// behind the GPU path's worker logic), the staged engine over a host runner, and, where a GPU is
+// usable, every offload mode: identical counters (per port, per drop reason) and every decision
+// equal to the app's reference (a trie, a map).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "apps/ndn/ndn_app.h"
+#include "apps/ndn/ndn_gpu.h"
+#include "cli/app_setup.h"
+#include "gpu/offload_engine.h"
+#include "gpu/staged_engine.h"
+#include "io/flow_traffic.h"
+#include "io/traffic_gen.h"
+#include "sched/workers.h"
+#include "tests/test_util.h"
+
+namespace tandem {
+namespace {
+
+// A runner that does the app's CPU lookup on the host at submit: the staged engine's worker logic
+// (items written into the batch, results read in place) runs on every machine with it.
+class HostAppRunner final : public gpu::OffloadRunner {
+ public:
+  HostAppRunner(const ForwardApp& app, size_t cap, int slots)
+      : app_(app), cap_(cap), in_(slots, std::vector<uint8_t>(cap * app.item_bytes())), out_(slots, std::vector<uint32_t>(cap)) {}
+  gpu::GpuMode mode() const override { return gpu::GpuMode::kAsync; }
+  size_t capacity() const override { return cap_; }
+  int slots() const override { return static_cast<int>(in_.size()); }
+  size_t in_item_bytes() const override { return app_.item_bytes(); }
+  size_t out_item_bytes() const override { return 4; }
+  void* in(int s) override { return in_[s].data(); }
+  void* out(int s) override { return out_[s].data(); }
+  void submit(int s, size_t n) override { app_.lookup_items(in_[s].data(), out_[s].data(), n); }
+  void wait(int) override {}
+  bool ready(int) override { return true; }
+
+ private:
+  const ForwardApp& app_;
+  size_t cap_;
+  std::vector<std::vector<uint8_t>> in_;
+  std::vector<std::vector<uint32_t>> out_;
+};
+
+struct Case {
+  const char* app;
+  cli::AppOptions opts;
+  std::string gen;
+  uint64_t min_drops = 3;  // of add_bad_frames' 3 (an L2 switch forwards ARP and broken IP alike)
+  bool forwards = true;    // some packets match the table
+};
+void PrintTo(const Case& c, std::ostream* os) { *os << c.app << " " << c.gen; }
+
+std::vector<Case> cases() {
+  const std::string fib = test::source_path("data/fib/iprbench_tier1_fulltable_prefixes.txt.gz");
+  const std::string urls = test::shared_data_path("names/iscx_url2016_benign_list_big_final.csv.gz");
+  std::vector<Case> v;
+  cli::AppOptions o;
+  o.app = "ipv4";
+  o.fib = fib;
+  v.push_back({"ipv4", o, "count=30000,dst=fib,flows=3000,zipf=1.1,seed=3"});
+  o.app = "ipv6";
+  v.push_back({"ipv6", o, "count=30000,dst=fib,flows=0,seed=4"});
+  v.push_back({"ipv6-uniform", o, "count=20000,dst=uniform,flows=0,size=imix,seed=5"});
+  o = {};
+  o.app = "l2";
+  o.l2_random = 50000;
+  v.push_back({"l2", o, "count=30000,dst=fib,flows=0,seed=6", 1});
+  v.push_back({"l2-misses", o, "count=20000,dst=uniform,flows=0,seed=7", 1});  // unknown: flooded
+  o = {};
+  o.app = "echo";
+  v.push_back({"echo", o, "count=30000,flows=0,proto=tcp,seed=8"});
+  if (std::ifstream(urls).good()) {
+    o = {};
+    o.app = "ndn";
+    o.urls = urls;
+    v.push_back({"ndn", o, "count=40000,dst=fib,flows=0,seed=9"});
+    v.push_back({"ndn-unknown", o, "count=5000,dst=uniform,flows=0,seed=10", 3, false});
+    o.ndn_fixed_bytes = 32;
+    v.push_back({"ndn-fixed32", o, "count=20000,dst=fib,flows=0,seed=11"});
+  }
+  return v;
+}
+
+// Frames every app must drop, each for a reason: truncated, not IP, and the app's own.
+void add_bad_frames(PacketStore& s) {
+  std::vector<uint8_t> f(s.frame(0), s.frame(0) + s.caplen[0]);
+  s.add(f.data(), 10, 10, 0);  // truncated Ethernet header
+  std::vector<uint8_t> arp = f;
+  arp[12] = 0x08;
+  arp[13] = 0x06;
+  s.add(arp.data(), static_cast<uint32_t>(arp.size()), static_cast<uint32_t>(arp.size()), 0);
+  s.add(f.data(), 20, 20, 0);  // truncated IP header
+}
+
+WorkersResult run(const ForwardApp& app, const PacketStore& s, WorkersConfig wc) {
+  wc.ports = app.ports();
+  wc.verify = true;
+  return run_workers(app, s, wc);
+}
+
+void expect_same(const WorkersResult& a, const WorkersResult& b, const std::string& what) {
+  EXPECT_EQ(a.counters.rx_packets, b.counters.rx_packets) << what;
+  EXPECT_EQ(a.counters.tx_per_port, b.counters.tx_per_port) << what;
+  EXPECT_EQ(a.counters.tx_flooded, b.counters.tx_flooded) << what;
+  EXPECT_EQ(a.counters.drops, b.counters.drops) << what;
+  EXPECT_TRUE(b.counters.balanced()) << what;
+  EXPECT_EQ(b.counters.rx_packets, b.expected) << what;
+  EXPECT_EQ(b.verify_mismatches, 0u) << what;
+  EXPECT_GT(b.verify_checked, 0u) << what;
+}
+
+class AppsPipeline : public ::testing::TestWithParam<Case> {};
+
+TEST_P(AppsPipeline, EveryPathGivesTheReferenceDecisions) {
+  const Case& c = GetParam();
+  cli::LoadedApp a = cli::load_app(c.opts);
+  ForwardApp& app = *a.app;
+  app.build_reference();
+  PacketStore s = a.generate(parse_gen_spec(c.gen));
+  add_bad_frames(s);
+
+  WorkersConfig wc;
+  wc.path = LookupPath::kScalar;
+  const WorkersResult ref = run(app, s, wc);
+  EXPECT_EQ(ref.counters.rx_packets, s.size());
+  EXPECT_EQ(ref.verify_mismatches, 0u);
+  EXPECT_EQ(ref.counters.tx_packets > 0, c.forwards);
+  EXPECT_GE(ref.counters.dropped(), c.min_drops) << "the bad frames";
+  for (int w : {1, 3}) {
+    wc.path = LookupPath::kBatched;
+    wc.workers = w;
+    wc.burst = w == 1 ? 256 : 61;
+    expect_same(ref, run(app, s, wc), std::string(c.app) + " batched, workers " + std::to_string(w));
+  }
+  {
+    gpu::EngineConfig ec;
+    ec.max_batch = 2048;
+    ec.max_wait_ns = 20000;
+    ec.queue_depth = 16;
+    WorkersConfig g;
+    g.workers = 2;
+    g.burst = 64;
+    g.max_bursts_in_flight = 16;
+    GpuEngine e = attach_gpu_engine(g, app, nullptr, ec, /*staged=*/false);
+    expect_same(ref, run(app, s, g), std::string(c.app) + " engine, CPU fallback");
+    EXPECT_GT(e.stats().cpu_batches, 0u);
+  }
+  {
+    gpu::EngineConfig ec;
+    ec.max_batch = 1024;
+    ec.max_wait_ns = 20000;
+    WorkersConfig g;
+    g.workers = 3;
+    g.burst = 100;
+    g.max_bursts_in_flight = 32;
+    GpuEngine e = attach_gpu_engine(g, app, std::make_unique<HostAppRunner>(app, 1024, 3), ec, /*staged=*/true);
+    expect_same(ref, run(app, s, g), std::string(c.app) + " staged engine, host runner");
+    EXPECT_GT(e.stats().batches, 0u);
+  }
+}
+
+TEST_P(AppsPipeline, EveryGpuModeGivesTheReferenceDecisions) {
+  TANDEM_REQUIRE_GPU();
+  const Case& c = GetParam();
+  cli::LoadedApp a = cli::load_app(c.opts);
+  ForwardApp& app = *a.app;
+  app.build_reference();
+  PacketStore s = a.generate(parse_gen_spec(c.gen));
+  add_bad_frames(s);
+  WorkersConfig wc;
+  wc.path = LookupPath::kScalar;
+  const WorkersResult ref = run(app, s, wc);
+  for (auto mode : {gpu::GpuMode::kAsync, gpu::GpuMode::kGraph, gpu::GpuMode::kMapped, gpu::GpuMode::kPersistent}) {
+    for (bool staged : {true, false}) {
+      gpu::OffloadOptions oo;
+      oo.mode = mode;
+      oo.capacity = 4096;
+      oo.slots = 3;
+      gpu::EngineConfig ec;
+      ec.max_batch = 4096;
+      ec.max_wait_ns = 30000;
+      ec.queue_depth = 64;
+      WorkersConfig g;
+      g.workers = 3;
+      g.max_bursts_in_flight = 64;
+      GpuEngine e = attach_gpu_engine(g, app, app.make_gpu_runner(oo), ec, staged);
+      const std::string what = std::string(c.app) + " GPU " + gpu::gpu_mode_name(mode) + (staged ? " staged" : " gather");
+      expect_same(ref, run(app, s, g), what);
+      EXPECT_TRUE(e.on_gpu()) << what << ": " << e.stats().gpu_error;
+      EXPECT_GT(e.stats().gpu_batches, 0u) << what;
+      EXPECT_EQ(e.stats().cpu_batches, 0u) << what;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Apps, AppsPipeline, ::testing::ValuesIn(cases()),
+                         [](const auto& info) {
+                           std::string n = info.param.app;
+                           for (char& ch : n) ch = ch == '-' ? '_' : ch;
+                           return n;
+                         });
+
+// NDN's own drops, one frame each, through the app: every malformed Interest has its reason, and
+// a name too long for a GPU item is still resolved (by the worker) on the GPU path's CPU side.
+TEST(NdnApp, MalformedInterestsAreDroppedWithTheirReason) {
+  ndn::NdnSetup setup;
+  setup.fib = std::make_unique<ndn::NdnFib>(16);
+  setup.routes = {{{"com", "example"}, 3}, {{}, 1}};
+  for (const auto& [n, p] : setup.routes) setup.fib->add(n, p);
+  setup.max_port = 3;
+  ndn::NdnApp app(setup);
+  app.build_reference();
+
+  GenFlow f;
+  f.dport = ndn::kNdnUdpPort;
+  f.exact_payload = true;
+  f.dst[0] = 192;
+  f.dst[3] = 1;
+  f.src[0] = 10;
+  PacketStore s;
+  auto add = [&](std::vector<uint8_t> payload, uint16_t dport = ndn::kNdnUdpPort) {
+    f.payload = std::move(payload);
+    f.dport = dport;
+    std::vector<uint8_t> frame(std::max<uint32_t>(60, min_frame_len(f, 17)));
+    write_flow_frame(frame.data(), static_cast<uint32_t>(frame.size()), f, 17, s.size());
+    s.add(frame.data(), static_cast<uint32_t>(frame.size()), static_cast<uint32_t>(frame.size()), 0);
+  };
+  const std::vector<uint8_t> good = ndn::encode_interest({"com", "example", "www"}, 7);
+  add(good);                                                      // port 3
+  add(ndn::encode_interest({"org"}, 7));                          // the default route: port 1
+  add(ndn::encode_interest({std::string(400, 'x')}, 7));          // too long for a GPU item: port 1
+  add(good, 53);                                                  // not NDN's port
+  std::vector<uint8_t> cut(good.begin(), good.end() - 3);
+  add(cut);                                                       // truncated
+  std::vector<uint8_t> data = good;
+  data[0] = 0x06;
+  add(data);                                                      // a Data packet
+  std::vector<uint8_t> zero = good;
+  zero[2] = 0;
+  add(zero);                                                      // Name TLV-TYPE 0
+  ndn::Name many(ndn::kMaxComponents + 1, "a");
+  add(ndn::encode_interest(many, 7));                             // too many components
+
+  auto check = [&](const WorkersResult& r, const char* what) {
+    const auto& d = r.counters.drops;
+    EXPECT_EQ(r.counters.rx_packets, 8u) << what;
+    EXPECT_EQ(r.counters.tx_per_port[3], 1u) << what;
+    EXPECT_EQ(r.counters.tx_per_port[1], 2u) << what;
+    EXPECT_EQ(d[static_cast<int>(DropReason::kNotHandled)], 1u) << what;
+    EXPECT_EQ(d[static_cast<int>(DropReason::kBadNdnTlv)], 2u) << what;
+    EXPECT_EQ(d[static_cast<int>(DropReason::kNdnNotInterest)], 1u) << what;
+    EXPECT_EQ(d[static_cast<int>(DropReason::kNdnNameTooLong)], 1u) << what;
+    EXPECT_EQ(r.verify_mismatches, 0u) << what;
+    EXPECT_EQ(r.verify_checked, 3u) << what;
+  };
+  WorkersConfig wc;
+  wc.path = LookupPath::kScalar;
+  check(run(app, s, wc), "scalar");
+  wc.path = LookupPath::kBatched;
+  check(run(app, s, wc), "batched");
+  gpu::EngineConfig ec;
+  ec.max_batch = 256;
+  WorkersConfig g;
+  GpuEngine e = attach_gpu_engine(g, app, nullptr, ec, false);
+  check(run(app, s, g), "engine, CPU fallback (long name: kResolveOnCpu, then the worker)");
+  if (gpu::available()) {
+    gpu::OffloadOptions oo;
+    oo.capacity = 256;
+    WorkersConfig gg;
+    GpuEngine ge = attach_gpu_engine(gg, app, app.make_gpu_runner(oo), ec, true);
+    check(run(app, s, gg), "GPU");
+  }
+}
+
+// The G-Opt paper's fixed-size names: cut or padded to exactly the bytes asked for.
+TEST(NdnApp, FixedSizeNames) {
+  for (uint32_t bytes : {2u, 3u, 17u, 32u, 100u, 250u}) {
+    for (const ndn::Name& n : {ndn::Name{}, ndn::Name{"com"}, ndn::Name{"com", "example", "www", "a-long-path-segment"},
+                               ndn::Name{std::string(300, 'q')}}) {
+      EXPECT_EQ(ndn::name_wire_bytes(ndn::fixed_size_name(n, bytes)).size(), bytes) << bytes << " " << ndn::to_uri(n);
+    }
+  }
+  EXPECT_THROW(ndn::fixed_size_name({"a"}, 1), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tandem
