@@ -116,7 +116,7 @@ if [ "$MODE" = apps-tests ]; then
   for app in "echo" "ipv4 --fib $FIB" "ipv6 --fib $FIB" "l2 --l2-random 1000000" "ndn --urls $URLS"; do
     for dev in "cpu --cpu-path scalar" "cpu --cpu-path batched" "gpu"; do
       timeout 120 taskset -c 2-3 $T run --app $app --gen count=4000000,dst=fib,size=64 --device $dev --verify 2>&1 |
-        grep -E "^app|device:|packets:|throughput:|verify:" | sed "s/^/[$app | $dev] /"
+        grep -E "^app|device:|packets:|throughput:|verify:" | sed "s|^|[$app \| $dev] |"
     done
   done
   exit 0
@@ -125,12 +125,12 @@ if [ "$MODE" = apps-cores ]; then
   T=./build-device/tandem
   LOG="$OUT/apps-cores.log"
   GEN=count=4000000,dst=fib,flows=1000000,size=64,seed=7
-  W=1,2,4,8,12,15,16
+  W=${WORKERS:-1,2,4,8,12,15,16}
   for spec in "echo:echo" "ipv4:ipv4 --fib $FIB" "ipv6:ipv6 --fib $FIB" "l2_1m:l2 --l2-random 1000000" \
               "l2_16m:l2 --l2-random 16000000" "ndn:ndn --urls $URLS" "ndn32:ndn --urls $URLS --ndn-fixed-bytes 32"; do
     name=${spec%%:*}; app=${spec#*:}
     echo "== bench cores: $app ==" | tee -a "$LOG"
-    timeout 150 $T bench cores --app $app --gen $GEN --workers $W --reps 3 --packets 8000000 \
+    timeout 150 $T bench cores --app $app --gen $GEN --workers $W --reps ${REPS:-3} --packets ${PACKETS:-8000000} \
       --json "$OUT/bench_cores_$name.json" >> "$LOG" 2>&1
     echo "exit $?" | tee -a "$LOG"
   done
