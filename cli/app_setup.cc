@@ -137,11 +137,11 @@ LoadedApp load_l2(const AppOptions& o) {
 
 LoadedApp load_ndn(const AppOptions& o) {
   if (o.fib.empty() == o.urls.empty()) throw UsageError("--app ndn needs --fib FILE (NAME NEXTHOP lines) or --urls FILE");
-  if (o.ndn_fixed_bytes && o.urls.empty()) throw UsageError("--ndn-fixed-bytes needs --urls");
+  if ((o.ndn_fixed_bytes || o.ndn_replicas > 1) && o.urls.empty()) throw UsageError("--ndn-fixed-bytes and --ndn-replicas need --urls");
   auto st = std::make_unique<NdnState>();
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    st->setup = o.fib.empty() ? ndn::ndn_setup_from_urls(o.urls, o.ports, o.ndn_fixed_bytes) : ndn::load_ndn_setup(o.fib);
+    st->setup = o.fib.empty() ? ndn::ndn_setup_from_urls(o.urls, o.ports, o.ndn_fixed_bytes, o.ndn_replicas) : ndn::load_ndn_setup(o.fib);
   } catch (const std::exception& e) {  // TableError, std::runtime_error, std::invalid_argument
     throw UsageError(e.what());
   }
@@ -204,6 +204,9 @@ void add_app_options(CLI::App* c, AppOptions& o) {
   c->add_option("--ndn-fixed-bytes", o.ndn_fixed_bytes,
                 "ndn --urls: cut or pad every name to this many bytes (the G-Opt paper's 32)")
       ->check(CLI::Range(2u, 250u));
+  c->add_option("--ndn-replicas", o.ndn_replicas,
+                "ndn --urls: take the URL set this many times, each under its own top-level component (a larger FIB)")
+      ->capture_default_str()->check(CLI::Range(1u, 10000u));
   c->add_option("--ports", o.ports, "ports of generated tables (--l2-random, --urls)")
       ->capture_default_str()->check(CLI::Range(1u, 65535u));
 }

@@ -29,6 +29,7 @@ struct AppOptions {
   std::string urls;
   uint64_t l2_random = 0;        // l2: a table of this many random MACs
   uint32_t ndn_fixed_bytes = 0;  // ndn --urls: names of exactly this many bytes (the paper's 32)
+  uint32_t ndn_replicas = 1;     // ndn --urls: the URL set this many times, each under its own top level
   uint32_t ports = 16;           // ports of generated tables (l2 random, ndn from URLs)
 };
 

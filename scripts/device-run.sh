@@ -126,8 +126,10 @@ if [ "$MODE" = apps-cores ]; then
   LOG="$OUT/apps-cores.log"
   GEN=count=4000000,dst=fib,flows=1000000,size=64,seed=7
   W=${WORKERS:-1,2,4,8,12,15,16}
-  for spec in "echo:echo" "ipv4:ipv4 --fib $FIB" "ipv6:ipv6 --fib $FIB" "l2_1m:l2 --l2-random 1000000" \
-              "l2_16m:l2 --l2-random 16000000" "ndn:ndn --urls $URLS" "ndn32:ndn --urls $URLS --ndn-fixed-bytes 32"; do
+  SPECS=${SPECS:-"echo:echo|ipv4:ipv4 --fib $FIB|ipv6:ipv6 --fib $FIB|l2_1m:l2 --l2-random 1000000|l2_16m:l2 --l2-random 16000000|ndn:ndn --urls $URLS|ndn32:ndn --urls $URLS --ndn-fixed-bytes 32"}
+  SPECS=${SPECS//\$URLS/$URLS}
+  IFS='|' read -ra SPEC_LIST <<< "$SPECS"
+  for spec in "${SPEC_LIST[@]}"; do
     name=${spec%%:*}; app=${spec#*:}
     echo "== bench cores: $app ==" | tee -a "$LOG"
     timeout 150 $T bench cores --app $app --gen $GEN --workers $W --reps ${REPS:-3} --packets ${PACKETS:-8000000} \

@@ -62,6 +62,18 @@ DropReason L2Traits::classify(const uint8_t* frame, uint32_t len, Key* key, uint
 void L2Traits::prefetch(Key mac) const {
   const MacTable& t = *setup->table;
   prefetch_read(mac_bucket(t.slots(), mac_hash1(mac) & t.bucket_mask()));
+  prefetch_read(mac_bucket(t.slots(), mac_hash2(mac) & t.bucket_mask()));
+}
+
+void L2Traits::lookup_batch(const Key* keys, uint32_t* results, size_t n) const {
+  // Both buckets of every key were prefetched while the burst was classified: probe them in order.
+  const MacTable& t = *setup->table;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t mac = keys[i];
+    const uint32_t port = mac_lookup_buckets(mac_bucket(t.slots(), mac_hash1(mac) & t.bucket_mask()),
+                                             mac_bucket(t.slots(), mac_hash2(mac) & t.bucket_mask()), mac);
+    results[i] = mac_is_group(mac) ? kFlood : mac_forward_decision(mac, port);
+  }
 }
 
 uint32_t L2Traits::apply(uint8_t*, uint32_t, uint16_t, uint32_t result) const { return verdict_of(result); }

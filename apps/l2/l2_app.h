@@ -50,7 +50,7 @@ struct L2Traits {
   DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const;
   void prefetch(Key mac) const;
   uint32_t lookup(Key mac) const { return forward(*setup->table, mac); }
-  void lookup_batch(const Key* keys, uint32_t* results, size_t n) const { forward_batch(*setup->table, keys, results, n); }
+  void lookup_batch(const Key* keys, uint32_t* results, size_t n) const;
   void to_item(Key k, Item* item) const { *item = k; }
   void lookup_items(const Item* items, uint32_t* results, size_t n) const { lookup_batch(items, results, n); }
   uint32_t apply(uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t result) const;

@@ -96,8 +96,9 @@ NdnSetup load_ndn_setup(const std::string& fib_path, uint64_t seed) {
   return s;
 }
 
-NdnSetup ndn_setup_from_urls(const std::string& url_path, uint32_t ports, uint32_t fixed_bytes) {
+NdnSetup ndn_setup_from_urls(const std::string& url_path, uint32_t ports, uint32_t fixed_bytes, uint32_t replicas) {
   if (ports == 0) throw std::invalid_argument("NDN setup: at least one port");
+  if (replicas == 0) throw std::invalid_argument("NDN setup: at least one replica");
   gzFile f = gzopen(url_path.c_str(), "rb");
   if (!f) throw std::runtime_error(url_path + ": cannot open");
   NdnSetup s;
@@ -108,6 +109,7 @@ NdnSetup ndn_setup_from_urls(const std::string& url_path, uint32_t ports, uint32
       s.routes.emplace_back(prefix, port_of(wire, ports));
     }
   };
+  std::vector<std::pair<Name, size_t>> urls;  // each URL's name and its host's component count
   std::string line;
   char buf[65536];
   uint64_t lineno = 0;
@@ -130,26 +132,36 @@ NdnSetup ndn_setup_from_urls(const std::string& url_path, uint32_t ports, uint32
       gzclose(f);
       throw std::runtime_error(url_path + ":" + std::to_string(lineno) + ": " + e.what());
     }
-    if (fixed_bytes) {
-      name = fixed_size_name(name, fixed_bytes);
-      host = Name(name.begin(), name.begin() + std::min(host.size(), name.size()));
-    }
-    if (name.size() > static_cast<size_t>(kMaxComponents)) name.resize(kMaxComponents);
-    // Every prefix from the host name down to the name's parent, and every other URL's whole name.
-    for (size_t k = std::min(host.size(), name.size()); k < name.size(); ++k) add_route(Name(name.begin(), name.begin() + k));
-    if (s.names.size() % 2 == 1) add_route(name);
-    s.names.push_back(std::move(name));
+    urls.emplace_back(std::move(name), host.size());
   }
   const bool failed = !gzeof(f);
   gzclose(f);
   if (failed) throw std::runtime_error(url_path + ": read error after line " + std::to_string(lineno));
-  if (s.names.empty()) throw std::runtime_error(url_path + ": no URLs");
+  if (urls.empty()) throw std::runtime_error(url_path + ": no URLs");
+  s.names.reserve(urls.size() * replicas);
+  for (uint32_t r = 0; r < replicas; ++r) {
+    for (const auto& [url_name, host_size] : urls) {
+      Name name = url_name;
+      if (r > 0 && !name.empty()) name[0] += "~" + std::to_string(r);  // replica r: its own top level
+      size_t host = host_size;
+      if (fixed_bytes) {
+        name = fixed_size_name(name, fixed_bytes);
+        host = std::min(host, name.size());
+      }
+      if (name.size() > static_cast<size_t>(kMaxComponents)) name.resize(kMaxComponents);
+      // Every prefix from the host name down to the name's parent, and every other URL's whole name.
+      for (size_t k = std::min(host, name.size()); k < name.size(); ++k) add_route(Name(name.begin(), name.begin() + k));
+      if (s.names.size() % 2 == 1) add_route(name);
+      s.names.push_back(std::move(name));
+    }
+  }
   s.fib = std::make_unique<NdnFib>(s.routes.size());
   for (const auto& [prefix, nh] : s.routes) {
     if (s.fib->add(prefix, nh) == NdnFib::Status::kFull) throw std::runtime_error(url_path + ": NDN FIB full");
   }
   s.max_port = ports - 1;
-  s.source = url_path + (fixed_bytes ? " (names of " + std::to_string(fixed_bytes) + " bytes)" : "");
+  s.source = url_path + (fixed_bytes ? " (names of " + std::to_string(fixed_bytes) + " bytes)" : "") +
+             (replicas > 1 ? " x " + std::to_string(replicas) + " replicas" : "");
   return s;
 }
 

@@ -43,8 +43,12 @@ NdnSetup load_ndn_setup(const std::string& fib_path, uint64_t seed = 1);
 // name_of_url (hosts reversed, path segments). The FIB holds every prefix of every URL's name from
 // its host name down to its parent, and every other URL's whole name, on ports 0..ports-1 by a hash
 // of the prefix; the traffic is the URLs' full names (so half match exactly, half one level up). With `fixed_bytes` > 0 (the G-Opt paper's 32-byte names),
-// every name is first cut or padded to exactly that many bytes of component TLVs.
-NdnSetup ndn_setup_from_urls(const std::string& url_path, uint32_t ports, uint32_t fixed_bytes = 0);
+// every name is first cut or padded to exactly that many bytes of component TLVs. With `replicas`
+// R > 1, the URL set is taken R times, replica r's names under their own top-level component
+// (`com~r`): a FIB R times as large with the same name shapes, for tables beyond the caches (the
+// G-Opt paper's FIB holds the prefixes of 10 million URLs; the real list here has 35,378).
+NdnSetup ndn_setup_from_urls(const std::string& url_path, uint32_t ports, uint32_t fixed_bytes = 0,
+                             uint32_t replicas = 1);
 
 // The same name cut (last components dropped or shortened) or padded (one more component) so that
 // its component TLVs take exactly `bytes` bytes (>= 2).

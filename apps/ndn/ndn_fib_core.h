@@ -27,7 +27,11 @@ TANDEM_HD_INLINE uint64_t ndn_hash_step(uint64_t h, const uint8_t* tlv, uint32_t
   uint32_t i = 0;
   for (; i + 8 <= len; i += 8) {
     uint64_t w = 0;
-    for (int b = 0; b < 8; ++b) w |= uint64_t{tlv[i + b]} << (8 * b);
+#if defined(__CUDA_ARCH__)
+    for (int b = 0; b < 8; ++b) w |= uint64_t{tlv[i + b]} << (8 * b);  // names are not 8-byte aligned
+#else
+    std::memcpy(&w, tlv + i, 8);  // one unaligned load (x86 is little-endian: the same word)
+#endif
     x = (x ^ w) * 0xFF51AFD7ED558CCDULL;
     x ^= x >> 32;
   }
