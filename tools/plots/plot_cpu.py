@@ -39,7 +39,10 @@ def plot_cores(report, src, out_path):
                     transform=ax.transAxes, ha="right", va="bottom", fontsize=8)
     cfg = pg.as_dict(report.get("config"))
     size = next((p.split('=')[1] for p in str(cfg.get('gen', '')).split(',') if p.startswith('size=')), '?')
-    pg.finish(fig, report, f"tandem bench cores: IPv4 router, {size} B packets, throughput vs cores", src, out_path)
+    app = report.get("app", "ipv4")  # reports before apps were generic are the IPv4 router's
+    mean = report.get("mean_frame_bytes")
+    frames = f"{mean + 4:.0f} B frames on average" if pg.num(mean) else f"{size} B packets"
+    pg.finish(fig, report, f"tandem bench cores: {app}, {frames}, throughput vs cores", src, out_path)
 
 
 def plot_anchors(report, src, out_path):
