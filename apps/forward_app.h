@@ -74,8 +74,14 @@ class ForwardApp {
   virtual void classify(PacketPool& pool, PacketBatch& b, KeyBatch& keys, Counters& c) const = 0;
   virtual void apply(PacketPool& pool, PacketBatch& b, const KeyBatch& keys, const uint32_t* results,
                      Counters& c) const = 0;
-  // The engine's CPU fallback: n items in, n results out, as the GPU kernel computes them.
+  // The engine's CPU fallback: n items in, n results out, as the GPU kernel computes them, with the
+  // app's batched (latency-hiding) lookup.
   virtual void lookup_items(const void* items, uint32_t* results, size_t n) const = 0;
+  // The same results one item at a time (the scalar lookup): for benchmarks and tests.
+  virtual void lookup_items_scalar(const void* items, uint32_t* results, size_t n) const = 0;
+  // The item of one frame, as classify() makes it; false when the app drops the frame before its
+  // lookup. For benchmarks that look up the keys of real traffic without the packet path.
+  virtual bool item_of_frame(const uint8_t* frame, uint32_t len, void* item) const = 0;
   // A runner whose per-item operation is the app's lookup, on a device copy of its table. Throws
   // gpu::GpuError without a usable GPU. The runner is valid while the app lives.
   virtual std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts) = 0;

@@ -12,6 +12,7 @@
 //   void lookup_batch(const Key* keys, uint32_t* results, size_t n) const;
 //   void to_item(const Key&, Item*) const;
 //   void lookup_items(const Item* items, uint32_t* results, size_t n) const;  // = the GPU kernel's
+//   uint32_t lookup_item(const Item&) const;                      // one item, scalar
 //   uint32_t apply(uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t result) const;  // verdict
 //   std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions&);
 //   void build_reference();
@@ -88,6 +89,20 @@ class ForwardAppImpl final : public ForwardApp {
     t_.lookup_items(static_cast<const Item*>(items), results, n);
   }
 
+  void lookup_items_scalar(const void* items, uint32_t* results, size_t n) const override {
+    const Item* it = static_cast<const Item*>(items);
+    for (size_t i = 0; i < n; ++i) results[i] = t_.lookup_item(it[i]);
+  }
+
+  bool item_of_frame(const uint8_t* frame, uint32_t len, void* item) const override {
+    Key key;
+    uint16_t l3_off = 0;
+    uint32_t flow = 0;
+    if (t_.classify(frame, len, &key, &l3_off, &flow) != DropReason::kNone) return false;
+    t_.to_item(key, static_cast<Item*>(item));
+    return true;
+  }
+
   std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts) override {
     return t_.make_gpu_runner(opts);
   }
@@ -103,8 +118,7 @@ class ForwardAppImpl final : public ForwardApp {
 
  private:
   bool classify_one(PacketPool& pool, PacketBatch& b, uint32_t i, Key* key, Counters& c) const {
-    ++c.rx_packets;
-    c.rx_bytes += b.len[i];
+    c.received(b.len[i]);
     uint16_t l3_off = 0;
     uint32_t flow = 0;
     const DropReason r = t_.classify(pool.data(b.cell[i]), b.len[i], key, &l3_off, &flow);
@@ -121,18 +135,7 @@ class ForwardAppImpl final : public ForwardApp {
   void apply_one(PacketPool& pool, PacketBatch& b, uint32_t i, uint32_t result, Counters& c) const {
     const uint32_t v = t_.apply(pool.data(b.cell[i]), b.len[i], b.l3_off[i], result);
     b.verdict[i] = v;
-    if (Verdict::is_drop(v)) {
-      c.drop(Verdict::reason(v));
-      return;
-    }
-    ++c.tx_packets;
-    c.tx_bytes += b.len[i];
-    const uint32_t port = Verdict::port(v);
-    if (port == Verdict::kFloodPort) {
-      ++c.tx_flooded;
-    } else if (port < c.tx_per_port.size()) {
-      ++c.tx_per_port[port];
-    }
+    c.verdict(v, b.len[i]);
   }
 
   Traits t_;

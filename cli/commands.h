@@ -19,6 +19,7 @@ void register_bench_gopt(CLI::App& bench);
 void register_bench_memory(CLI::App& bench);
 void register_bench_anchors(CLI::App& bench);
 void register_bench_cores(CLI::App& bench);
+void register_bench_lookup(CLI::App& bench);
 
 // Thrown by commands for user-facing failures: printed as "tandem: error: <msg>", exit code 1.
 struct UsageError : std::runtime_error {

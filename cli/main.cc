@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   tandem::cli::register_bench_memory(*bench);
   tandem::cli::register_bench_anchors(*bench);
   tandem::cli::register_bench_cores(*bench);
+  tandem::cli::register_bench_lookup(*bench);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

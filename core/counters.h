@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/batch.h"
 #include "core/compiler.h"
 #include "core/drop_reason.h"
 
@@ -24,6 +25,26 @@ struct alignas(kCacheLine) Counters {
   explicit Counters(size_t ports = 0) : tx_per_port(ports, 0) {}
 
   void drop(DropReason r) { ++drops[static_cast<int>(r)]; }
+  void received(uint32_t len) {
+    ++rx_packets;
+    rx_bytes += len;
+  }
+  // A packet of `len` bytes left with verdict `v` (core/batch.h): forwarded to its port (or
+  // flooded), or dropped for its reason.
+  void verdict(uint32_t v, uint32_t len) {
+    if (Verdict::is_drop(v)) {
+      drop(Verdict::reason(v));
+      return;
+    }
+    ++tx_packets;
+    tx_bytes += len;
+    const uint32_t port = Verdict::port(v);
+    if (port == Verdict::kFloodPort) {
+      ++tx_flooded;
+    } else if (port < tx_per_port.size()) {
+      ++tx_per_port[port];
+    }
+  }
   uint64_t dropped() const {
     uint64_t s = 0;
     for (uint64_t d : drops) s += d;

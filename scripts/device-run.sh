@@ -9,7 +9,9 @@
 #   cpu-b: the GPU engine tests, throughput vs cores (bench cores) and bench ipv4. Each fits in
 #          one 10-minute device call; run cpu-a first (it builds).
 #   apps-tests: every app through the pipeline on the GPU (tests), and `tandem run` per app;
-#   apps-cores: throughput vs cores for every app (bench cores: echo, ipv4, ipv6, l2 1M/16M, ndn).
+#   apps-cores: throughput vs cores for every app (bench cores: echo, ipv4, ipv6, l2 1M/16M, ndn);
+#     SPECS="name:app flags|..." WORKERS=1,2,4 REPS=3 PACKETS=8000000 choose what runs;
+#   apps-lookup: every app's lookups alone (bench lookup: scalar, batched, GPU), one core.
 # Needs .deps/ from scripts/fetch-device-deps.sh (carried with the tree).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -137,6 +139,20 @@ if [ "$MODE" = apps-cores ]; then
     echo "exit $?" | tee -a "$LOG"
   done
   grep -E "^==|^exit|throughput vs|^[0-9]+ |^workers|batched / scalar|GPU best|matches|does not|MISMATCH" "$LOG" | tail -120
+  exit 0
+fi
+if [ "$MODE" = apps-lookup ]; then
+  T=./build-device/tandem
+  LOG="$OUT/apps-lookup.log"
+  for spec in "ipv6:ipv6 --fib $FIB" "l2_1m:l2 --l2-random 1000000" "l2_16m:l2 --l2-random 16000000" \
+              "ndn:ndn --urls $URLS" "ndn_x100:ndn --urls $URLS --ndn-replicas 100" "ndn32:ndn --urls $URLS --ndn-fixed-bytes 32" \
+              "echo:echo"; do
+    name=${spec%%:*}; app=${spec#*:}
+    echo "== bench lookup: $app ==" | tee -a "$LOG"
+    timeout 120 $T bench lookup --app $app --core 2 --reps 5 --json "$OUT/bench_lookup_$name.json" >> "$LOG" 2>&1
+    echo "exit $?" | tee -a "$LOG"
+  done
+  grep -E "^==|^exit|^cpu|^gpu|results" "$LOG"
   exit 0
 fi
 if [ "$MODE" = offload ]; then  # just the offload engine: its tests and its benchmark

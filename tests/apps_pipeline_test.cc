@@ -101,6 +101,17 @@ void add_bad_frames(PacketStore& s) {
   s.add(f.data(), 20, 20, 0);  // truncated IP header
 }
 
+// The items of every frame the app looks up, as classify() extracts them.
+std::vector<uint8_t> items_of(const ForwardApp& app, const PacketStore& s) {
+  std::vector<uint8_t> items(s.size() * app.item_bytes());
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (app.item_of_frame(s.frame(i), s.caplen[i], items.data() + n * app.item_bytes())) ++n;
+  }
+  items.resize(n * app.item_bytes());
+  return items;
+}
+
 WorkersResult run(const ForwardApp& app, const PacketStore& s, WorkersConfig wc) {
   wc.ports = app.ports();
   wc.verify = true;
@@ -127,6 +138,17 @@ TEST_P(AppsPipeline, EveryPathGivesTheReferenceDecisions) {
   app.build_reference();
   PacketStore s = a.generate(parse_gen_spec(c.gen));
   add_bad_frames(s);
+
+  // Item level: the scalar and the batched lookups agree on every key of the traffic.
+  const std::vector<uint8_t> items = items_of(app, s);
+  const size_t n = items.size() / app.item_bytes();
+  ASSERT_GT(n, 0u);
+  std::vector<uint32_t> one(n), batch(n + 1, 0xABCDu);
+  app.lookup_items_scalar(items.data(), one.data(), n);
+  app.lookup_items(items.data(), batch.data(), n);
+  EXPECT_EQ(batch[n], 0xABCDu) << "lookup_items wrote past the end";
+  batch.pop_back();
+  EXPECT_EQ(one, batch) << c.app << ": batched lookups differ from scalar ones";
 
   WorkersConfig wc;
   wc.path = LookupPath::kScalar;
@@ -176,6 +198,17 @@ TEST_P(AppsPipeline, EveryGpuModeGivesTheReferenceDecisions) {
   app.build_reference();
   PacketStore s = a.generate(parse_gen_spec(c.gen));
   add_bad_frames(s);
+  const std::vector<uint8_t> items = items_of(app, s);
+  const size_t n = items.size() / app.item_bytes();
+  std::vector<uint32_t> one(n), on_gpu(n);
+  app.lookup_items_scalar(items.data(), one.data(), n);
+  {
+    gpu::OffloadOptions oo;
+    oo.capacity = 1000;  // several batches, the last one partial
+    auto runner = app.make_gpu_runner(oo);
+    gpu::run_all(*runner, items.data(), on_gpu.data(), n);
+    EXPECT_EQ(one, on_gpu) << c.app << ": GPU lookups differ from the CPU's";
+  }
   WorkersConfig wc;
   wc.path = LookupPath::kScalar;
   const WorkersResult ref = run(app, s, wc);

@@ -40,6 +40,7 @@ struct EchoTraits {
   }
   void to_item(Key k, Item* item) const { *item = k; }
   void lookup_items(const Item* items, uint32_t* results, size_t n) const { lookup_batch(items, results, n); }
+  uint32_t lookup_item(Item k) const { return lookup(k); }
   uint32_t apply(uint8_t*, uint32_t, uint16_t, uint32_t result) const { return Verdict::port(result); }
   std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts) { return make_echo_port_runner(opts); }
   void build_reference() {}

@@ -32,6 +32,7 @@ struct Ipv4Traits {
   void lookup_batch(const Key* keys, uint32_t* results, size_t n) const;
   void to_item(Key k, Item* item) const { *item = k; }
   void lookup_items(const Item* items, uint32_t* results, size_t n) const { lookup_batch(items, results, n); }
+  uint32_t lookup_item(Item k) const { return lookup(k); }
   uint32_t apply(uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t result) const;
   std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts);
   void build_reference();

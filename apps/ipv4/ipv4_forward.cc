@@ -9,8 +9,7 @@ namespace {
 
 // Validates packet i; returns true and its destination in *dst when it goes on to the lookup.
 inline bool classify_one(PacketPool& pool, PacketBatch& b, uint32_t i, uint32_t* dst, Counters& c) {
-  ++c.rx_packets;
-  c.rx_bytes += b.len[i];
+  c.received(b.len[i]);
   ParsedPacket pp;
   const DropReason r = ipv4_classify_frame(pool.data(b.cell[i]), b.len[i], &pp, dst);
   if (r != DropReason::kNone) {
@@ -26,13 +25,7 @@ inline bool classify_one(PacketPool& pool, PacketBatch& b, uint32_t i, uint32_t*
 inline void apply_one(PacketPool& pool, PacketBatch& b, uint32_t i, uint32_t next_hop, Counters& c) {
   const uint32_t v = ipv4_apply_route(pool.data(b.cell[i]) + b.l3_off[i], next_hop);
   b.verdict[i] = v;
-  if (Verdict::is_drop(v)) {
-    c.drop(Verdict::reason(v));
-    return;
-  }
-  ++c.tx_packets;
-  c.tx_bytes += b.len[i];
-  if (next_hop < c.tx_per_port.size()) ++c.tx_per_port[next_hop];
+  c.verdict(v, b.len[i]);
 }
 
 }  // namespace

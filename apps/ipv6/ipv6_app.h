@@ -48,6 +48,7 @@ struct Ipv6Traits {
   void lookup_batch(const Key* keys, uint32_t* results, size_t n) const { table->lookup_batch(addr_rows(keys), results, n); }
   void to_item(const Key& k, Item* item) const { *item = k; }
   void lookup_items(const Item* items, uint32_t* results, size_t n) const { lookup_batch(items, results, n); }
+  uint32_t lookup_item(const Item& k) const { return lookup(k); }
   uint32_t apply(uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t result) const;
   std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts);
   void build_reference();

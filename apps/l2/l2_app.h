@@ -52,7 +52,9 @@ struct L2Traits {
   uint32_t lookup(Key mac) const { return forward(*setup->table, mac); }
   void lookup_batch(const Key* keys, uint32_t* results, size_t n) const;
   void to_item(Key k, Item* item) const { *item = k; }
-  void lookup_items(const Item* items, uint32_t* results, size_t n) const { lookup_batch(items, results, n); }
+  // Items arrive without classify's prefetches: the table's own pipelined batch lookup.
+  void lookup_items(const Item* items, uint32_t* results, size_t n) const { forward_batch(*setup->table, items, results, n); }
+  uint32_t lookup_item(Item k) const { return lookup(k); }
   uint32_t apply(uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t result) const;
   std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts);
   void build_reference();

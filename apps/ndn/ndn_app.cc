@@ -197,8 +197,26 @@ void NdnTraits::lookup_batch(const Key* keys, uint32_t* results, size_t n) const
 }
 
 void NdnTraits::lookup_items(const Item* items, uint32_t* results, size_t n) const {
-  for (size_t i = 0; i < n; ++i) {
-    results[i] = items[i].len == NdnItem::kTooLong ? kResolveOnCpu : setup->fib->lookup_name(items[i].bytes, items[i].len);
+  // The batched lookup over the items' names; a name too long for an item is left to the worker.
+  const uint8_t* names[PacketBatch::kCapacity];
+  uint32_t lens[PacketBatch::kCapacity];
+  uint32_t hops[PacketBatch::kCapacity];
+  size_t index[PacketBatch::kCapacity];
+  for (size_t base = 0; base < n; base += PacketBatch::kCapacity) {
+    const size_t c = std::min<size_t>(PacketBatch::kCapacity, n - base);
+    size_t m = 0;
+    for (size_t j = 0; j < c; ++j) {
+      const Item& it = items[base + j];
+      if (it.len == NdnItem::kTooLong) {
+        results[base + j] = kResolveOnCpu;
+        continue;
+      }
+      names[m] = it.bytes;
+      lens[m] = it.len;
+      index[m++] = base + j;
+    }
+    setup->fib->lookup_batch(names, lens, hops, m);
+    for (size_t k = 0; k < m; ++k) results[index[k]] = hops[k];
   }
 }
 

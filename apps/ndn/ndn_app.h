@@ -81,6 +81,9 @@ struct NdnTraits {
   void lookup_batch(const Key* keys, uint32_t* results, size_t n) const;
   void to_item(const Key& k, Item* item) const { make_item(k.name, k.len, item); }
   void lookup_items(const Item* items, uint32_t* results, size_t n) const;
+  uint32_t lookup_item(const Item& it) const {
+    return it.len == NdnItem::kTooLong ? kResolveOnCpu : setup->fib->lookup_name(it.bytes, it.len);
+  }
   uint32_t apply(uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t result) const;
   std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts);
   void build_reference();

@@ -1,7 +1,8 @@
 """`tandem run --app ipv4|ipv6|l2|ndn|echo`: each app forwards generated traffic (and, for IPv4/IPv6,
 a real capture) with --verify on the CPU scalar and batched paths and with --device auto (the GPU
 where there is one), accounts for every packet, agrees with its reference (0 differ), and gives
-the same per-port and per-reason counts on every path; `bench cores --app` runs for a second app.
+the same per-port and per-reason counts on every path; `bench cores --app` runs for a second app
+and `bench lookup` agrees with itself across paths for four apps.
 Missing or conflicting table flags, and broken table files, fail with a message naming the flag or
 the file and line."""
 import json
@@ -65,6 +66,19 @@ def main():
         r = json.load(open(out))
         c.check(r.get("app") == "l2" and r.get("all_balanced") is True and "1" in r.get("batched_over_scalar", {}),
                 f"bench cores --app l2 json: {r.get('app')} {r.get('all_balanced')} {r.get('batched_over_scalar')}")
+
+    # bench lookup: every app's lookup paths agree on its traffic's keys.
+    for app, table in (("ipv6", ["--fib", fib]), ("l2", ["--l2-random", "5000"]), ("ndn", ["--fib", ndn_fib]), ("echo", [])):
+        out = os.path.join(d, "lookup.json")
+        rc, so, se = run([a.tandem, "bench", "lookup", "--app", app, *table, "--gen", "count=20000,dst=fib,seed=2",
+                          "--reps", "1", "--json", out])
+        c.check(rc == 0 and "every path agrees" in so, f"bench lookup --app {app}: rc {rc} {so[-300:]} {se[-300:]}")
+        if os.path.exists(out):
+            r = json.load(open(out))
+            rows = {x.get("path"): x for x in r.get("results", [])}
+            c.check(r.get("app") == app and "cpu_scalar" in rows and "cpu_batched" in rows and
+                    all(v == 0 for v in r.get("mismatches_vs_scalar", {}).values()), f"bench lookup --app {app} json: {r}")
+            os.remove(out)
 
     # Flags and broken tables.
     bad = os.path.join(d, "bad.fib")
