@@ -10,6 +10,7 @@ namespace tandem::cli {
 void register_run(CLI::App& app);
 void register_lookup(CLI::App& app);
 void register_gen(CLI::App& app);
+void register_classify(CLI::App& app);
 void register_bench_ipv4(CLI::App& bench);
 void register_bench_gpu_offload(CLI::App& bench);
 void register_bench_gpu_load(CLI::App& bench);
@@ -20,6 +21,7 @@ void register_bench_memory(CLI::App& bench);
 void register_bench_anchors(CLI::App& bench);
 void register_bench_cores(CLI::App& bench);
 void register_bench_lookup(CLI::App& bench);
+void register_bench_classify(CLI::App& bench);
 
 // Thrown by commands for user-facing failures: printed as "tandem: error: <msg>", exit code 1.
 struct UsageError : std::runtime_error {

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   tandem::cli::register_run(app);
   tandem::cli::register_lookup(app);
   tandem::cli::register_gen(app);
+  tandem::cli::register_classify(app);
   CLI::App* bench = app.add_subcommand("bench", "benchmarks: print a table, write JSON");
   bench->require_subcommand(1);
   tandem::cli::register_bench_ipv4(*bench);
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
   tandem::cli::register_bench_anchors(*bench);
   tandem::cli::register_bench_cores(*bench);
   tandem::cli::register_bench_lookup(*bench);
+  tandem::cli::register_bench_classify(*bench);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

@@ -1,0 +1,108 @@
+// The 5-tuple firewall's per-packet decision, written once as `__host__ __device__` code: a rule
+// matches a header when the source and destination addresses lie in its prefixes, the ports in its
+// ranges and the protocol equals its value under its mask; rules are in priority order (their
+// order in the file) and the first match wins. Two classifiers give the same answer:
+//
+//   linear:     every rule in order until one matches (the GPU-router report's and iptables' way);
+//   HyperSplit: (Qi et al., INFOCOM 2009) a binary decision tree over the five fields: each inner
+//               node compares one field with a threshold; a leaf holds the few rules (in priority
+//               order) that can still match in its region, checked linearly. No hashing and one
+//               dependent read per level, so the same code walks the tree on the CPU and the GPU.
+#pragma once
+
+#include <cstdint>
+
+#include "core/compiler.h"
+
+namespace tandem::acl {
+
+inline constexpr uint32_t kNoMatch = 0xFFFFFFFFu;
+
+// Host byte order. 16 bytes, so that a GPU item is one aligned 16-byte load.
+struct alignas(16) Header {
+  uint32_t src = 0;
+  uint32_t dst = 0;
+  uint16_t sport = 0;
+  uint16_t dport = 0;
+  uint8_t proto = 0;
+  uint8_t pad[3] = {0, 0, 0};
+};
+static_assert(sizeof(Header) == 16);
+
+enum Field : uint8_t { kSrc = 0, kDst = 1, kSport = 2, kDport = 3, kProto = 4, kFields = 5 };
+
+// A rule as closed ranges per field (prefixes become ranges), plus the protocol's value and mask
+// (a mask other than 0 or 0xFF is not a range: its range is 0..255 and the match checks the mask).
+struct Rule {
+  uint32_t lo[kFields];
+  uint32_t hi[kFields];
+  uint8_t proto_value = 0;
+  uint8_t proto_mask = 0;
+  uint8_t action = 0;  // Action
+  uint8_t pad = 0;
+};
+
+TANDEM_HD_INLINE uint32_t header_field(const Header& h, int f) {
+  switch (f) {
+    case kSrc: return h.src;
+    case kDst: return h.dst;
+    case kSport: return h.sport;
+    case kDport: return h.dport;
+    default: return h.proto;
+  }
+}
+
+TANDEM_HD_INLINE bool rule_matches(const Rule& r, const Header& h) {
+  return h.src - r.lo[kSrc] <= r.hi[kSrc] - r.lo[kSrc] && h.dst - r.lo[kDst] <= r.hi[kDst] - r.lo[kDst] &&
+         uint32_t{h.sport} - r.lo[kSport] <= r.hi[kSport] - r.lo[kSport] &&
+         uint32_t{h.dport} - r.lo[kDport] <= r.hi[kDport] - r.lo[kDport] && (h.proto & r.proto_mask) == r.proto_value;
+}
+
+// Index of the first rule matching h, or kNoMatch.
+TANDEM_HD_INLINE uint32_t classify_linear(const Rule* rules, uint32_t n, const Header& h) {
+  for (uint32_t i = 0; i < n; ++i) {
+    if (rule_matches(rules[i], h)) return i;
+  }
+  return kNoMatch;
+}
+
+// A HyperSplit node: an inner node sends a header left when its field <= threshold; a leaf (kind
+// kLeaf) names a run of `count` rule indices starting at `first` in the leaf-rule array, in
+// priority order.
+struct HsNode {
+  static constexpr uint32_t kLeaf = 0xFF;
+  uint32_t kind;       // the field compared, or kLeaf
+  uint32_t threshold;  // inner: the field's value at the split; leaf: first
+  uint32_t left;       // inner: child indices; leaf: count, unused
+  uint32_t right;
+};
+static_assert(sizeof(HsNode) == 16);
+
+struct HsView {
+  const HsNode* nodes;     // nodes[0] is the root
+  const uint32_t* leaf_rules;
+  const Rule* rules;
+};
+
+TANDEM_HD_INLINE uint32_t hs_leaf_of(const HsNode* nodes, const Header& h) {
+  uint32_t n = 0;
+  while (nodes[n].kind != HsNode::kLeaf) {
+    const HsNode& x = nodes[n];
+    n = header_field(h, static_cast<int>(x.kind)) <= x.threshold ? x.left : x.right;
+  }
+  return n;
+}
+
+TANDEM_HD_INLINE uint32_t hs_match_leaf(const HsView& v, const HsNode& leaf, const Header& h) {
+  for (uint32_t k = 0; k < leaf.left; ++k) {
+    const uint32_t r = v.leaf_rules[leaf.threshold + k];
+    if (rule_matches(v.rules[r], h)) return r;
+  }
+  return kNoMatch;
+}
+
+TANDEM_HD_INLINE uint32_t classify_hypersplit(const HsView& v, const Header& h) {
+  return hs_match_leaf(v, v.nodes[hs_leaf_of(v.nodes, h)], h);
+}
+
+}  // namespace tandem::acl

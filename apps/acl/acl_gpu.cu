@@ -1,0 +1,56 @@
+#include "apps/acl/acl_gpu.h"
+
+#include "gpu/cuda_util.cuh"
+#include "gpu/offload_runner.cuh"
+
+namespace tandem::acl {
+
+namespace {
+
+struct ClassifyOp {
+  using In = Header;
+  using Out = uint32_t;
+  HsView tree;
+  __device__ uint32_t operator()(const Header& h) const { return classify_hypersplit(tree, h); }
+};
+
+template <class T>
+void upload(gpu::DeviceBuffer<T>& d, const std::vector<T>& h) {
+  d.resize(h.empty() ? 1 : h.size());
+  if (!h.empty()) TANDEM_CUDA_CHECK(cudaMemcpy(d.get(), h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+}
+
+}  // namespace
+
+struct AclGpuTable::Impl {
+  gpu::DeviceBuffer<HsNode> nodes;
+  gpu::DeviceBuffer<uint32_t> leaf_rules;
+  gpu::DeviceBuffer<Rule> rules;
+  std::unique_ptr<gpu::OffloadRunner> host_runner;
+};
+
+AclGpuTable::AclGpuTable(const HyperSplit& tree) : impl_(std::make_unique<Impl>()) {
+  std::string why;
+  if (!gpu::available(&why)) throw gpu::GpuError("no GPU: " + why);
+  upload(impl_->nodes, tree.nodes());
+  upload(impl_->leaf_rules, tree.leaf_rules());
+  upload(impl_->rules, tree.rules());
+}
+
+AclGpuTable::~AclGpuTable() = default;
+
+std::unique_ptr<gpu::OffloadRunner> AclGpuTable::make_runner(const gpu::OffloadOptions& opts) const {
+  const HsView v{impl_->nodes.get(), impl_->leaf_rules.get(), impl_->rules.get()};
+  return std::make_unique<gpu::OffloadRunnerImpl<ClassifyOp>>(ClassifyOp{v}, opts);
+}
+
+void AclGpuTable::classify(const Header* headers, uint32_t* out, size_t n) {
+  if (!impl_->host_runner) {
+    gpu::OffloadOptions o;
+    o.capacity = size_t{1} << 20;
+    impl_->host_runner = make_runner(o);
+  }
+  gpu::run_all(*impl_->host_runner, headers, out, n);
+}
+
+}  // namespace tandem::acl

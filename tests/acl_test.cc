@@ -1,0 +1,200 @@
+// The firewall classifier: rule parsing (ClassBench and Tandem's syntax, errors with file and line,
+// --skip-bad), and HyperSplit (scalar and batched) against brute-force first match on random
+// headers and on headers drawn from the rules, for the ClassBench 1k and 10k sets and random rule
+// sets with the report's protocol mix.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "apps/acl/acl_gpu.h"
+#include "apps/acl/acl_rules.h"
+#include "apps/acl/hypersplit.h"
+#include "core/flow_hash.h"
+#include "core/table_reader.h"
+#include "tests/test_util.h"
+
+namespace tandem::acl {
+namespace {
+
+uint32_t brute_force(const std::vector<Rule>& rules, const Header& h) {
+  for (uint32_t i = 0; i < rules.size(); ++i) {
+    const Rule& r = rules[i];
+    if (h.src >= r.lo[kSrc] && h.src <= r.hi[kSrc] && h.dst >= r.lo[kDst] && h.dst <= r.hi[kDst] &&
+        h.sport >= r.lo[kSport] && h.sport <= r.hi[kSport] && h.dport >= r.lo[kDport] && h.dport <= r.hi[kDport] &&
+        (h.proto & r.proto_mask) == r.proto_value) {
+      return i;
+    }
+  }
+  return kNoMatch;
+}
+
+std::vector<Header> headers_for(const std::vector<Rule>& rules, size_t n, uint64_t seed) {
+  std::vector<Header> hs;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t x = mix64(seed + i);
+    if (i % 3 == 0 || rules.empty()) {  // random anywhere
+      Header h;
+      h.src = static_cast<uint32_t>(x);
+      h.dst = static_cast<uint32_t>(x >> 32);
+      const uint64_t y = mix64(x);
+      h.sport = static_cast<uint16_t>(y);
+      h.dport = static_cast<uint16_t>(y >> 16);
+      h.proto = (y >> 32) % 4 == 0 ? static_cast<uint8_t>(y >> 40) : (y >> 32) % 4 == 1 ? 6 : (y >> 32) % 4 == 2 ? 17 : 1;
+      hs.push_back(h);
+    } else {
+      hs.push_back(header_in_rule(rules[x % rules.size()], mix64(x)));
+    }
+  }
+  return hs;
+}
+
+void check_all(const std::vector<Rule>& rules, size_t n, uint64_t seed, const char* what) {
+  const HyperSplit hs = HyperSplit::build(rules);
+  const std::vector<Header> hdr = headers_for(rules, n, seed);
+  std::vector<uint32_t> batch(n + 1, 0xABCDu);
+  hs.classify_batch(hdr.data(), batch.data(), n);
+  EXPECT_EQ(batch[n], 0xABCDu) << what;
+  size_t bad = 0, matched = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t want = brute_force(rules, hdr[i]);
+    matched += want != kNoMatch;
+    const uint32_t lin = classify_linear(rules.data(), static_cast<uint32_t>(rules.size()), hdr[i]);
+    const uint32_t tree = hs.classify(hdr[i]);
+    if (lin != want || tree != want || batch[i] != want) {
+      if (++bad <= 5) ADD_FAILURE() << what << ": header " << i << ": want " << want << " linear " << lin << " tree " << tree << " batch " << batch[i];
+    }
+  }
+  EXPECT_EQ(bad, 0u) << what;
+  EXPECT_GT(matched, n / 2) << what << ": the headers drawn from rules must mostly match";
+  std::printf("%s: %zu rules, %zu nodes, %zu leaves, depth %u, %zu rule copies, %.2f MiB, built in %.3f s\n", what,
+              rules.size(), hs.stats().nodes, hs.stats().leaves, hs.stats().depth, hs.stats().leaf_rule_refs,
+              hs.memory_bytes() / 1048576.0, hs.stats().build_seconds);
+}
+
+TEST(Acl, HyperSplitEqualsBruteForceOnClassBench) {
+  int sets = 0;
+  for (const char* name : {"acl1_1k", "fw1_1k", "ipc1_1k", "acl1_10k", "fw1_10k", "ipc2_10k", "acl5_10k"}) {
+    const std::string path = test::shared_data_path(std::string("classbench/filters/") + name + ".gz");
+    if (!std::ifstream(path).good()) continue;
+    const RuleSet s = load_rules(path);
+    EXPECT_TRUE(s.classbench);
+    EXPECT_TRUE(s.errors.empty());
+    ASSERT_GT(s.rules.size(), 500u) << name;
+    check_all(s.rules, 60000, 11, name);
+    ++sets;
+  }
+  if (sets == 0) GTEST_SKIP() << "no ClassBench sets under " << test::shared_data_path("classbench");
+}
+
+TEST(Acl, HyperSplitEqualsBruteForceOnRandomSets) {
+  for (size_t n : {0, 1, 7, 100, 3000}) {
+    const RuleSet s = random_rules(n, n + 3);
+    ASSERT_EQ(s.rules.size(), n);
+    if (n) check_all(s.rules, 20000, n, ("random " + std::to_string(n)).c_str());
+  }
+  // The report's protocol mix.
+  const RuleSet s = random_rules(100000, 9);
+  size_t tcp = 0, udp = 0, icmp = 0, any = 0;
+  for (const Rule& r : s.rules) {
+    tcp += r.proto_mask == 0xFF && r.proto_value == 6;
+    udp += r.proto_mask == 0xFF && r.proto_value == 17;
+    icmp += r.proto_mask == 0xFF && r.proto_value == 1;
+    any += r.proto_mask == 0;
+  }
+  EXPECT_NEAR(tcp / 1e5, 0.75, 0.01);
+  EXPECT_NEAR(udp / 1e5, 0.14, 0.01);
+  EXPECT_NEAR(icmp / 1e5, 0.04, 0.005);
+  EXPECT_NEAR(any / 1e5, 0.06, 0.005);
+}
+
+TEST(Acl, TandemSyntaxRoundTripsAndErrorsNameTheLine) {
+  const std::string path = ::testing::TempDir() + "/rules.txt";
+  std::ofstream(path) << "# a firewall\n"
+                         "accept src 10.0.0.0/8 dport 80-443 proto tcp\n"
+                         "drop proto udp sport 53\n"
+                         "accept dst 192.168.1.1 proto 47/255\n"
+                         "default drop\n"
+                         "drop src 1.2.3.4/33\n"
+                         "accept dport 70000\n"
+                         "allow everything\n";
+  EXPECT_THROW(load_rules(path), TableError);
+  try {
+    load_rules(path);
+  } catch (const TableError& e) {
+    EXPECT_NE(std::string(e.what()).find("rules.txt:6:"), std::string::npos) << e.what();
+  }
+  LoadOptions o;
+  o.skip_bad = true;
+  const RuleSet s = load_rules(path, o);
+  ASSERT_EQ(s.rules.size(), 3u);
+  ASSERT_EQ(s.errors.size(), 3u);
+  EXPECT_NE(s.errors[0].find(":6:"), std::string::npos);
+  EXPECT_NE(s.errors[1].find(":7:"), std::string::npos);
+  EXPECT_NE(s.errors[2].find(":8:"), std::string::npos);
+  EXPECT_EQ(s.default_action, kDrop);
+  EXPECT_EQ(s.rules[1].action, kDrop);
+  for (const Rule& r : s.rules) {
+    Rule back{};
+    std::string why;
+    ASSERT_TRUE(parse_rule(format_rule(r), &back, &why)) << format_rule(r) << ": " << why;
+    EXPECT_EQ(format_rule(back), format_rule(r));
+  }
+  Header h;
+  h.src = (10u << 24) | 5;
+  h.dport = 443;
+  h.proto = 6;
+  EXPECT_EQ(classify_linear(s.rules.data(), 3, h), 0u);
+  h.proto = 17;
+  h.sport = 53;
+  EXPECT_EQ(classify_linear(s.rules.data(), 3, h), 1u);
+  h.sport = 54;
+  EXPECT_EQ(classify_linear(s.rules.data(), 3, h), kNoMatch);
+}
+
+TEST(Acl, BrokenClassBenchLinesNameTheLine) {
+  const std::string path = ::testing::TempDir() + "/cb.txt";
+  std::ofstream(path) << "@1.2.3.4/32\t5.6.7.8/32\t0 : 65535\t80 : 80\t0x06/0xFF\t0x1000/0x1000\n"
+                         "@1.2.3.4/32\t5.6.7.8/32\t0 : 65535\t90 : 80\t0x06/0xFF\n"
+                         "@1.2.3.4/40\t5.6.7.8/32\t0 : 65535\t80 : 80\t0x06/0xFF\n"
+                         "@1.2.3.4/32\t5.6.7.8/32\t0 : 65535\t80 : 80\t6/255\n";
+  try {
+    load_rules(path);
+    ADD_FAILURE() << "loaded a broken file";
+  } catch (const TableError& e) {
+    EXPECT_NE(std::string(e.what()).find("cb.txt:2:"), std::string::npos) << e.what();
+  }
+  LoadOptions o;
+  o.skip_bad = true;
+  const RuleSet s = load_rules(path, o);
+  EXPECT_EQ(s.rules.size(), 1u);
+  EXPECT_EQ(s.errors.size(), 3u);
+}
+
+TEST(Acl, GpuEqualsCpu) {
+  TANDEM_REQUIRE_GPU();
+  std::vector<RuleSet> sets;
+  sets.push_back(random_rules(5000, 4));
+  const std::string path = test::shared_data_path("classbench/filters/acl1_10k.gz");
+  if (std::ifstream(path).good()) sets.push_back(load_rules(path));
+  for (const RuleSet& s : sets) {
+    const HyperSplit hs = HyperSplit::build(s.rules);
+    const std::vector<Header> hdr = headers_for(s.rules, 300000, 5);
+    std::vector<uint32_t> cpu(hdr.size()), gpu_out(hdr.size());
+    hs.classify_batch(hdr.data(), cpu.data(), hdr.size());
+    for (auto mode : {gpu::GpuMode::kAsync, gpu::GpuMode::kGraph, gpu::GpuMode::kMapped, gpu::GpuMode::kPersistent}) {
+      AclGpuTable g(hs);
+      gpu::OffloadOptions oo;
+      oo.mode = mode;
+      oo.capacity = 50000;
+      auto runner = g.make_runner(oo);
+      std::fill(gpu_out.begin(), gpu_out.end(), 0xABCDu);
+      gpu::run_all(*runner, hdr.data(), gpu_out.data(), hdr.size());
+      EXPECT_EQ(cpu, gpu_out) << s.path << " " << gpu::gpu_mode_name(mode);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tandem::acl
