@@ -78,31 +78,52 @@ struct HsNode {
 };
 static_assert(sizeof(HsNode) == 16);
 
+// Up to kMaxTrees trees over disjoint parts of the rule set (hypersplit.h: rules are split by how
+// wide their address prefixes are, so wildcards do not multiply the narrow rules' copies). Leaves
+// hold indices into the whole rule array, in priority order; the answer is the smallest index
+// any tree finds.
+inline constexpr int kMaxTrees = 4;
 struct HsView {
-  const HsNode* nodes;     // nodes[0] is the root
+  const HsNode* nodes;
   const uint32_t* leaf_rules;
   const Rule* rules;
+  uint32_t roots[kMaxTrees];
+  uint32_t trees;
 };
 
-TANDEM_HD_INLINE uint32_t hs_leaf_of(const HsNode* nodes, const Header& h) {
-  uint32_t n = 0;
+// The header's fields as an array indexed by Field: a node reads its field with one indexed load
+// instead of a switch (a jump per level that the branch predictor cannot learn).
+struct HeaderFields {
+  uint32_t v[kFields];
+};
+TANDEM_HD_INLINE HeaderFields fields_of(const Header& h) {
+  return {{h.src, h.dst, h.sport, h.dport, h.proto}};
+}
+
+TANDEM_HD_INLINE uint32_t hs_leaf_of(const HsNode* nodes, uint32_t root, const HeaderFields& f) {
+  uint32_t n = root;
   while (nodes[n].kind != HsNode::kLeaf) {
     const HsNode& x = nodes[n];
-    n = header_field(h, static_cast<int>(x.kind)) <= x.threshold ? x.left : x.right;
+    n = f.v[x.kind] <= x.threshold ? x.left : x.right;
   }
   return n;
 }
 
-TANDEM_HD_INLINE uint32_t hs_match_leaf(const HsView& v, const HsNode& leaf, const Header& h) {
+// The first rule of the leaf matching h with an index below `best`, else `best`.
+TANDEM_HD_INLINE uint32_t hs_match_leaf(const HsView& v, const HsNode& leaf, const Header& h, uint32_t best) {
   for (uint32_t k = 0; k < leaf.left; ++k) {
     const uint32_t r = v.leaf_rules[leaf.threshold + k];
+    if (r >= best) break;
     if (rule_matches(v.rules[r], h)) return r;
   }
-  return kNoMatch;
+  return best;
 }
 
 TANDEM_HD_INLINE uint32_t classify_hypersplit(const HsView& v, const Header& h) {
-  return hs_match_leaf(v, v.nodes[hs_leaf_of(v.nodes, h)], h);
+  const HeaderFields f = fields_of(h);
+  uint32_t best = kNoMatch;
+  for (uint32_t t = 0; t < v.trees; ++t) best = hs_match_leaf(v, v.nodes[hs_leaf_of(v.nodes, v.roots[t], f)], h, best);
+  return best;
 }
 
 }  // namespace tandem::acl

@@ -26,6 +26,7 @@ struct AclGpuTable::Impl {
   gpu::DeviceBuffer<HsNode> nodes;
   gpu::DeviceBuffer<uint32_t> leaf_rules;
   gpu::DeviceBuffer<Rule> rules;
+  HsView view{};  // the device arrays, the host tree's roots
   std::unique_ptr<gpu::OffloadRunner> host_runner;
 };
 
@@ -35,13 +36,16 @@ AclGpuTable::AclGpuTable(const HyperSplit& tree) : impl_(std::make_unique<Impl>(
   upload(impl_->nodes, tree.nodes());
   upload(impl_->leaf_rules, tree.leaf_rules());
   upload(impl_->rules, tree.rules());
+  impl_->view = tree.view();
+  impl_->view.nodes = impl_->nodes.get();
+  impl_->view.leaf_rules = impl_->leaf_rules.get();
+  impl_->view.rules = impl_->rules.get();
 }
 
 AclGpuTable::~AclGpuTable() = default;
 
 std::unique_ptr<gpu::OffloadRunner> AclGpuTable::make_runner(const gpu::OffloadOptions& opts) const {
-  const HsView v{impl_->nodes.get(), impl_->leaf_rules.get(), impl_->rules.get()};
-  return std::make_unique<gpu::OffloadRunnerImpl<ClassifyOp>>(ClassifyOp{v}, opts);
+  return std::make_unique<gpu::OffloadRunnerImpl<ClassifyOp>>(ClassifyOp{impl_->view}, opts);
 }
 
 void AclGpuTable::classify(const Header* headers, uint32_t* out, size_t n) {

@@ -119,15 +119,32 @@ HyperSplit HyperSplit::build(const std::vector<Rule>& rules, const Options& opts
   const auto t0 = std::chrono::steady_clock::now();
   HyperSplit h;
   h.rules_ = rules;
-  h.nodes_.push_back({});
-  std::vector<uint32_t> ids(rules.size());
-  for (uint32_t i = 0; i < ids.size(); ++i) ids[i] = i;
+  // The parts: narrow/wide source x narrow/wide destination, each in priority order.
+  std::vector<uint32_t> part[kMaxTrees];
+  for (uint32_t i = 0; i < rules.size(); ++i) {
+    const bool wide_src = rules[i].hi[kSrc] - rules[i].lo[kSrc] >= (1u << 16);
+    const bool wide_dst = rules[i].hi[kDst] - rules[i].lo[kDst] >= (1u << 16);
+    part[(wide_src ? 2 : 0) + (wide_dst ? 1 : 0)].push_back(i);
+  }
   Box box;
   for (int f = 0; f < kFields; ++f) box.lo[f] = 0;
   box.hi[kSrc] = box.hi[kDst] = 0xFFFFFFFFu;
   box.hi[kSport] = box.hi[kDport] = 0xFFFF;
   box.hi[kProto] = 0xFF;
-  Builder(h.rules_, opts, h.nodes_, h.leaf_rules_, h.stats_).build(0, std::move(ids), box, 0);
+  Builder b(h.rules_, opts, h.nodes_, h.leaf_rules_, h.stats_);
+  for (auto& ids : part) {
+    if (ids.empty()) continue;
+    const uint32_t root = static_cast<uint32_t>(h.nodes_.size());
+    h.nodes_.push_back({});
+    h.roots_.push_back(root);
+    b.build(root, std::move(ids), box, 0);
+  }
+  if (h.roots_.empty()) {  // no rules: one empty leaf, so that every lookup finds no match
+    h.nodes_.push_back({HsNode::kLeaf, 0, 0, 0});
+    h.roots_.push_back(0);
+    h.stats_.leaves = 1;
+  }
+  h.stats_.trees = h.roots_.size();
   h.stats_.nodes = h.nodes_.size();
   h.stats_.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return h;
@@ -137,24 +154,31 @@ void HyperSplit::classify_batch(const Header* h, uint32_t* out, size_t n) const 
   constexpr size_t kGroup = 32;
   const HsView v = view();
   uint32_t at[kGroup];
+  HeaderFields f[kGroup];
   for (size_t base = 0; base < n; base += kGroup) {
     const size_t g = std::min(kGroup, n - base);
-    for (size_t j = 0; j < g; ++j) at[j] = 0;
-    for (bool moved = true; moved;) {
-      moved = false;
-      for (size_t j = 0; j < g; ++j) {
-        const HsNode& x = v.nodes[at[j]];
-        if (x.kind == HsNode::kLeaf) continue;
-        at[j] = header_field(h[base + j], static_cast<int>(x.kind)) <= x.threshold ? x.left : x.right;
-        __builtin_prefetch(&v.nodes[at[j]]);
-        moved = true;
-      }
-    }
     for (size_t j = 0; j < g; ++j) {
-      const HsNode& leaf = v.nodes[at[j]];
-      if (leaf.left) __builtin_prefetch(&v.rules[v.leaf_rules[leaf.threshold]]);
+      out[base + j] = kNoMatch;
+      f[j] = fields_of(h[base + j]);
     }
-    for (size_t j = 0; j < g; ++j) out[base + j] = hs_match_leaf(v, v.nodes[at[j]], h[base + j]);
+    for (uint32_t t = 0; t < v.trees; ++t) {
+      for (size_t j = 0; j < g; ++j) at[j] = v.roots[t];
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (size_t j = 0; j < g; ++j) {
+          const HsNode& x = v.nodes[at[j]];
+          if (x.kind == HsNode::kLeaf) continue;
+          at[j] = f[j].v[x.kind] <= x.threshold ? x.left : x.right;
+          __builtin_prefetch(&v.nodes[at[j]]);
+          moved = true;
+        }
+      }
+      for (size_t j = 0; j < g; ++j) {
+        const HsNode& leaf = v.nodes[at[j]];
+        if (leaf.left) __builtin_prefetch(&v.rules[v.leaf_rules[leaf.threshold]]);
+      }
+      for (size_t j = 0; j < g; ++j) out[base + j] = hs_match_leaf(v, v.nodes[at[j]], h[base + j], out[base + j]);
+    }
   }
 }
 
