@@ -1,7 +1,9 @@
 // `tandem bench classify --rules FILE`: 5-tuple classification rate on one core for linear search
 // (the GPU-router report's and iptables' way) and HyperSplit (scalar and batched), and on the GPU,
 // on headers drawn from the rules (each a random point inside a random rule) mixed with uniform
-// random headers; every path's results must equal linear search's.
+// random headers; every path's results must equal linear search's. DPDK's rte_acl runs on the same
+// rules and headers in the same run where DPDK was found.
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -15,6 +17,10 @@
 #include "core/flow_hash.h"
 #include "core/machine_info.h"
 #include "core/table_reader.h"
+#ifdef TANDEM_HAVE_DPDK
+#include "bench/dpdk_acl.h"
+#include "bench/dpdk_env.h"
+#endif
 
 namespace tandem::cli {
 
@@ -28,6 +34,7 @@ struct BenchClassifyOptions {
   int reps = 5;
   int core = -1;
   std::string device = "auto";
+  size_t dpdk_mem_mib = 1024;
   std::string json;
 };
 
@@ -79,6 +86,25 @@ int run_bench(const BenchClassifyOptions& o) {
           bench::time_reps(o.reps, [&] { for (size_t i = 0; i < o.n; ++i) got[i] = tree.classify(hdr[i]); }));
   add_row("cpu_hypersplit_batched", "groups of 32 walked level by level with prefetching, 1 thread",
           bench::time_reps(o.reps, [&] { tree.classify_batch(hdr.data(), got.data(), o.n); }));
+  nlohmann::json dpdk = nullptr;
+#ifdef TANDEM_HAVE_DPDK
+  try {
+    const bench::DpdkEnv& env = bench::dpdk_start(o.dpdk_mem_mib);
+    const auto t_build = std::chrono::steady_clock::now();
+    bench::DpdkAcl rte(set.rules, env.socket);
+    dpdk = {{"version", env.version}, {"build_seconds", bench::seconds_since(t_build)}};
+    rte.set_headers(hdr.data(), o.n);
+    for (uint32_t burst : {32u, 256u}) {
+      add_row("dpdk_rte_acl_b" + std::to_string(burst), "DPDK rte_acl_classify, bursts of " + std::to_string(burst) + ", 1 thread",
+              bench::time_reps(o.reps, [&] { rte.classify(got.data(), burst); }));
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench classify: DPDK rte_acl skipped: %s\n", e.what());
+    rows.push_back({"dpdk_rte_acl_b32", std::string("skipped: ") + e.what(), double(o.n), {}});
+  }
+#else
+  rows.push_back({"dpdk_rte_acl_b32", "skipped: built without DPDK", double(o.n), {}});
+#endif
   std::string why;
   if (o.device != "cpu" && gpu::available(&why)) {
     acl::AclGpuTable g(tree);
@@ -106,6 +132,7 @@ int run_bench(const BenchClassifyOptions& o) {
         {"hypersplit", {{"nodes", st.nodes}, {"leaves", st.leaves}, {"depth", st.depth}, {"rule_copies", st.leaf_rule_refs},
                         {"bytes", tree.memory_bytes()}, {"build_seconds", st.build_seconds}}},
         {"results", bench::rows_json(rows)},
+        {"dpdk", dpdk},
         {"mismatches_vs_linear", checks}};
     bench::write_json(o.json, report);
     std::printf("wrote %s\n", o.json.c_str());
@@ -129,6 +156,8 @@ void register_bench_classify(CLI::App& bench) {
   c->add_option("--reps", o->reps, "repetitions (the median is reported)")->capture_default_str()->check(CLI::Range(1, 1000));
   c->add_option("--core", o->core, "pin the benchmark thread to this CPU")->capture_default_str();
   c->add_option("--device", o->device, "cpu, gpu or auto")->capture_default_str()->check(CLI::IsMember({"cpu", "gpu", "auto"}));
+  c->add_option("--dpdk-mem-mib", o->dpdk_mem_mib, "MiB for DPDK's heap (rte_acl's tables)")->capture_default_str()
+      ->check(CLI::Range(size_t{64}, size_t{1} << 16));
   c->add_option("--json", o->json, "write the report here");
   c->callback([o] {
     if (o->rules.empty() && o->random_rules == 0) throw UsageError("bench classify: give --rules FILE or --random-rules N");

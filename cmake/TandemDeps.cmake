@@ -63,7 +63,8 @@ if(EXISTS "${TANDEM_DPDK_ROOT}/lib/librte_mempool_ring.a" AND NUMA_LIBRARY)
     list(APPEND dpdk_archives "${TANDEM_DPDK_ROOT}/lib/librte_${l}.a")
   endforeach()
   add_library(tandem_dpdk INTERFACE)
-  target_include_directories(tandem_dpdk SYSTEM INTERFACE "${TANDEM_DPDK_ROOT}/include")
+  target_include_directories(tandem_dpdk SYSTEM INTERFACE "${TANDEM_DPDK_ROOT}/include"
+    "${PROJECT_SOURCE_DIR}/bench/compat")  # <bsd/string.h> for rte_string_fns.h (see there)
   target_compile_options(tandem_dpdk INTERFACE -include rte_config.h)
   # DPDK 22.11 calls strlcpy, which glibc has only from 2.38; older systems get it from libbsd.
   include(CheckSymbolExists)
