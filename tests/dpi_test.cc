@@ -1,0 +1,198 @@
+// DPI, stage 1 and the rule parser: Snort/Suricata rules (content with |hex|, escapes, negation,
+// nocase, offset/depth/distance/within; ports and variables; disabled rules; errors with file and
+// line), pattern numbering, and the Aho-Corasick automaton against a naive search of every pattern
+// in every payload: the Emerging Threats set on the payloads of the real captures, on random
+// (match-free) payloads and on match-heavy payloads built from the patterns.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "apps/dpi/aho_corasick.h"
+#include "apps/dpi/ids_rules.h"
+#include "core/flow_hash.h"
+#include "core/parse.h"
+#include "io/pcap_io.h"
+#include "tests/test_util.h"
+
+namespace tandem::dpi {
+namespace {
+
+std::vector<std::string> et_files() {
+  std::vector<std::string> v;
+  const std::string dir = test::shared_data_path("ids/et_open_2019-04-15");
+  if (!std::filesystem::exists(dir)) return v;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().string().size() > 9 && e.path().string().substr(e.path().string().size() - 9) == ".rules.gz") {
+      v.push_back(e.path().string());
+    }
+  }
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+const IdsRuleSet& et_rules() {
+  static const IdsRuleSet* s = [] {
+    IdsLoadOptions o;
+    o.skip_bad = true;
+    return new IdsRuleSet(load_ids_rules(et_files(), o));
+  }();
+  return *s;
+}
+
+TEST(IdsRules, ContentsAndModifiers) {
+  IdsRule r;
+  std::string why;
+  std::map<std::string, uint64_t> ignored;
+  uint64_t unknown = 0;
+  ASSERT_TRUE(parse_ids_rule(
+      R"(alert tcp $EXTERNAL_NET any -> $HOME_NET [80,8000:8100] (msg:"x;y"; flow:established; content:"GET |20|/a\"b\;c"; nocase; offset:2; depth:40; content:!"ZZ"; distance:-3; within:9; pcre:"/a;b/"; sid:42; rev:1;))",
+      &r, &why, &ignored, &unknown))
+      << why;
+  EXPECT_EQ(r.sid, 42u);
+  ASSERT_EQ(r.contents.size(), 2u);
+  EXPECT_EQ(r.contents[0].bytes, "GET  /a\"b;c");  // "GET " then |20|
+  EXPECT_TRUE(r.contents[0].nocase);
+  EXPECT_EQ(r.contents[0].offset, 2);
+  EXPECT_EQ(r.contents[0].depth, 40);
+  EXPECT_TRUE(r.contents[1].negated);
+  EXPECT_EQ(r.contents[1].distance, -3);
+  EXPECT_EQ(r.contents[1].within, 9);
+  EXPECT_TRUE(r.dst_ports.contains(80) && r.dst_ports.contains(8050) && !r.dst_ports.contains(81));
+  EXPECT_TRUE(r.src_ports.contains(1));
+  EXPECT_EQ(ignored["flow"], 1u);
+  EXPECT_EQ(ignored["pcre"], 1u);
+  ASSERT_TRUE(parse_ids_rule(R"(alert udp any !53 -> any $HTTP_PORTS (content:"|00 01 0a|abc"; sid:7;))", &r, &why, &ignored, &unknown));
+  EXPECT_EQ(r.contents[0].bytes, std::string("\x00\x01\x0a" "abc", 6));
+  EXPECT_FALSE(r.src_ports.contains(53));
+  EXPECT_TRUE(r.src_ports.contains(54));
+  EXPECT_TRUE(r.dst_ports.contains(80) && !r.dst_ports.contains(8080));
+  ASSERT_TRUE(parse_ids_rule(R"(alert tcp any 5800,!445 -> any [1000:2000,!1500,!1600:1700] (content:"a"; sid:8;))", &r, &why, &ignored, &unknown)) << why;
+  EXPECT_TRUE(r.src_ports.contains(5800) && !r.src_ports.contains(445) && !r.src_ports.contains(5801));
+  EXPECT_TRUE(r.dst_ports.contains(1000) && !r.dst_ports.contains(1500) && !r.dst_ports.contains(1650) && r.dst_ports.contains(1701));
+  ASSERT_TRUE(parse_ids_rule(R"(alert tcp any [!80,!443] -> any !any (content:"a"; sid:9;))", &r, &why, &ignored, &unknown)) << why;
+  EXPECT_TRUE(r.src_ports.contains(22) && !r.src_ports.contains(80) && !r.src_ports.contains(443));
+  EXPECT_FALSE(r.dst_ports.contains(22));
+  for (const char* bad : {R"(alert tcp any any -> any any (content:"|0g|"; sid:1;))", R"(alert tcp any any -> any any (content:"a"; ))",
+                          R"(alert tcp any any any any (content:"a"; sid:1;))", R"(alert tcp any any -> any any (nocase; content:"a"; sid:1;))",
+                          R"(alert tcp any any -> any any (content:"|41"; sid:1;))", R"(alert tcp any any -> any 99999 (content:"a"; sid:1;))"}) {
+    EXPECT_FALSE(parse_ids_rule(bad, &r, &why, &ignored, &unknown)) << bad;
+  }
+}
+
+TEST(IdsRules, FilesNumberPatternsAndNameBadLines) {
+  const std::string a = ::testing::TempDir() + "/a.rules", b = ::testing::TempDir() + "/b.rules";
+  std::ofstream(a) << "# comment\n"
+                      "#alert tcp any any -> any any (content:\"off\"; sid:1;)\n"
+                      "alert tcp any any -> any any (content:\"one\"; content:\"two\"; nocase; sid:2;)\n"
+                      "alert tcp any any -> any any (content:\"one\"; content:!\"neg\"; sid:3;)\n"
+                      "alert tcp any any -> any any \\\n  (content:\"ONE\"; sid:4;)\n";
+  std::ofstream(b) << "alert udp any any -> any any (content:\"two\"; nocase; content:\"three\"; sid:5;)\n"
+                      "alert udp any any -> any any (content:\"bad|zz|\"; sid:6;)\n";
+  EXPECT_THROW(load_ids_rules({a, b}), std::runtime_error);
+  try {
+    load_ids_rules({a, b});
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("b.rules:2:"), std::string::npos) << e.what();
+  }
+  IdsLoadOptions o;
+  o.skip_bad = true;
+  const IdsRuleSet s = load_ids_rules({a, b}, o);
+  EXPECT_EQ(s.rules.size(), 4u);
+  EXPECT_EQ(s.disabled, 1u);
+  ASSERT_EQ(s.errors.size(), 1u);
+  ASSERT_EQ(s.patterns.size(), 4u);  // one, two (nocase), ONE, three
+  EXPECT_EQ(s.patterns[0].bytes, "one");
+  EXPECT_EQ(s.patterns[1].bytes, "two");
+  EXPECT_TRUE(s.patterns[1].nocase);
+  EXPECT_EQ(s.patterns[2].bytes, "ONE");
+  EXPECT_EQ(s.patterns[3].bytes, "three");
+  EXPECT_EQ(s.rules[2].line, 5u);  // the continued rule starts on line 5
+}
+
+TEST(IdsRules, EmergingThreatsLoads) {
+  if (et_files().empty()) GTEST_SKIP() << "no ET rules under " << test::shared_data_path("ids");
+  const IdsRuleSet& s = et_rules();
+  // Two rules of this set are broken (a pcre with one unbalanced quote each): reported, skipped.
+  for (const std::string& e : s.errors) std::printf("skipped: %s\n", e.c_str());
+  EXPECT_LE(s.errors.size(), 2u);
+  EXPECT_GT(s.rules.size(), 15000u);
+  EXPECT_GT(s.patterns.size(), 18000u);  // ~20,500 unique contents in enabled rules (data README)
+  EXPECT_LT(s.patterns.size(), 23000u);
+  std::printf("ET: %zu enabled rules, %llu disabled, %zu patterns, %zu bad lines\n", s.rules.size(),
+              static_cast<unsigned long long>(s.disabled), s.patterns.size(), s.errors.size());
+}
+
+void expect_same(const AhoCorasick& ac, const std::vector<Pattern>& pats, const std::string& payload, const char* what,
+                 size_t* matched) {
+  std::vector<uint32_t> got;
+  const auto* p = reinterpret_cast<const uint8_t*>(payload.data());
+  ac.patterns_in(p, payload.size(), &got);
+  const std::vector<uint32_t> want = naive_patterns_in(pats, p, payload.size());
+  EXPECT_EQ(got, want) << what;
+  *matched += !want.empty();
+}
+
+TEST(AhoCorasick, EqualsNaiveSearchOnSmallSets) {
+  const std::vector<Pattern> pats = {{"he", false}, {"she", false}, {"his", false}, {"hers", false}, {"HE", true},
+                                     {std::string("\x00\xff", 2), false}, {"a", false}, {"aaaa", true}, {"xyz", true}};
+  const AhoCorasick ac = AhoCorasick::build(pats);
+  size_t m = 0;
+  for (const std::string& s : std::vector<std::string>{"ushers", "SHE HErs", std::string("\x00\xff\x00", 3), "AAAAA", "", "xYz", "nothing"}) {
+    expect_same(ac, pats, s, s.c_str(), &m);
+  }
+  uint64_t x = 5;
+  for (int i = 0; i < 2000; ++i) {
+    std::string s;
+    for (int k = 0; k < 40; ++k) s += "aAhHeErsSxyz\x00\xff"[mix64(++x) % 14];
+    expect_same(ac, pats, s, "random", &m);
+  }
+}
+
+TEST(AhoCorasick, EqualsNaiveSearchOnEmergingThreats) {
+  if (et_files().empty()) GTEST_SKIP() << "no ET rules";
+  const IdsRuleSet& s = et_rules();
+  const AhoCorasick ac = AhoCorasick::build(s.patterns);
+  std::printf("automaton: %zu states, %u input classes, %.1f MiB\n", ac.states(), ac.classes(), ac.memory_bytes() / 1048576.0);
+  size_t matched = 0, payloads = 0;
+  // The real captures' TCP/UDP payloads.
+  for (const char* cap : {"example", "many-protocols", "tls2"}) {
+    const PacketStore st = load_pcap(test::source_path(std::string("data/pcap/") + cap + ".pcap"));
+    for (size_t i = 0; i < st.size() && i < 400; ++i) {
+      ParsedPacket pp;
+      uint32_t off = 0, len = 0;
+      if (parse_packet(st.frame(i), st.caplen[i], &pp) != DropReason::kNone || !transport_payload(st.frame(i), pp, &off, &len)) continue;
+      expect_same(ac, s.patterns, std::string(reinterpret_cast<const char*>(st.frame(i) + off), len), cap, &matched);
+      ++payloads;
+    }
+  }
+  // Match-heavy: random bytes with patterns spliced in, nocase ones in random case.
+  uint64_t x = 17;
+  for (int i = 0; i < 150; ++i) {
+    std::string s;
+    while (s.size() < 1400) {
+      if (mix64(++x) % 3 == 0) {
+        const Pattern& p = et_rules().patterns[mix64(++x) % et_rules().patterns.size()];
+        std::string b = p.bytes;
+        if (p.nocase) {
+          for (char& ch : b) {
+            if (std::isalpha(static_cast<unsigned char>(ch)) && mix64(++x) % 2) ch = static_cast<char>(ch ^ 0x20);
+          }
+        }
+        s += b;
+      } else {
+        s += static_cast<char>(mix64(++x));
+      }
+    }
+    expect_same(ac, et_rules().patterns, s, "match-heavy", &matched);
+    ++payloads;
+  }
+  EXPECT_GT(matched, 150u) << "the match-heavy payloads must match";
+  std::printf("%zu payloads, %zu with a match\n", payloads, matched);
+}
+
+}  // namespace
+}  // namespace tandem::dpi
