@@ -11,6 +11,7 @@ void register_run(CLI::App& app);
 void register_lookup(CLI::App& app);
 void register_gen(CLI::App& app);
 void register_classify(CLI::App& app);
+void register_match(CLI::App& app);
 void register_bench_ipv4(CLI::App& bench);
 void register_bench_gpu_offload(CLI::App& bench);
 void register_bench_gpu_load(CLI::App& bench);

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   tandem::cli::register_lookup(app);
   tandem::cli::register_gen(app);
   tandem::cli::register_classify(app);
+  tandem::cli::register_match(app);
   CLI::App* bench = app.add_subcommand("bench", "benchmarks: print a table, write JSON");
   bench->require_subcommand(1);
   tandem::cli::register_bench_ipv4(*bench);

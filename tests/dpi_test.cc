@@ -12,9 +12,11 @@
 #include <vector>
 
 #include "apps/dpi/aho_corasick.h"
+#include "apps/dpi/dpi_match.h"
 #include "apps/dpi/ids_rules.h"
 #include "core/flow_hash.h"
 #include "core/parse.h"
+#include "io/flow_traffic.h"
 #include "io/pcap_io.h"
 #include "tests/test_util.h"
 
@@ -192,6 +194,108 @@ TEST(AhoCorasick, EqualsNaiveSearchOnEmergingThreats) {
   }
   EXPECT_GT(matched, 150u) << "the match-heavy payloads must match";
   std::printf("%zu payloads, %zu with a match\n", payloads, matched);
+}
+
+IdsRule rule_of(const std::string& options) {
+  IdsRule r;
+  std::string why;
+  std::map<std::string, uint64_t> ignored;
+  uint64_t unknown = 0;
+  EXPECT_TRUE(parse_ids_rule("alert tcp any any -> any any (" + options + " sid:1;)", &r, &why, &ignored, &unknown)) << why;
+  return r;
+}
+
+bool holds(const std::string& options, const std::string& payload) {
+  const IdsRule r = rule_of(options);
+  return contents_hold(r, reinterpret_cast<const uint8_t*>(payload.data()), static_cast<uint32_t>(payload.size()));
+}
+
+TEST(DpiStage2, EachModifier) {
+  // offset and depth: [offset, offset + depth) of the payload.
+  EXPECT_TRUE(holds(R"(content:"abc"; offset:2;)", "xxabc"));
+  EXPECT_FALSE(holds(R"(content:"abc"; offset:3;)", "xxabc"));
+  EXPECT_TRUE(holds(R"(content:"abc"; depth:5;)", "xxabc"));
+  EXPECT_FALSE(holds(R"(content:"abc"; depth:4;)", "xxabc"));
+  EXPECT_TRUE(holds(R"(content:"abc"; offset:1; depth:4;)", "xxabc"));
+  EXPECT_FALSE(holds(R"(content:"abc"; offset:1; depth:3;)", "xxabc"));
+  // nocase.
+  EXPECT_FALSE(holds(R"(content:"ABC";)", "xxabc"));
+  EXPECT_TRUE(holds(R"(content:"ABC"; nocase;)", "xxabc"));
+  // distance and within: from the previous match's end, within counted after distance.
+  EXPECT_TRUE(holds(R"(content:"ab"; content:"cd"; distance:2;)", "ab..cd"));
+  EXPECT_FALSE(holds(R"(content:"ab"; content:"cd"; distance:3;)", "ab..cd"));
+  EXPECT_TRUE(holds(R"(content:"ab"; content:"cd"; within:4;)", "ab..cd"));
+  EXPECT_FALSE(holds(R"(content:"ab"; content:"cd"; within:3;)", "ab..cd"));
+  EXPECT_TRUE(holds(R"(content:"ab"; content:"cd"; distance:1; within:3;)", "ab..cd"));
+  EXPECT_FALSE(holds(R"(content:"ab"; content:"cd"; distance:1; within:2;)", "ab..cd"));
+  EXPECT_TRUE(holds(R"(content:"cd"; content:"ab"; distance:-6;)", "ab..cd"));  // negative distance looks back
+  EXPECT_TRUE(holds(R"(content:"ab"; content:"cd";)", "cd..ab"));  // without relative modifiers: anywhere
+  // Every way of matching earlier contents is tried: the first "ab" fails within, the second fits.
+  EXPECT_TRUE(holds(R"(content:"ab"; content:"cd"; within:2;)", "ab....abcd"));
+  // Negated contents: absent where they would be searched; they do not move the anchor.
+  EXPECT_FALSE(holds(R"(content:"ab"; content:!"cd";)", "ab..cd"));
+  EXPECT_TRUE(holds(R"(content:"ab"; content:!"cd"; within:3;)", "ab..cd"));
+  EXPECT_TRUE(holds(R"(content:"ab"; content:!"zz"; content:"cd"; distance:2; within:2;)", "ab..cd"));
+  // Hex bytes.
+  EXPECT_TRUE(holds(R"(content:"|00 01|A"; offset:1;)", std::string("x\x00\x01" "A", 4)));
+}
+
+// The engine (port groups, one automaton per group, candidates by their first pattern) against
+// every rule evaluated on its own.
+std::vector<uint32_t> brute_force(const IdsRuleSet& s, const PacketInfo& p) {
+  std::vector<uint32_t> sids;
+  for (const IdsRule& r : s.rules) {
+    if (rule_applies(r, p) && contents_hold(r, p.payload ? p.payload : reinterpret_cast<const uint8_t*>(""), p.len)) {
+      sids.push_back(r.sid);
+    }
+  }
+  std::sort(sids.begin(), sids.end());
+  sids.erase(std::unique(sids.begin(), sids.end()), sids.end());
+  return sids;
+}
+
+TEST(DpiStage2, EngineEqualsEveryRuleOnItsOwn) {
+  if (et_files().empty()) GTEST_SKIP() << "no ET rules";
+  const IdsRuleSet& s = et_rules();
+  const DpiEngine engine(s);
+  size_t packets = 0, matched = 0;
+  std::vector<uint32_t> got;
+  for (const char* cap : {"example", "many-protocols", "tls2"}) {
+    const PacketStore st = load_pcap(test::source_path(std::string("data/pcap/") + cap + ".pcap"), 150);
+    for (size_t i = 0; i < st.size(); ++i) {
+      const PacketInfo p = packet_info(st.frame(i), st.caplen[i]);
+      engine.match(p, &got);
+      EXPECT_EQ(got, brute_force(s, p)) << cap << " packet " << i + 1;
+      matched += !got.empty();
+      ++packets;
+    }
+  }
+  // Match-heavy frames on the ports the rules name: payloads made of a rule's contents in order.
+  uint64_t x = 3;
+  const uint16_t kPorts[] = {80, 443, 25, 53, 21, 8080, 1234};
+  for (int i = 0; i < 200; ++i) {
+    const IdsRule& r = s.rules[mix64(++x) % s.rules.size()];
+    GenFlow f;
+    f.dst[0] = 10;
+    f.src[0] = 192;
+    f.sport = 40000;
+    f.dport = kPorts[mix64(++x) % 7];
+    for (const Content& c : r.contents) {
+      if (c.negated) continue;
+      for (int k = 0; k < 3; ++k) f.payload.push_back(static_cast<uint8_t>(mix64(++x)));
+      f.payload.insert(f.payload.end(), c.bytes.begin(), c.bytes.end());
+    }
+    const uint8_t proto = mix64(++x) % 2 ? 6 : 17;
+    std::vector<uint8_t> frame(min_frame_len(f, proto) + 8);
+    write_flow_frame(frame.data(), static_cast<uint32_t>(frame.size()), f, proto, i);
+    const PacketInfo p = packet_info(frame.data(), static_cast<uint32_t>(frame.size()));
+    engine.match(p, &got);
+    EXPECT_EQ(got, brute_force(s, p)) << "sid " << r.sid;
+    matched += !got.empty();
+    ++packets;
+  }
+  EXPECT_GT(matched, 50u);
+  std::printf("%zu packets, %zu with a matching rule; %zu port groups\n", packets, matched, engine.groups());
 }
 
 }  // namespace

@@ -1,0 +1,239 @@
+#include "apps/dpi/dpi_match.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/parse.h"
+
+namespace tandem::dpi {
+
+namespace {
+
+constexpr uint32_t kMaxGroupPorts = 64;  // a port set this small puts a rule into port groups
+
+uint8_t lower(uint8_t c) { return c >= 'A' && c <= 'Z' ? static_cast<uint8_t>(c + 32) : c; }
+
+// Protocol classes of the groups: TCP, UDP, other IP.
+enum { kTcp, kUdp, kOtherIp, kClasses };
+
+// Which classes a rule's protocol keyword covers (a bit per class).
+unsigned proto_classes(const std::string& p) {
+  if (p == "tcp" || p == "http" || p == "tls" || p == "ssh" || p == "ftp" || p == "smtp" || p == "smb" ||
+      p == "imap" || p == "pop3" || p == "dcerpc" || p == "ftp-data" || p == "http2" || p == "rdp") {
+    return 1u << kTcp;
+  }
+  if (p == "udp" || p == "dhcp" || p == "tftp" || p == "snmp" || p == "sip" || p == "ntp" || p == "ikev2" || p == "krb5") {
+    return 1u << kUdp;
+  }
+  if (p == "dns") return (1u << kTcp) | (1u << kUdp);
+  if (p == "icmp" || p == "icmpv6") return 1u << kOtherIp;
+  return (1u << kTcp) | (1u << kUdp) | (1u << kOtherIp);  // ip and unknown keywords: any IP packet
+}
+
+bool proto_admits(const std::string& p, uint8_t proto) {
+  const unsigned c = proto_classes(p);
+  if (p == "icmp") return proto == kProtoIcmp;
+  if (p == "icmpv6") return proto == kProtoIcmpv6;
+  const int k = proto == kProtoTcp ? kTcp : proto == kProtoUdp ? kUdp : kOtherIp;
+  return (c >> k) & 1;
+}
+
+int class_of(uint8_t proto) { return proto == kProtoTcp ? kTcp : proto == kProtoUdp ? kUdp : kOtherIp; }
+
+// The ports of a small, plain port set (no exclusions), or false.
+bool small_port_list(const PortSet& s, std::vector<uint16_t>* ports) {
+  if (s.any || !s.exclude.empty() || s.include.empty()) return false;
+  uint32_t total = 0;
+  for (const auto& [lo, hi] : s.include) total += uint32_t{hi} - lo + 1;
+  if (total > kMaxGroupPorts) return false;
+  ports->clear();
+  for (const auto& [lo, hi] : s.include) {
+    for (uint32_t p = lo; p <= hi; ++p) ports->push_back(static_cast<uint16_t>(p));
+  }
+  return true;
+}
+
+// The first occurrence of c's bytes in p[from, to) that ends at or before `to`, or -1.
+long find_in(const Content& c, const uint8_t* p, long from, long to) {
+  const long m = static_cast<long>(c.bytes.size());
+  const auto* b = reinterpret_cast<const uint8_t*>(c.bytes.data());
+  for (long s = std::max(0L, from); s + m <= to; ++s) {
+    long k = 0;
+    if (c.nocase) {
+      while (k < m && lower(p[s + k]) == lower(b[k])) ++k;
+    } else {
+      while (k < m && p[s + k] == b[k]) ++k;
+    }
+    if (k == m) return s;
+  }
+  return -1;
+}
+
+// The window [from, to) content i may occupy, given the end of the previous match.
+void window(const Content& c, long prev_end, long n, long* from, long* to) {
+  *from = 0;
+  *to = n;
+  if (c.offset >= 0) *from = c.offset;
+  if (c.depth >= 0) *to = std::min<long>(n, *from + c.depth);
+  const bool relative = c.distance != INT32_MIN || c.within >= 0;
+  if (relative) {
+    const long base = prev_end + (c.distance != INT32_MIN ? c.distance : 0);
+    *from = std::max(*from, base);
+    if (c.within >= 0) *to = std::min<long>(*to, base + c.within);
+  }
+}
+
+bool eval(const std::vector<Content>& cs, size_t i, const uint8_t* p, long n, long prev_end) {
+  if (i == cs.size()) return true;
+  const Content& c = cs[i];
+  long from = 0, to = 0;
+  window(c, prev_end, n, &from, &to);
+  if (c.negated) {
+    if (find_in(c, p, from, to) >= 0) return false;
+    return eval(cs, i + 1, p, n, prev_end);
+  }
+  int tries = 0;
+  for (long s = find_in(c, p, from, to); s >= 0 && tries < kMaxTries; s = find_in(c, p, s + 1, to), ++tries) {
+    if (eval(cs, i + 1, p, n, s + static_cast<long>(c.bytes.size()))) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+PacketInfo packet_info(const uint8_t* frame, uint32_t caplen) {
+  PacketInfo info;
+  ParsedPacket pp;
+  if (parse_packet(frame, caplen, &pp) != DropReason::kNone) return info;
+  info.ip = true;
+  info.proto = pp.tuple.proto;
+  info.sport = pp.tuple.src_port;
+  info.dport = pp.tuple.dst_port;
+  uint32_t off = 0, len = 0;
+  if (transport_payload(frame, pp, &off, &len)) {
+    info.payload = frame + off;
+    info.len = len;
+  }
+  return info;
+}
+
+bool rule_applies(const IdsRule& r, const PacketInfo& p) {
+  if (!p.ip || !proto_admits(r.proto, p.proto)) return false;
+  if (r.src_ports.contains(p.sport) && r.dst_ports.contains(p.dport)) return true;
+  return r.bidirectional && r.src_ports.contains(p.dport) && r.dst_ports.contains(p.sport);
+}
+
+bool contents_hold(const IdsRule& r, const uint8_t* p, uint32_t n) {
+  return !r.contents.empty() && eval(r.contents, 0, p, static_cast<long>(n), 0);
+}
+
+struct DpiEngine::Group {
+  std::vector<uint32_t> rules;                 // indices into the rule set
+  std::vector<std::vector<uint32_t>> needs;    // per rule: local ids of its positive contents
+  std::vector<uint32_t> always;                // rules with no positive content: always evaluated
+  std::vector<std::vector<uint32_t>> users;    // per local pattern: positions (in `rules`) needing it
+  AhoCorasick ac;
+};
+
+DpiEngine::DpiEngine(const IdsRuleSet& set) : set_(set), all_(AhoCorasick::build(set.patterns)) {
+  for (auto& v : port_group_) v.assign(65536, -1);
+  std::vector<std::vector<uint32_t>> members;  // rules per group
+  auto group_for = [&](int32_t& slot) -> std::vector<uint32_t>& {
+    if (slot < 0) {
+      slot = static_cast<int32_t>(members.size());
+      members.emplace_back();
+    }
+    return members[slot];
+  };
+  std::vector<uint16_t> ports;
+  for (uint32_t i = 0; i < set.rules.size(); ++i) {
+    const IdsRule& r = set.rules[i];
+    if (r.contents.empty()) continue;  // conditions not evaluated here (pcre, ...): never matches
+    const unsigned classes = proto_classes(r.proto);
+    for (int k = 0; k < kClasses; ++k) {
+      if (!((classes >> k) & 1)) continue;
+      if (!r.bidirectional && (small_port_list(r.dst_ports, &ports) || small_port_list(r.src_ports, &ports))) {
+        for (uint16_t p : ports) group_for(port_group_[k][p]).push_back(i);
+      } else {
+        group_for(generic_[k]).push_back(i);
+      }
+    }
+  }
+  for (auto& m : members) {
+    auto g = std::make_unique<Group>();
+    g->rules = std::move(m);
+    std::vector<Pattern> local;
+    std::vector<int32_t> local_of(set.patterns.size() + 1, -1);
+    for (size_t pos = 0; pos < g->rules.size(); ++pos) {
+      std::vector<uint32_t> need;
+      for (const Content& c : set.rules[g->rules[pos]].contents) {
+        if (c.negated) continue;
+        int32_t& l = local_of[c.pattern];
+        if (l < 0) {
+          l = static_cast<int32_t>(local.size());
+          local.push_back(set.patterns[c.pattern - 1]);
+          g->users.emplace_back();
+        }
+        need.push_back(static_cast<uint32_t>(l));
+      }
+      if (need.empty()) {
+        g->always.push_back(static_cast<uint32_t>(pos));
+      } else {
+        g->users[need[0]].push_back(static_cast<uint32_t>(pos));  // evaluated when its first pattern occurs
+      }
+      g->needs.push_back(std::move(need));
+    }
+    g->ac = AhoCorasick::build(local);
+    groups_.push_back(std::move(g));
+  }
+}
+
+DpiEngine::~DpiEngine() = default;
+
+size_t DpiEngine::groups() const { return groups_.size(); }
+
+size_t DpiEngine::memory_bytes() const {
+  size_t b = all_.memory_bytes();
+  for (const auto& g : groups_) b += g->ac.memory_bytes();
+  return b;
+}
+
+void DpiEngine::patterns_in(const PacketInfo& p, std::vector<uint32_t>* ids) const {
+  ids->clear();
+  if (p.payload) all_.patterns_in(p.payload, p.len, ids);
+}
+
+void DpiEngine::match(const PacketInfo& p, std::vector<uint32_t>* sids) const {
+  sids->clear();
+  if (!p.ip) return;
+  const int k = class_of(p.proto);
+  int32_t cand[3] = {generic_[k], port_group_[k][p.dport], port_group_[k][p.sport]};
+  if (cand[2] == cand[1]) cand[2] = -1;
+  std::vector<uint32_t> found;
+  std::vector<uint8_t> present;
+  for (int32_t gi : cand) {
+    if (gi < 0) continue;
+    const Group& g = *groups_[gi];
+    found.clear();
+    if (p.payload) g.ac.patterns_in(p.payload, p.len, &found);
+    present.assign(g.users.size(), 0);
+    for (uint32_t l : found) present[l - 1] = 1;  // the group's automaton numbers its patterns from 1
+    auto consider = [&](uint32_t pos) {
+      for (uint32_t l : g.needs[pos]) {
+        if (!present[l]) return;
+      }
+      const IdsRule& r = set_.rules[g.rules[pos]];
+      if (rule_applies(r, p) && contents_hold(r, p.payload ? p.payload : reinterpret_cast<const uint8_t*>(""), p.len)) {
+        sids->push_back(r.sid);
+      }
+    };
+    for (uint32_t pos : g.always) consider(pos);
+    for (uint32_t l : found) {
+      for (uint32_t pos : g.users[l - 1]) consider(pos);
+    }
+  }
+  std::sort(sids->begin(), sids->end());
+  sids->erase(std::unique(sids->begin(), sids->end()), sids->end());
+}
+
+}  // namespace tandem::dpi
