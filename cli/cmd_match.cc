@@ -29,33 +29,6 @@ struct MatchOptions {
   bool skip_bad = false;
 };
 
-// Splices random patterns (nocase ones in random case) over a fraction of each payload's bytes:
-// match-heavy traffic (the G-Opt paper's and Koromilas et al.'s second case).
-void make_match_heavy(PacketStore& s, const std::vector<dpi::Pattern>& pats, double fraction) {
-  if (pats.empty()) return;
-  uint64_t x = 0x5eed;
-  for (size_t i = 0; i < s.size(); ++i) {
-    uint8_t* frame = s.bytes.data() + s.offset[i];
-    const dpi::PacketInfo info = dpi::packet_info(frame, s.caplen[i]);
-    if (!info.payload || info.len == 0) continue;
-    uint8_t* p = frame + (info.payload - frame);
-    uint32_t pos = 0;
-    while (pos < info.len) {
-      x = mix64(x + 1);
-      if ((x % 1000) / 1000.0 >= fraction) {
-        ++pos;
-        continue;
-      }
-      const dpi::Pattern& pat = pats[mix64(x) % pats.size()];
-      for (size_t k = 0; k < pat.bytes.size() && pos < info.len; ++k, ++pos) {
-        uint8_t ch = static_cast<uint8_t>(pat.bytes[k]);
-        if (pat.nocase && ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z') && (mix64(x + k) & 1)) ch ^= 0x20;
-        p[pos] = ch;
-      }
-    }
-  }
-}
-
 void run_match(const MatchOptions& o) {
   dpi::IdsRuleSet set;
   try {
@@ -72,7 +45,7 @@ void run_match(const MatchOptions& o) {
   } else {
     store = generate(parse_gen_flag("--gen", o.gen));
   }
-  if (o.match_heavy > 0) make_match_heavy(store, set.patterns, o.match_heavy);
+  if (o.match_heavy > 0) dpi::make_match_heavy(store, set.patterns, o.match_heavy);
   const dpi::DpiEngine engine(set);
   std::fprintf(stderr, "rules: %zu enabled (%llu disabled, %llu without content, %zu skipped as malformed), %zu patterns, "
                "%zu port groups, automata %.1f MiB\n", set.rules.size(), static_cast<unsigned long long>(set.disabled),

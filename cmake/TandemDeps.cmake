@@ -86,3 +86,15 @@ if(TANDEM_HAVE_DPDK)
 else()
   message(STATUS "DPDK not found (scripts/fetch-dpdk.sh): `tandem bench anchors` reports it and exits")
 endif()
+
+# Hyperscan (optional): the comparator of `tandem bench dpi`, linked statically from Debian's
+# libhyperscan-dev (installed, or unpacked into TANDEM_DEPS_ROOT for the GPU machine).
+find_path(HS_INCLUDE_DIR hs/hs.h HINTS ${TANDEM_DEPS_ROOT}/usr/include)
+find_library(HS_LIBRARY NAMES libhs.a hs HINTS ${TANDEM_DEPS_ROOT}/usr/lib/x86_64-linux-gnu)
+set(TANDEM_HAVE_HYPERSCAN OFF)
+if(HS_INCLUDE_DIR AND HS_LIBRARY)
+  set(TANDEM_HAVE_HYPERSCAN ON)
+  add_library(tandem_hyperscan INTERFACE)
+  target_include_directories(tandem_hyperscan SYSTEM INTERFACE "${HS_INCLUDE_DIR}")
+  target_link_libraries(tandem_hyperscan INTERFACE "${HS_LIBRARY}" m)
+endif()

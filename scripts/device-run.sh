@@ -11,7 +11,9 @@
 #   apps-tests: every app through the pipeline on the GPU (tests), and `tandem run` per app;
 #   apps-cores: throughput vs cores for every app (bench cores: echo, ipv4, ipv6, l2 1M/16M, ndn);
 #     SPECS="name:app flags|..." WORKERS=1,2,4 REPS=3 PACKETS=8000000 choose what runs;
-#   apps-lookup: every app's lookups alone (bench lookup: scalar, batched, GPU), one core.
+#   apps-lookup: every app's lookups alone (bench lookup: scalar, batched, GPU), one core;
+#   acl-dpi: the firewall and DPI tests (GPU included), bench classify (ClassBench acl1/fw1/ipc1
+#     10k: linear, HyperSplit, rte_acl, GPU) and bench dpi (ET rules: baseline, batched, Hyperscan).
 # Needs .deps/ from scripts/fetch-device-deps.sh (carried with the tree).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -139,6 +141,26 @@ if [ "$MODE" = apps-cores ]; then
     echo "exit $?" | tee -a "$LOG"
   done
   grep -E "^==|^exit|throughput vs|^[0-9]+ |^workers|batched / scalar|GPU best|matches|does not|MISMATCH" "$LOG" | tail -120
+  exit 0
+fi
+if [ "$MODE" = acl-dpi ]; then
+  T=./build-device/tandem
+  LOG="$OUT/acl-dpi.log"
+  echo "== tests: firewall (GPU included) and DPI ==" | tee -a "$LOG"
+  (cd build-device && ctest --output-on-failure -j4 --timeout 300 -R "Acl|Ids|AhoCorasick|DpiStage2|test_classify|test_match") \
+    > "$OUT/ctest_acl_dpi.log" 2>&1
+  echo "ctest exit: $?" | tee -a "$LOG"; grep -E "tests passed|Failed|\*\*\*|Skipped" "$OUT/ctest_acl_dpi.log" | tail -12
+  CB=.deps/shared/classbench/filters
+  for set in acl1_10k fw1_10k ipc1_10k; do
+    echo "== bench classify: $set ==" | tee -a "$LOG"
+    timeout 120 $T bench classify --rules $CB/$set.gz --core 2 --reps 5 --n 4000000 --json "$OUT/bench_classify_$set.json" >> "$LOG" 2>&1
+    echo "exit $?" | tee -a "$LOG"
+  done
+  echo "== bench dpi: ET rules, 1 and 16 threads ==" | tee -a "$LOG"
+  timeout 300 $T bench dpi --rules .deps/shared/ids/et_open_2019-04-15/*.rules.gz --threads 1,15 --core 1 --reps 3 \
+    --json "$OUT/bench_dpi.json" >> "$LOG" 2>&1
+  echo "exit $?" | tee -a "$LOG"
+  grep -E "^==|^exit|^rules|^cpu|^dpdk|^gpu|^stage1|^hyperscan|^rules_|Gbps|traffic:|results" "$LOG" | tail -80
   exit 0
 fi
 if [ "$MODE" = apps-lookup ]; then

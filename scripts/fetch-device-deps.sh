@@ -8,13 +8,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf .deps && mkdir -p .deps/debs .deps/root .deps/whl
 (cd .deps/debs && apt-get download libcli11-dev nlohmann-json3-dev libpcap0.8-dev libpcap0.8 \
-   libdbus-1-3 libibverbs1 libnl-3-200 libnl-route-3-200 >/dev/null)
+   libdbus-1-3 libibverbs1 libnl-3-200 libnl-route-3-200 libhyperscan-dev >/dev/null)
 for d in .deps/debs/*.deb; do dpkg -x "$d" .deps/root; done
 rm -rf .deps/debs
 scripts/fetch-dpdk.sh .deps/dpdk
-# The real URL list for the NDN app's tests and benches (research use; never committed: carried).
+# Shared data the GPU machine's tests and benches read (never committed: carried in .deps): the
+# real URL list (NDN), the ClassBench filter sets (firewall), the Emerging Threats rules (DPI).
 if [ -d ../shared/data/names ]; then
   mkdir -p .deps/shared/names && cp ../shared/data/names/*.csv.gz .deps/shared/names/
+fi
+if [ -d ../shared/data/classbench/filters ]; then
+  mkdir -p .deps/shared/classbench/filters && cp ../shared/data/classbench/filters/*.gz .deps/shared/classbench/filters/
+fi
+if [ -d ../shared/data/ids ]; then
+  mkdir -p .deps/shared/ids && cp -r ../shared/data/ids/. .deps/shared/ids/
 fi
 python3 -m pip download --quiet --no-deps --only-binary=:all: -d .deps/whl scapy pycparser
 du -sh .deps

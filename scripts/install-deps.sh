@@ -28,6 +28,14 @@ for mod in scapy pycparser; do
   fi
 done
 
+# Hyperscan: the comparator of `tandem bench dpi` (optional: amd64 only; without it the bench says so).
+if ! dpkg-query -W -f='${Status}' libhyperscan-dev 2>/dev/null | grep -q "install ok installed"; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends libhyperscan-dev >/dev/null 2>&1 ||
+    echo "install-deps: libhyperscan-dev unavailable: bench dpi runs without Hyperscan"
+fi
+
 # DPDK's LPM, hash and ACL libraries: the comparators of `tandem bench anchors` (optional; without
 # them the command says so).
 "$(dirname "$0")/fetch-dpdk.sh"

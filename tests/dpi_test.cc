@@ -193,6 +193,32 @@ TEST(AhoCorasick, EqualsNaiveSearchOnEmergingThreats) {
     ++payloads;
   }
   EXPECT_GT(matched, 150u) << "the match-heavy payloads must match";
+  // The batched, lockstep walk gives every payload the same ids (several batch and group sizes).
+  std::vector<std::string> pays;
+  for (int i = 0; i < 500; ++i) {
+    std::string s;
+    const size_t n = mix64(++x) % 1500;
+    while (s.size() < n) {
+      const Pattern& pt = et_rules().patterns[mix64(++x) % et_rules().patterns.size()];
+      s += mix64(++x) % 4 == 0 ? pt.bytes : std::string(1, static_cast<char>(mix64(++x)));
+    }
+    pays.push_back(s);
+  }
+  std::vector<const uint8_t*> ptr;
+  std::vector<uint32_t> lens;
+  for (const auto& pay : pays) {
+    ptr.push_back(reinterpret_cast<const uint8_t*>(pay.data()));
+    lens.push_back(static_cast<uint32_t>(pay.size()));
+  }
+  for (auto [batch, group] : {std::pair<size_t, size_t>{8192, 16}, {100, 7}, {1, 1}, {33, 64}}) {
+    std::vector<std::vector<uint32_t>> got;
+    ac.patterns_in_batch(ptr.data(), lens.data(), pays.size(), &got, batch, group);
+    for (size_t i = 0; i < pays.size(); ++i) {
+      std::vector<uint32_t> want;
+      ac.patterns_in(ptr[i], lens[i], &want);
+      ASSERT_EQ(got[i], want) << "payload " << i << " batch " << batch << " group " << group;
+    }
+  }
   std::printf("%zu payloads, %zu with a match\n", payloads, matched);
 }
 

@@ -99,6 +99,46 @@ void AhoCorasick::patterns_in(const uint8_t* p, size_t n, std::vector<uint32_t>*
   out->erase(std::unique(out->begin(), out->end()), out->end());
 }
 
+void AhoCorasick::patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n,
+                                    std::vector<std::vector<uint32_t>>* out, size_t batch, size_t group) const {
+  out->resize(n);
+  for (auto& v : *out) v.clear();
+  if (batch == 0 || group == 0) throw std::invalid_argument("patterns_in_batch: batch and group must be > 0");
+  constexpr size_t kMaxGroup = 64;
+  group = std::min(group, kMaxGroup);
+  std::vector<uint32_t> order;
+  uint32_t st[kMaxGroup];
+  for (size_t base = 0; base < n; base += batch) {
+    const size_t b = std::min(batch, n - base);
+    order.resize(b);
+    for (size_t i = 0; i < b; ++i) order[i] = static_cast<uint32_t>(base + i);
+    std::sort(order.begin(), order.end(), [len](uint32_t a, uint32_t c) { return len[a] < len[c]; });
+    for (size_t g0 = 0; g0 < b; g0 += group) {
+      const size_t g = std::min(group, b - g0);
+      const uint32_t* idx = order.data() + g0;
+      for (size_t j = 0; j < g; ++j) st[j] = 0;
+      const uint32_t longest = len[idx[g - 1]];
+      for (uint32_t k = 0; k < longest; ++k) {
+        for (size_t j = 0; j < g; ++j) {
+          const uint32_t i = idx[j];
+          if (k >= len[i]) continue;
+          const uint32_t s = delta_[size_t{st[j]} * classes_ + cls_[p[i][k]]];
+          st[j] = s;
+          if (has_output_[s]) {
+            std::vector<uint32_t>& o = (*out)[i];
+            auto add = [&o](uint32_t id, size_t) { o.push_back(id); };
+            report(s, p[i], k + 1, add);
+          }
+        }
+      }
+    }
+  }
+  for (auto& v : *out) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  }
+}
+
 std::vector<uint32_t> naive_patterns_in(const std::vector<Pattern>& patterns, const uint8_t* p, size_t n) {
   std::vector<uint32_t> ids;
   std::string folded(reinterpret_cast<const char*>(p), n);

@@ -37,6 +37,14 @@ class AhoCorasick {
   // The sorted, unique ids of the patterns that occur in p[0..n): `out` is cleared first.
   void patterns_in(const uint8_t* p, size_t n, std::vector<uint32_t>* out) const;
 
+  // patterns_in for n payloads with the G-Opt paper's DPI optimizations: payloads are taken in
+  // batches of `batch`, sorted by length, and walked `group` at a time in lockstep (byte k of every
+  // payload in the group, then byte k + 1), so the table reads of different payloads are
+  // independent and their cache misses overlap instead of following each other. out[i] gets
+  // payload i's ids.
+  void patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n, std::vector<std::vector<uint32_t>>* out,
+                         size_t batch = 8192, size_t group = 16) const;
+
   size_t states() const { return has_output_.size(); }
   uint32_t classes() const { return classes_; }
   size_t memory_bytes() const { return delta_.size() * sizeof(uint32_t) + out_.size() * sizeof(uint32_t) * 2; }

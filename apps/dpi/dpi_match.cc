@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/flow_hash.h"
 #include "core/parse.h"
 
 namespace tandem::dpi {
@@ -115,6 +116,36 @@ PacketInfo packet_info(const uint8_t* frame, uint32_t caplen) {
     info.len = len;
   }
   return info;
+}
+
+void make_match_heavy(PacketStore& s, const std::vector<Pattern>& pats, double fraction, uint64_t seed) {
+  if (pats.empty() || fraction <= 0) return;
+  uint64_t x = seed;
+  // A pattern starts at a byte with probability fraction / (mean pattern length), so that about
+  // `fraction` of the bytes end up covered.
+  double mean = 0;
+  for (const Pattern& p : pats) mean += static_cast<double>(p.bytes.size());
+  mean /= static_cast<double>(pats.size());
+  const auto threshold = static_cast<uint64_t>(std::min(1.0, fraction / mean) * 18446744073709551615.0);
+  for (size_t i = 0; i < s.size(); ++i) {
+    uint8_t* frame = s.bytes.data() + s.offset[i];
+    const PacketInfo info = packet_info(frame, s.caplen[i]);
+    if (!info.payload) continue;
+    uint8_t* p = frame + (info.payload - frame);
+    for (uint32_t pos = 0; pos < info.len;) {
+      x = mix64(x + 1);
+      if (x >= threshold) {
+        ++pos;
+        continue;
+      }
+      const Pattern& pat = pats[mix64(x) % pats.size()];
+      for (size_t k = 0; k < pat.bytes.size() && pos < info.len; ++k, ++pos) {
+        uint8_t ch = static_cast<uint8_t>(pat.bytes[k]);
+        if (pat.nocase && (ch | 0x20) >= 'a' && (ch | 0x20) <= 'z' && (mix64(x + k) & 1)) ch ^= 0x20;
+        p[pos] = ch;
+      }
+    }
+  }
 }
 
 bool rule_applies(const IdsRule& r, const PacketInfo& p) {

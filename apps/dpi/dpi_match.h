@@ -22,6 +22,7 @@
 
 #include "apps/dpi/aho_corasick.h"
 #include "apps/dpi/ids_rules.h"
+#include "io/packet_store.h"
 
 namespace tandem::dpi {
 
@@ -43,6 +44,11 @@ PacketInfo packet_info(const uint8_t* frame, uint32_t caplen);
 bool rule_applies(const IdsRule& r, const PacketInfo& p);
 // Whether all of the rule's content conditions hold in the payload.
 bool contents_hold(const IdsRule& r, const uint8_t* p, uint32_t n);
+
+// Match-heavy traffic (the G-Opt paper's and Koromilas et al.'s second case): random patterns
+// (nocase ones in random case) spliced over about `fraction` of each payload's bytes, in place;
+// headers are left as they are (transport checksums are not updated: DPI does not check them).
+void make_match_heavy(PacketStore& s, const std::vector<Pattern>& patterns, double fraction, uint64_t seed = 0x5eed);
 
 class DpiEngine {
  public:

@@ -108,9 +108,13 @@ def main():
             break
     # Generated, match-heavy traffic matches; match-free traffic mostly does not.
     rc, so, se = run([a.tandem, "match", "--rules", rp, "--gen", "count=2000,size=512,proto=tcp,seed=3", "--patterns-only",
-                      "--match-heavy", "0.05"])
+                      "--match-heavy", "0.2"])
     heavy = sum(1 for ln in so.split("\n") if len(ln.split()) > 1)
     c.check(rc == 0 and heavy > 1500, f"--match-heavy: rc {rc}, {heavy} of 2000 packets matched: {se[-200:]}")
+    # bench dpi: every stage-1 variant (batched, Hyperscan where built) agrees with the baseline.
+    rc, so, se = run([a.tandem, "bench", "dpi", "--rules", rp, "--gen", "count=3000,size=256,proto=tcp,seed=4", "--reps", "1",
+                      "--threads", "1,2", "--json", os.path.join(d, "dpi.json")])
+    c.check(rc == 0 and "every stage-1 variant agrees" in so, f"bench dpi: rc {rc} {so[-400:]} {se[-300:]}")
     # A broken rule.
     open(rp, "a").write('alert tcp any any -> any any (content:"|4"; sid:60;)\n')
     rc, so, se = run([a.tandem, "match", "--rules", rp, "--pcap", cap])

@@ -1,0 +1,226 @@
+// `tandem bench dpi --rules FILES`: DPI rates (G-Opt Fig. 12, Koromilas et al.), each for match-free
+// traffic (generated payloads) and match-heavy traffic (patterns spliced over a fraction of the
+// payload bytes), in one run:
+//   stage1_baseline   one packet at a time through the Aho-Corasick DFA of every pattern;
+//   stage1_batched    the G-Opt paper's optimizations: batches of 8192 sorted by length, 16 payloads
+//                     walked in lockstep (AhoCorasick::patterns_in_batch);
+//   hyperscan         the same literals in Hyperscan, block mode (where Hyperscan was built);
+//   rules             stages 1 and 2 with port groups (the sids of matching rules), one at a time;
+// on one core, and (--threads) on T cores splitting the packets. Every stage-1 variant must give
+// every packet the same pattern ids as the baseline.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apps/dpi/aho_corasick.h"
+#include "apps/dpi/dpi_match.h"
+#include "apps/dpi/ids_rules.h"
+#include "bench/bench_report.h"
+#include "cli/commands.h"
+#include "cli/table_setup.h"
+#include "core/machine_info.h"
+#include "io/traffic_gen.h"
+#ifdef TANDEM_HAVE_HYPERSCAN
+#include "bench/hyperscan_dpi.h"
+#endif
+
+namespace tandem::cli {
+
+namespace {
+
+struct BenchDpiOptions {
+  std::vector<std::string> rules;
+  std::string gen = "count=200000,size=512,proto=tcp,flows=10000,seed=9";
+  double heavy = 0.2;
+  std::string threads = "1";
+  int core = 0;
+  int reps = 3;
+  std::string json;
+};
+
+// Runs f(begin, end) over [0, n) split into `threads` contiguous parts, thread t pinned to CPU
+// core + t; returns the wall time.
+template <class F>
+double parallel(size_t n, int threads, int core, F&& f) {
+  if (threads <= 1) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f(size_t{0}, n);
+    return bench::seconds_since(t0);
+  }
+  std::vector<std::thread> ts;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int t = 0; t < threads; ++t) {
+    const size_t b = n * t / threads, e = n * (t + 1) / threads;
+    ts.emplace_back([&, t, b, e] {
+      pin_this_thread(core + t);
+      f(b, e);
+    });
+  }
+  for (auto& th : ts) th.join();
+  return bench::seconds_since(t0);
+}
+
+int run_bench(const BenchDpiOptions& o) {
+  dpi::IdsRuleSet set;
+  try {
+    dpi::IdsLoadOptions lo;
+    lo.skip_bad = true;
+    set = dpi::load_ids_rules(o.rules, lo);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());
+  }
+  if (set.patterns.empty()) throw UsageError("bench dpi: the rules have no content patterns");
+  const auto t_build = std::chrono::steady_clock::now();
+  const dpi::DpiEngine engine(set);
+  const double build_s = bench::seconds_since(t_build);
+  const dpi::AhoCorasick& ac = engine.all_patterns();
+  std::printf("rules: %zu enabled, %zu patterns, %zu skipped; automaton %zu states, %u classes, %.1f MiB; %zu port groups "
+              "(%.1f MiB of automata in all), built in %.1f s\n", set.rules.size(), set.patterns.size(), set.errors.size(),
+              ac.states(), ac.classes(), ac.memory_bytes() / 1048576.0, engine.groups(), engine.memory_bytes() / 1048576.0,
+              build_s);
+#ifdef TANDEM_HAVE_HYPERSCAN
+  std::unique_ptr<bench::HyperscanPatterns> hs;
+  try {
+    hs = std::make_unique<bench::HyperscanPatterns>(set.patterns);
+    std::printf("hyperscan %s: database %.1f MiB, compiled in %.1f s\n", hs->version().c_str(), hs->database_bytes() / 1048576.0,
+                hs->compile_seconds());
+  } catch (const std::exception& e) {
+    std::printf("hyperscan: skipped: %s\n", e.what());
+  }
+#endif
+  std::vector<int> thread_counts;
+  try {
+    thread_counts = parse_cpu_list(o.threads);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--threads: ") + e.what());
+  }
+  nlohmann::json traffic_json = nlohmann::json::array();
+  bool all_ok = true;
+  for (const bool heavy : {false, true}) {
+    PacketStore store = generate(parse_gen_flag("--gen", o.gen));
+    if (heavy) dpi::make_match_heavy(store, set.patterns, o.heavy);
+    std::vector<dpi::PacketInfo> info(store.size());
+    std::vector<const uint8_t*> ptr(store.size());
+    std::vector<uint32_t> len(store.size());
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < store.size(); ++i) {
+      info[i] = dpi::packet_info(store.frame(i), store.caplen[i]);
+      ptr[i] = info[i].payload ? info[i].payload : store.frame(i);
+      len[i] = info[i].payload ? info[i].len : 0;
+      bytes += len[i];
+    }
+    const size_t n = store.size();
+    std::vector<std::vector<uint32_t>> want(n), got(n);
+    std::vector<uint32_t> tmp;
+    for (size_t i = 0; i < n; ++i) ac.patterns_in(ptr[i], len[i], &want[i]);
+    size_t with_match = 0;
+    for (const auto& w : want) with_match += !w.empty();
+    const std::string name = heavy ? "match-heavy" : "match-free";
+    std::printf("\n%s traffic: %zu packets, %.1f MB of payload, %.1f%% of packets with a pattern\n", name.c_str(), n,
+                bytes / 1e6, 100.0 * with_match / std::max<size_t>(n, 1));
+    std::vector<bench::Row> rows;
+    nlohmann::json checks = nlohmann::json::object();
+    auto check = [&](const std::string& row) {
+      size_t diff = 0;
+      for (size_t i = 0; i < n; ++i) diff += got[i] != want[i];
+      checks[row] = diff;
+      if (diff) {
+        std::fprintf(stderr, "bench dpi: %s: %zu packets differ from the baseline\n", row.c_str(), diff);
+        all_ok = false;
+      }
+    };
+    for (int t : thread_counts) {
+      const std::string sfx = "_t" + std::to_string(t);
+      const std::string on = ", " + std::to_string(t) + " thread" + (t > 1 ? "s" : "");
+      std::vector<double> secs;
+      for (int r = 0; r < o.reps; ++r) {
+        secs.push_back(parallel(n, t, o.core, [&](size_t b, size_t e) {
+          for (size_t i = b; i < e; ++i) ac.patterns_in(ptr[i], len[i], &got[i]);
+        }));
+      }
+      check("stage1_baseline" + sfx);
+      rows.push_back({"stage1_baseline" + sfx, "Aho-Corasick, one packet at a time" + on, double(n), secs});
+      secs.clear();
+      for (int r = 0; r < o.reps; ++r) {
+        secs.push_back(parallel(n, t, o.core, [&](size_t b, size_t e) {
+          std::vector<std::vector<uint32_t>> part;
+          ac.patterns_in_batch(ptr.data() + b, len.data() + b, e - b, &part);
+          for (size_t i = b; i < e; ++i) got[i] = std::move(part[i - b]);
+        }));
+      }
+      check("stage1_batched" + sfx);
+      rows.push_back({"stage1_batched" + sfx, "batches of 8192 sorted by length, 16 in lockstep" + on, double(n), secs});
+#ifdef TANDEM_HAVE_HYPERSCAN
+      if (hs) {
+        secs.clear();
+        for (int r = 0; r < o.reps; ++r) {
+          secs.push_back(parallel(n, t, o.core, [&](size_t b, size_t e) {
+            const bench::HyperscanPatterns::Scratch scratch(*hs);
+            for (size_t i = b; i < e; ++i) hs->patterns_in(ptr[i], len[i], scratch, &got[i]);
+          }));
+        }
+        check("hyperscan" + sfx);
+        rows.push_back({"hyperscan" + sfx, "Hyperscan block mode, the same literals" + on, double(n), secs});
+      }
+#else
+      rows.push_back({"hyperscan" + sfx, "skipped: built without Hyperscan", double(n), {}});
+#endif
+      secs.clear();
+      for (int r = 0; r < o.reps; ++r) {
+        secs.push_back(parallel(n, t, o.core, [&](size_t b, size_t e) {
+          std::vector<uint32_t> sids;
+          for (size_t i = b; i < e; ++i) engine.match(info[i], &sids);
+        }));
+      }
+      rows.push_back({"rules" + sfx, "stages 1 and 2: port groups, content conditions" + on, double(n), secs});
+    }
+    bench::print_table("DPI, " + name + " traffic (" + std::to_string(set.patterns.size()) + " patterns)", "packets", rows,
+                       "stage1_baseline_t" + std::to_string(thread_counts.front()));
+    for (const bench::Row& r : rows) {
+      if (!r.seconds.empty()) {
+        std::printf("  %-24s %8.2f Gbps of payload\n", r.name.c_str(), bytes * 8.0 / bench::median(r.seconds) / 1e9);
+      }
+    }
+    traffic_json.push_back({{"traffic", name}, {"packets", n}, {"payload_bytes", bytes}, {"packets_with_pattern", with_match},
+                            {"results", bench::rows_json(rows)}, {"mismatches_vs_baseline", checks}});
+  }
+  std::printf("results: %s\n", all_ok ? "every stage-1 variant agrees with the baseline" : "MISMATCH (see above)");
+  if (!o.json.empty()) {
+    nlohmann::json report = {{"bench", "dpi"},
+                             {"machine", bench::machine_json()},
+                             {"config", {{"rules", o.rules}, {"gen", o.gen}, {"heavy_fraction", o.heavy}, {"threads", o.threads},
+                                         {"core", o.core}, {"reps", o.reps}}},
+                             {"automaton", {{"states", ac.states()}, {"classes", ac.classes()}, {"bytes", ac.memory_bytes()},
+                                            {"port_groups", engine.groups()}, {"build_seconds", build_s}}},
+                             {"patterns", set.patterns.size()},
+                             {"traffic", traffic_json}};
+    bench::write_json(o.json, report);
+    std::printf("wrote %s\n", o.json.c_str());
+  }
+  return all_ok ? 0 : 4;
+}
+
+}  // namespace
+
+void register_bench_dpi(CLI::App& bench) {
+  auto o = std::make_shared<BenchDpiOptions>();
+  CLI::App* c = bench.add_subcommand("dpi", "DPI: Aho-Corasick baseline vs batched vs Hyperscan, match-free and match-heavy");
+  c->add_option("--rules", o->rules, "Snort/Suricata rule files (.gz ok)")->required()->check(CLI::ExistingFile);
+  c->add_option("--gen", o->gen, "the traffic (tandem gen spec)")->capture_default_str();
+  c->add_option("--heavy", o->heavy, "match-heavy traffic: the fraction of payload bytes covered by patterns")
+      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  c->add_option("--threads", o->threads, "thread counts, e.g. 1,16 (thread t on CPU core + t)")->capture_default_str();
+  c->add_option("--core", o->core, "the first CPU to pin to")->capture_default_str();
+  c->add_option("--reps", o->reps, "repetitions (the median is reported)")->capture_default_str()->check(CLI::Range(1, 100));
+  c->add_option("--json", o->json, "write the report here");
+  c->callback([o] {
+    const int rc = run_bench(*o);
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace tandem::cli
