@@ -1,10 +1,13 @@
 // `tandem bench dpi --rules FILES`: DPI rates (G-Opt Fig. 12, Koromilas et al.), each for match-free
-// traffic (generated payloads) and match-heavy traffic (patterns spliced over a fraction of the
-// payload bytes), in one run:
+// traffic (generated packets whose payloads are random bytes in which no pattern occurs) and
+// match-heavy traffic (the same with patterns spliced over a fraction of the payload bytes), in
+// one run:
 //   stage1_baseline   one packet at a time through the Aho-Corasick DFA of every pattern;
 //   stage1_batched    the G-Opt paper's optimizations: batches of 8192 sorted by length, 16 payloads
 //                     walked in lockstep (AhoCorasick::patterns_in_batch);
 //   hyperscan         the same literals in Hyperscan, block mode (where Hyperscan was built);
+//   gpu               the Aho-Corasick kernel (dpi_gpu.h), host to host: packing, copies, kernels
+//                     and unpacking (gpu_kernels: the kernels alone), where a GPU is usable;
 //   rules             stages 1 and 2 with port groups (the sids of matching rules), one at a time;
 // on one core, and (--threads) on T cores splitting the packets. Every stage-1 variant must give
 // every packet the same pattern ids as the baseline.
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "apps/dpi/aho_corasick.h"
+#include "apps/dpi/dpi_gpu.h"
 #include "apps/dpi/dpi_match.h"
 #include "apps/dpi/ids_rules.h"
 #include "bench/bench_report.h"
@@ -39,6 +43,9 @@ struct BenchDpiOptions {
   std::string threads = "1";
   int core = 0;
   int reps = 3;
+  size_t batch = 8192;
+  size_t group = 16;
+  std::string device = "auto";
   std::string json;
 };
 
@@ -92,6 +99,19 @@ int run_bench(const BenchDpiOptions& o) {
     std::printf("hyperscan: skipped: %s\n", e.what());
   }
 #endif
+  std::unique_ptr<dpi::AhoCorasickGpu> gpu_ac;
+  std::string gpu_why = "--device cpu";
+  if (o.device != "cpu") {
+    try {
+      gpu_ac = std::make_unique<dpi::AhoCorasickGpu>(ac);
+      std::printf("gpu: %s, automaton and buffers %.1f MiB on the device\n", gpu::device_info().name.c_str(),
+                  gpu_ac->device_bytes() / 1048576.0);
+    } catch (const gpu::GpuError& e) {
+      if (o.device == "gpu") throw UsageError(std::string("--device gpu: ") + e.what());
+      gpu_why = e.what();
+      std::printf("gpu: skipped: %s\n", gpu_why.c_str());
+    }
+  }
   std::vector<int> thread_counts;
   try {
     thread_counts = parse_cpu_list(o.threads);
@@ -102,6 +122,7 @@ int run_bench(const BenchDpiOptions& o) {
   bool all_ok = true;
   for (const bool heavy : {false, true}) {
     PacketStore store = generate(parse_gen_flag("--gen", o.gen));
+    dpi::make_match_free(store, ac);
     if (heavy) dpi::make_match_heavy(store, set.patterns, o.heavy);
     std::vector<dpi::PacketInfo> info(store.size());
     std::vector<const uint8_t*> ptr(store.size());
@@ -148,12 +169,13 @@ int run_bench(const BenchDpiOptions& o) {
       for (int r = 0; r < o.reps; ++r) {
         secs.push_back(parallel(n, t, o.core, [&](size_t b, size_t e) {
           std::vector<std::vector<uint32_t>> part;
-          ac.patterns_in_batch(ptr.data() + b, len.data() + b, e - b, &part);
+          ac.patterns_in_batch(ptr.data() + b, len.data() + b, e - b, &part, o.batch, o.group);
           for (size_t i = b; i < e; ++i) got[i] = std::move(part[i - b]);
         }));
       }
       check("stage1_batched" + sfx);
-      rows.push_back({"stage1_batched" + sfx, "batches of 8192 sorted by length, 16 in lockstep" + on, double(n), secs});
+      rows.push_back({"stage1_batched" + sfx, "batches of " + std::to_string(o.batch) + " sorted by length, " +
+                                                   std::to_string(o.group) + " in lockstep" + on, double(n), secs});
 #ifdef TANDEM_HAVE_HYPERSCAN
       if (hs) {
         secs.clear();
@@ -169,6 +191,23 @@ int run_bench(const BenchDpiOptions& o) {
 #else
       rows.push_back({"hyperscan" + sfx, "skipped: built without Hyperscan", double(n), {}});
 #endif
+      if (t == thread_counts.front()) {
+        if (gpu_ac) {
+          std::vector<double> kernel_secs;
+          secs.clear();
+          for (int r = 0; r < o.reps; ++r) {
+            secs.push_back(parallel(n, 1, o.core, [&](size_t, size_t) { gpu_ac->patterns_in_batch(ptr.data(), len.data(), n, &got); }));
+            kernel_secs.push_back(gpu_ac->stats().kernel_ms / 1e3);
+          }
+          check("gpu");
+          rows.push_back({"gpu", "GPU kernel, batches of 16 MiB, host to host (1 host thread); " +
+                                     std::to_string(gpu_ac->stats().cpu_fallbacks) + " payloads redone on the CPU",
+                          double(n), secs});
+          rows.push_back({"gpu_kernels", "the GPU kernels alone (CUDA events)", double(n), kernel_secs});
+        } else {
+          rows.push_back({"gpu", "skipped: " + gpu_why, double(n), {}});
+        }
+      }
       secs.clear();
       for (int r = 0; r < o.reps; ++r) {
         secs.push_back(parallel(n, t, o.core, [&](size_t b, size_t e) {
@@ -193,7 +232,7 @@ int run_bench(const BenchDpiOptions& o) {
     nlohmann::json report = {{"bench", "dpi"},
                              {"machine", bench::machine_json()},
                              {"config", {{"rules", o.rules}, {"gen", o.gen}, {"heavy_fraction", o.heavy}, {"threads", o.threads},
-                                         {"core", o.core}, {"reps", o.reps}}},
+                                         {"core", o.core}, {"reps", o.reps}, {"batch", o.batch}, {"group", o.group}, {"device", o.device}}},
                              {"automaton", {{"states", ac.states()}, {"classes", ac.classes()}, {"bytes", ac.memory_bytes()},
                                             {"port_groups", engine.groups()}, {"build_seconds", build_s}}},
                              {"patterns", set.patterns.size()},
@@ -216,6 +255,10 @@ void register_bench_dpi(CLI::App& bench) {
   c->add_option("--threads", o->threads, "thread counts, e.g. 1,16 (thread t on CPU core + t)")->capture_default_str();
   c->add_option("--core", o->core, "the first CPU to pin to")->capture_default_str();
   c->add_option("--reps", o->reps, "repetitions (the median is reported)")->capture_default_str()->check(CLI::Range(1, 100));
+  c->add_option("--batch", o->batch, "the batched walk: payloads sorted per batch")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  c->add_option("--group", o->group, "the batched walk: payloads walked in lockstep")->capture_default_str()->check(CLI::Range(1, 64));
+  c->add_option("--device", o->device, "auto: the GPU rows where a GPU is usable; cpu; gpu: fail without one")
+      ->capture_default_str()->check(CLI::IsMember({"auto", "cpu", "gpu"}));
   c->add_option("--json", o->json, "write the report here");
   c->callback([o] {
     const int rc = run_bench(*o);

@@ -156,11 +156,15 @@ if [ "$MODE" = acl-dpi ]; then
     timeout 120 $T bench classify --rules $CB/$set.gz --core 2 --reps 5 --n 4000000 --json "$OUT/bench_classify_$set.json" >> "$LOG" 2>&1
     echo "exit $?" | tee -a "$LOG"
   done
-  echo "== bench dpi: ET rules, 1 and 16 threads ==" | tee -a "$LOG"
-  timeout 300 $T bench dpi --rules .deps/shared/ids/et_open_2019-04-15/*.rules.gz --threads 1,15 --core 1 --reps 3 \
+  echo "== bench dpi: ET rules, 1 and 16 threads, GPU ==" | tee -a "$LOG"
+  timeout 300 $T bench dpi --rules .deps/shared/ids/et_open_2019-04-15/*.rules.gz --threads 1,16 --core 0 --reps 3 \
     --json "$OUT/bench_dpi.json" >> "$LOG" 2>&1
   echo "exit $?" | tee -a "$LOG"
-  grep -E "^==|^exit|^rules|^cpu|^dpdk|^gpu|^stage1|^hyperscan|^rules_|Gbps|traffic:|results" "$LOG" | tail -80
+  echo "== bench dpi: lockstep groups of 8, one thread ==" | tee -a "$LOG"
+  timeout 200 $T bench dpi --rules .deps/shared/ids/et_open_2019-04-15/*.rules.gz --threads 1 --core 1 --reps 3 --group 8 \
+    --device cpu --json "$OUT/bench_dpi_group8.json" >> "$LOG" 2>&1
+  echo "exit $?" | tee -a "$LOG"
+  grep -E "^==|^exit|^rules|^cpu|^dpdk|^gpu|^stage1|^hyperscan|^rules_|Gbps|traffic:|results|batch bytes" "$LOG" | tail -90
   exit 0
 fi
 if [ "$MODE" = apps-lookup ]; then

@@ -12,11 +12,14 @@
 #include <vector>
 
 #include "apps/dpi/aho_corasick.h"
+#include "apps/dpi/dpi_gpu.h"
 #include "apps/dpi/dpi_match.h"
 #include "apps/dpi/ids_rules.h"
 #include "core/flow_hash.h"
 #include "core/parse.h"
+#include "gpu/gpu_runtime.h"
 #include "io/flow_traffic.h"
+#include "io/traffic_gen.h"
 #include "io/pcap_io.h"
 #include "tests/test_util.h"
 
@@ -234,6 +237,103 @@ IdsRule rule_of(const std::string& options) {
 bool holds(const std::string& options, const std::string& payload) {
   const IdsRule r = rule_of(options);
   return contents_hold(r, reinterpret_cast<const uint8_t*>(payload.data()), static_cast<uint32_t>(payload.size()));
+}
+
+// Payloads of every kind the benches use: real captures, random bytes, match-heavy (patterns in
+// random case spliced in), and some with so many patterns that the GPU's per-thread list overflows.
+std::vector<std::string> mixed_payloads(size_t n) {
+  std::vector<std::string> pays;
+  for (const char* cap : {"example", "many-protocols", "tls2"}) {
+    const PacketStore st = load_pcap(test::source_path(std::string("data/pcap/") + cap + ".pcap"));
+    for (size_t i = 0; i < st.size() && i < 300; ++i) {
+      ParsedPacket pp;
+      uint32_t off = 0, len = 0;
+      if (parse_packet(st.frame(i), st.caplen[i], &pp) != DropReason::kNone || !transport_payload(st.frame(i), pp, &off, &len)) continue;
+      pays.emplace_back(reinterpret_cast<const char*>(st.frame(i) + off), len);
+    }
+  }
+  const auto& pats = et_rules().patterns;
+  uint64_t x = 99;
+  while (pays.size() < n) {
+    const uint64_t kind = mix64(++x) % 4;
+    const size_t want = kind == 3 ? 9000 : mix64(++x) % 1500;
+    std::string s;
+    while (s.size() < want) {
+      if (kind >= 2 && mix64(++x) % 3 == 0) {
+        const Pattern& p = pats[mix64(++x) % pats.size()];
+        std::string b = p.bytes;
+        if (p.nocase) {
+          for (char& ch : b) {
+            if (std::isalpha(static_cast<unsigned char>(ch)) && mix64(++x) % 2) ch = static_cast<char>(ch ^ 0x20);
+          }
+        }
+        s += b;
+      } else {
+        s += static_cast<char>(mix64(++x));
+      }
+    }
+    pays.push_back(s);
+  }
+  return pays;
+}
+
+TEST(AhoCorasick, MatchFreeTrafficHasNoPattern) {
+  if (et_files().empty()) GTEST_SKIP() << "no ET rules";
+  const AhoCorasick ac = AhoCorasick::build(et_rules().patterns);
+  GenSpec spec;
+  spec.count = 300;
+  spec.frame_size = 700;
+  PacketStore st = generate(spec);
+  make_match_free(st, ac);
+  size_t with_payload = 0;
+  for (size_t i = 0; i < st.size(); ++i) {
+    const PacketInfo pi = packet_info(st.frame(i), st.caplen[i]);
+    if (!pi.payload) continue;
+    ++with_payload;
+    EXPECT_TRUE(naive_patterns_in(et_rules().patterns, pi.payload, pi.len).empty()) << "packet " << i;
+  }
+  EXPECT_EQ(with_payload, st.size());
+  // And splicing patterns in makes it match again.
+  make_match_heavy(st, et_rules().patterns, 0.2);
+  size_t matched = 0;
+  for (size_t i = 0; i < st.size(); ++i) {
+    const PacketInfo pi = packet_info(st.frame(i), st.caplen[i]);
+    matched += !naive_patterns_in(et_rules().patterns, pi.payload, pi.len).empty();
+  }
+  EXPECT_GT(matched, st.size() * 9 / 10);
+}
+
+TEST(AhoCorasickGpu, EqualsCpuOnEmergingThreats) {
+  std::string why;
+  if (!gpu::available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  if (et_files().empty()) GTEST_SKIP() << "no ET rules";
+  const AhoCorasick ac = AhoCorasick::build(et_rules().patterns);
+  const std::vector<std::string> pays = mixed_payloads(4000);
+  std::vector<const uint8_t*> ptr;
+  std::vector<uint32_t> lens;
+  for (const auto& pay : pays) {
+    ptr.push_back(reinterpret_cast<const uint8_t*>(pay.data()));
+    lens.push_back(static_cast<uint32_t>(pay.size()));
+  }
+  // Small batches: many batches through both slots; large: one batch.
+  for (size_t batch_bytes : {size_t{1} << 17, size_t{16} << 20}) {
+    AhoCorasickGpu g(ac, batch_bytes);
+    std::vector<std::vector<uint32_t>> got;
+    g.patterns_in_batch(ptr.data(), lens.data(), pays.size(), &got);
+    ASSERT_EQ(got.size(), pays.size());
+    size_t matched = 0;
+    for (size_t i = 0; i < pays.size(); ++i) {
+      std::vector<uint32_t> want;
+      ac.patterns_in(ptr[i], lens[i], &want);
+      ASSERT_EQ(got[i], want) << "payload " << i << " (" << lens[i] << " bytes), batch bytes " << batch_bytes;
+      matched += !want.empty();
+    }
+    EXPECT_GT(g.stats().cpu_fallbacks, 0u) << "the 9000-byte match-heavy payloads overflow the per-thread list";
+    EXPECT_GT(matched, pays.size() / 3);
+    if (batch_bytes == (size_t{1} << 17)) EXPECT_GT(g.stats().batches, 10u);
+    std::printf("batch bytes %zu: %zu batches, %zu CPU fallbacks, kernels %.2f ms\n", batch_bytes, g.stats().batches,
+                g.stats().cpu_fallbacks, g.stats().kernel_ms);
+  }
 }
 
 TEST(DpiStage2, EachModifier) {

@@ -31,19 +31,20 @@ AhoCorasick AhoCorasick::build(const std::vector<Pattern>& patterns) {
   const uint32_t C = a.classes_;
   // The trie: goto in delta_ (kNone where absent), outputs per state.
   constexpr uint32_t kNone = 0xFFFFFFFFu;
-  a.delta_.assign(C, kNone);
+  std::vector<uint32_t> delta;
+  delta.assign(C, kNone);
   std::vector<std::vector<uint32_t>> outs(1);
   for (uint32_t id = 1; id <= patterns.size(); ++id) {
     uint32_t s = 0;
     for (char ch : patterns[id - 1].bytes) {
       const uint32_t c = a.cls_[static_cast<uint8_t>(ch)];
-      uint32_t& next = a.delta_[size_t{s} * C + c];
+      uint32_t& next = delta[size_t{s} * C + c];
       if (next == kNone) {
         next = static_cast<uint32_t>(outs.size());
         outs.emplace_back();
-        a.delta_.resize(a.delta_.size() + C, kNone);
+        delta.resize(delta.size() + C, kNone);
       }
-      s = a.delta_[size_t{s} * C + c];
+      s = delta[size_t{s} * C + c];
     }
     outs[s].push_back(id);
   }
@@ -54,7 +55,7 @@ AhoCorasick AhoCorasick::build(const std::vector<Pattern>& patterns) {
   // Breadth first: the failure of a child is where the parent's failure goes on the same class;
   // absent gotos become the failure state's transition (a full DFA).
   for (uint32_t c = 0; c < C; ++c) {
-    uint32_t& t = a.delta_[c];
+    uint32_t& t = delta[c];
     if (t == kNone) {
       t = 0;
     } else {
@@ -67,8 +68,8 @@ AhoCorasick AhoCorasick::build(const std::vector<Pattern>& patterns) {
     const uint32_t f = fail[s];
     a.dict_link_[s] = !outs[f].empty() ? f : a.dict_link_[f];
     for (uint32_t c = 0; c < C; ++c) {
-      uint32_t& t = a.delta_[size_t{s} * C + c];
-      const uint32_t via_fail = a.delta_[size_t{f} * C + c];
+      uint32_t& t = delta[size_t{s} * C + c];
+      const uint32_t via_fail = delta[size_t{f} * C + c];
       if (t == kNone) {
         t = via_fail;
       } else {
@@ -81,33 +82,165 @@ AhoCorasick AhoCorasick::build(const std::vector<Pattern>& patterns) {
   for (size_t s = 0; s < n; ++s) a.out_begin_[s + 1] = a.out_begin_[s] + static_cast<uint32_t>(outs[s].size());
   a.out_.reserve(a.out_begin_[n]);
   for (auto& o : outs) a.out_.insert(a.out_.end(), o.begin(), o.end());
-  a.has_output_.assign(n, 0);
-  for (size_t s = 0; s < n; ++s) a.has_output_[s] = !outs[s].empty() || a.dict_link_[s] != 0;
+  // Entries become row offsets with the "reports" bit (ac_core.h).
+  if (n * size_t{C} > kAcRowMask) throw std::length_error("aho-corasick: the DFA has over 2^31 entries");
+  std::vector<uint32_t> entry(n);
+  for (size_t s = 0; s < n; ++s) {
+    entry[s] = static_cast<uint32_t>(s * C) | (!outs[s].empty() || a.dict_link_[s] != 0 ? kAcOutput : 0);
+  }
+  for (uint32_t& t : delta) t = entry[t];
+  a.delta_entries_ = delta.size();
+  if (delta.size() * sizeof(uint32_t) >= (size_t{8} << 20)) {
+    a.delta_ = HugeRegion(delta.size() * sizeof(uint32_t));
+    std::memcpy(a.delta_.data(), delta.data(), delta.size() * sizeof(uint32_t));
+  } else {
+    a.delta_small_ = std::move(delta);
+  }
+  a.pat_begin_.assign(patterns.size() + 1, 0);
+  for (size_t k = 0; k < patterns.size(); ++k) {
+    a.pat_begin_[k + 1] = a.pat_begin_[k] + static_cast<uint32_t>(patterns[k].bytes.size());
+    a.pat_bytes_.insert(a.pat_bytes_.end(), patterns[k].bytes.begin(), patterns[k].bytes.end());
+    a.pat_nocase_.push_back(patterns[k].nocase ? 1 : 0);
+  }
+  a.make_view();
   return a;
 }
 
-bool AhoCorasick::confirm(uint32_t id, const uint8_t* p, size_t end) const {
-  const Pattern& pat = patterns_[id - 1];
-  if (pat.nocase) return true;  // the automaton matched it case-folded, which is what nocase asks
-  return std::memcmp(p + end - pat.bytes.size(), pat.bytes.data(), pat.bytes.size()) == 0;
+AhoCorasick& AhoCorasick::operator=(AhoCorasick&& o) noexcept {
+  std::memcpy(cls_, o.cls_, sizeof cls_);
+  classes_ = o.classes_;
+  delta_ = std::move(o.delta_);
+  delta_small_ = std::move(o.delta_small_);
+  delta_entries_ = o.delta_entries_;
+  dict_link_ = std::move(o.dict_link_);
+  out_begin_ = std::move(o.out_begin_);
+  out_ = std::move(o.out_);
+  pat_begin_ = std::move(o.pat_begin_);
+  pat_bytes_ = std::move(o.pat_bytes_);
+  pat_nocase_ = std::move(o.pat_nocase_);
+  patterns_ = std::move(o.patterns_);
+  make_view();
+  o.make_view();
+  return *this;
 }
+
+void AhoCorasick::make_view() {
+  const auto* delta = delta_.data() ? static_cast<const uint32_t*>(delta_.data()) : delta_small_.data();
+  view_ = AcView{delta, cls_, dict_link_.data(), out_begin_.data(), out_.data(), pat_begin_.data(),
+                 pat_bytes_.data(), pat_nocase_.data(), classes_};
+}
+
+namespace {
+
+// Per-thread marks of the patterns already reported for a payload (stamp[id] == the payload's
+// tag), so that a pattern occurring many times is confirmed and stored once.
+struct SeenMarks {
+  std::vector<uint32_t> stamp;
+  uint32_t tag = 0;
+  uint32_t* prepare(size_t ids) {
+    if (stamp.size() < ids + 1) {
+      stamp.assign(ids + 1, 0);
+      tag = 0;
+    }
+    return stamp.data();
+  }
+  uint32_t next() {
+    if (++tag == 0) {  // wrapped: old stamps could collide with new tags
+      std::fill(stamp.begin(), stamp.end(), 0);
+      tag = 1;
+    }
+    return tag;
+  }
+};
+thread_local SeenMarks t_seen;
+
+}  // namespace
 
 void AhoCorasick::patterns_in(const uint8_t* p, size_t n, std::vector<uint32_t>* out) const {
   out->clear();
-  scan(p, n, [out](uint32_t id, size_t) { out->push_back(id); });
+  uint32_t* stamp = t_seen.prepare(patterns_.size());
+  const uint32_t tag = t_seen.next();
+  auto seen = [stamp, tag](uint32_t id) { return stamp[id] == tag; };
+  auto add = [stamp, tag, out](uint32_t id) {
+    stamp[id] = tag;
+    out->push_back(id);
+  };
+  const AcView& v = view_;
+  uint32_t x = 0;
+  for (size_t i = 0; i < n; ++i) {
+    x = ac_step(v, x, p[i]);
+    if (x & kAcOutput) ac_report(v, x, p, static_cast<uint32_t>(i + 1), seen, add);
+  }
   std::sort(out->begin(), out->end());
-  out->erase(std::unique(out->begin(), out->end()), out->end());
 }
+
+namespace {
+
+// A step of the lockstep walk whose entry reports: resolved after the walk of a stretch of bytes,
+// so that the walk's loop stays a tight run of independent table reads (no call, no branch).
+struct Pending {
+  uint32_t entry;
+  uint32_t end;  // offset + 1 of the byte the match ends at
+  uint32_t j;    // the payload's slot in the group
+};
+
+constexpr size_t kMaxGroup = 64;
+constexpr uint32_t kStretch = 64;  // bytes walked between two resolutions of the pending steps
+
+// Walks bytes [from, to) of the group's payloads (all at least `to` long) in lockstep. G is the
+// group size when known at compile time (the loop over the group is then unrolled and the
+// states stay in registers), 0 for a run-time size g.
+template <size_t G>
+size_t walk_lockstep(const AcView& v, const uint8_t* const* q, uint32_t* x, size_t g, uint32_t from, uint32_t to,
+                     Pending* pend) {
+  constexpr size_t kG = G ? G : kMaxGroup;
+  const size_t n = G ? G : g;
+  uint32_t s[kG];
+  for (size_t j = 0; j < n; ++j) s[j] = x[j];
+  size_t np = 0;
+  for (uint32_t k = from; k < to; ++k) {
+    for (size_t j = 0; j < n; ++j) {
+      const uint32_t e = ac_step(v, s[j], q[j][k]);
+      s[j] = e;
+      pend[np] = Pending{e, k + 1, static_cast<uint32_t>(j)};  // kept only when the entry reports
+      np += e >> 31;
+    }
+  }
+  for (size_t j = 0; j < n; ++j) x[j] = s[j];
+  return np;
+}
+
+}  // namespace
 
 void AhoCorasick::patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n,
                                     std::vector<std::vector<uint32_t>>* out, size_t batch, size_t group) const {
   out->resize(n);
   for (auto& v : *out) v.clear();
   if (batch == 0 || group == 0) throw std::invalid_argument("patterns_in_batch: batch and group must be > 0");
-  constexpr size_t kMaxGroup = 64;
   group = std::min(group, kMaxGroup);
+  uint32_t* stamp = t_seen.prepare(patterns_.size());
+  const AcView& v = view_;
   std::vector<uint32_t> order;
-  uint32_t st[kMaxGroup];
+  std::vector<Pending> pend(kStretch * kMaxGroup + 1);
+  uint32_t x[kMaxGroup];
+  uint32_t tag[kMaxGroup];
+  const uint8_t* q[kMaxGroup];
+  std::vector<uint32_t>* o[kMaxGroup];
+  // A payload of the group may share a pattern's stamp with another one walked beside it: a stamp
+  // overwritten in between lets a repeat through, which the final sort + unique removes.
+  auto resolve = [&](size_t np) {
+    for (size_t i = 0; i < np; ++i) {
+      const Pending& r = pend[i];
+      const uint32_t t = tag[r.j];
+      std::vector<uint32_t>* dst = o[r.j];
+      auto seen = [stamp, t](uint32_t id) { return stamp[id] == t; };
+      auto add = [stamp, t, dst](uint32_t id) {
+        stamp[id] = t;
+        dst->push_back(id);
+      };
+      ac_report(v, r.entry, q[r.j], r.end, seen, add);
+    }
+  };
   for (size_t base = 0; base < n; base += batch) {
     const size_t b = std::min(batch, n - base);
     order.resize(b);
@@ -116,19 +249,38 @@ void AhoCorasick::patterns_in_batch(const uint8_t* const* p, const uint32_t* len
     for (size_t g0 = 0; g0 < b; g0 += group) {
       const size_t g = std::min(group, b - g0);
       const uint32_t* idx = order.data() + g0;
-      for (size_t j = 0; j < g; ++j) st[j] = 0;
-      const uint32_t longest = len[idx[g - 1]];
-      for (uint32_t k = 0; k < longest; ++k) {
-        for (size_t j = 0; j < g; ++j) {
-          const uint32_t i = idx[j];
-          if (k >= len[i]) continue;
-          const uint32_t s = delta_[size_t{st[j]} * classes_ + cls_[p[i][k]]];
-          st[j] = s;
-          if (has_output_[s]) {
-            std::vector<uint32_t>& o = (*out)[i];
-            auto add = [&o](uint32_t id, size_t) { o.push_back(id); };
-            report(s, p[i], k + 1, add);
-          }
+      for (size_t j = 0; j < g; ++j) {
+        x[j] = 0;
+        tag[j] = t_seen.next();
+        q[j] = p[idx[j]];
+        o[j] = &(*out)[idx[j]];
+      }
+      // Sorted by length: every payload of the group has at least the first one's bytes, so the
+      // common part needs no bounds checks; the tails follow, one payload at a time.
+      const uint32_t shortest = len[idx[0]];
+      for (uint32_t k = 0; k < shortest; k += kStretch) {
+        const uint32_t to = std::min(shortest, k + kStretch);
+        size_t np;
+        switch (g) {
+          case 8: np = walk_lockstep<8>(v, q, x, g, k, to, pend.data()); break;
+          case 16: np = walk_lockstep<16>(v, q, x, g, k, to, pend.data()); break;
+          case 32: np = walk_lockstep<32>(v, q, x, g, k, to, pend.data()); break;
+          default: np = walk_lockstep<0>(v, q, x, g, k, to, pend.data()); break;
+        }
+        resolve(np);
+      }
+      for (size_t j = 0; j < g; ++j) {
+        const uint32_t t = tag[j];
+        std::vector<uint32_t>* dst = o[j];
+        auto seen = [stamp, t](uint32_t id) { return stamp[id] == t; };
+        auto add = [stamp, t, dst](uint32_t id) {
+          stamp[id] = t;
+          dst->push_back(id);
+        };
+        uint32_t e = x[j];
+        for (uint32_t k = shortest; k < len[idx[j]]; ++k) {
+          e = ac_step(v, e, q[j][k]);
+          if (e & kAcOutput) ac_report(v, e, q[j], k + 1, seen, add);
         }
       }
     }

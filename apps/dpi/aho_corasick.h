@@ -6,73 +6,82 @@
 // case-sensitive pattern is then confirmed against the payload's own bytes. Alphabet: bytes that
 // occur in no pattern share one input class, so a row has (distinct pattern bytes + 1) entries,
 // not 256. Outputs: each state lists the patterns ending exactly there; a dictionary-suffix link
-// leads to the next shorter pattern that also ends at this point.
+// leads to the next shorter pattern that also ends at this point. The walk itself is ac_core.h,
+// shared with the GPU kernel (dpi_gpu.h).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "apps/dpi/ac_core.h"
 #include "apps/dpi/ids_rules.h"
+#include "core/huge_memory.h"
 
 namespace tandem::dpi {
 
 class AhoCorasick {
  public:
   AhoCorasick() = default;
-  // Pattern k (0-based) is reported as id k + 1.
+  AhoCorasick(AhoCorasick&& o) noexcept { *this = std::move(o); }
+  AhoCorasick& operator=(AhoCorasick&& o) noexcept;
+  AhoCorasick(const AhoCorasick&) = delete;
+  AhoCorasick& operator=(const AhoCorasick&) = delete;
+  // Pattern k (0-based) is reported as id k + 1. Throws std::length_error when the table would
+  // not fit 31-bit row offsets (over 2^31 entries).
   static AhoCorasick build(const std::vector<Pattern>& patterns);
-
-  // Calls f(pattern id, end offset + 1) for every occurrence in p[0..n) (confirmed for
-  // case-sensitive patterns), in order of end offset.
-  template <class F>
-  void scan(const uint8_t* p, size_t n, F&& f) const {
-    uint32_t s = 0;
-    for (size_t i = 0; i < n; ++i) {
-      s = delta_[size_t{s} * classes_ + cls_[p[i]]];
-      if (has_output_[s]) report(s, p, i + 1, f);
-    }
-  }
 
   // The sorted, unique ids of the patterns that occur in p[0..n): `out` is cleared first.
   void patterns_in(const uint8_t* p, size_t n, std::vector<uint32_t>* out) const;
 
   // patterns_in for n payloads with the G-Opt paper's DPI optimizations: payloads are taken in
   // batches of `batch`, sorted by length, and walked `group` at a time in lockstep (byte k of every
-  // payload in the group, then byte k + 1), so the table reads of different payloads are
-  // independent and their cache misses overlap instead of following each other. out[i] gets
-  // payload i's ids.
+  // payload in the group, then byte k + 1; loop interchange), so the table reads of different
+  // payloads are independent and their cache misses overlap instead of following each other.
+  // out[i] gets payload i's ids.
   void patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n, std::vector<std::vector<uint32_t>>* out,
                          size_t batch = 8192, size_t group = 16) const;
 
-  size_t states() const { return has_output_.size(); }
+  size_t states() const { return dict_link_.size(); }
   uint32_t classes() const { return classes_; }
-  size_t memory_bytes() const { return delta_.size() * sizeof(uint32_t) + out_.size() * sizeof(uint32_t) * 2; }
+  size_t memory_bytes() const {
+    return (delta_entries_ + dict_link_.size() + out_begin_.size() + out_.size() + pat_begin_.size()) * sizeof(uint32_t) +
+           pat_bytes_.size() + pat_nocase_.size();
+  }
   const std::vector<Pattern>& patterns() const { return patterns_; }
-  // The DFA arrays (for a GPU copy): row-major states x classes, and the byte -> class map.
-  const std::vector<uint32_t>& delta() const { return delta_; }
+  // The flat arrays the walks read (ac_core.h), pointing into this object (or, for the GPU copy,
+  // at device copies of the same arrays: see the vectors below).
+  const AcView& view() const { return view_; }
+  const uint32_t* delta() const { return view_.delta; }
+  size_t delta_entries() const { return delta_entries_; }
+  const std::vector<uint32_t>& dict_link() const { return dict_link_; }
+  const std::vector<uint32_t>& out_begin() const { return out_begin_; }
+  const std::vector<uint32_t>& outputs() const { return out_; }
+  const std::vector<uint32_t>& pattern_begin() const { return pat_begin_; }
+  const std::vector<uint8_t>& pattern_bytes() const { return pat_bytes_; }
+  const std::vector<uint8_t>& pattern_nocase() const { return pat_nocase_; }
   const uint8_t* byte_classes() const { return cls_; }
 
  private:
-  template <class F>
-  void report(uint32_t s, const uint8_t* p, size_t end, F& f) const {
-    for (uint32_t x = s; x != 0; x = dict_link_[x]) {
-      for (uint32_t k = out_begin_[x]; k < out_begin_[x + 1]; ++k) {
-        const uint32_t id = out_[k];
-        if (confirm(id, p, end)) f(id, end);
-      }
-    }
-  }
-  bool confirm(uint32_t id, const uint8_t* p, size_t end) const;
+  void make_view();
 
   uint8_t cls_[256] = {};
   uint32_t classes_ = 1;
-  std::vector<uint32_t> delta_;
-  std::vector<uint8_t> has_output_;   // the state or a dictionary-suffix state has outputs
+  // The transition table (ac_core.h: next row offset | kAcOutput) on transparent hugepages: a walk
+  // reads rows all over a table of up to hundreds of MiB, and with 4 KiB pages nearly every new
+  // row is also a TLB miss. Small tables (port groups' automata: hundreds of them) stay in
+  // delta_small_ instead of taking 2 MiB each.
+  HugeRegion delta_;
+  std::vector<uint32_t> delta_small_;
+  size_t delta_entries_ = 0;
   std::vector<uint32_t> dict_link_;   // next state with outputs along the failure chain, 0: none
   std::vector<uint32_t> out_begin_;   // outputs of state s: out_[out_begin_[s] .. out_begin_[s + 1])
   std::vector<uint32_t> out_;
+  std::vector<uint32_t> pat_begin_;   // pattern k's bytes: pat_bytes_[pat_begin_[k] .. pat_begin_[k + 1])
+  std::vector<uint8_t> pat_bytes_;
+  std::vector<uint8_t> pat_nocase_;
   std::vector<Pattern> patterns_;
+  AcView view_{};
 };
 
 // The reference: every pattern searched for in the payload on its own (nocase: ASCII case folded).

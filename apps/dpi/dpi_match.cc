@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include "core/flow_hash.h"
 #include "core/parse.h"
@@ -116,6 +117,38 @@ PacketInfo packet_info(const uint8_t* frame, uint32_t caplen) {
     info.len = len;
   }
   return info;
+}
+
+void make_match_free(PacketStore& s, const AhoCorasick& ac, uint64_t seed) {
+  const AcView& v = ac.view();
+  uint64_t x = seed;
+  for (size_t i = 0; i < s.size(); ++i) {
+    uint8_t* frame = s.bytes.data() + s.offset[i];
+    const PacketInfo info = packet_info(frame, s.caplen[i]);
+    if (!info.payload) continue;
+    uint8_t* p = frame + (info.payload - frame);
+    uint32_t prev = 0;  // the walk's entry before byte pos
+    for (uint32_t pos = 0; pos < info.len; ++pos) {
+      // Draw byte pos until no pattern ends at it. Bytes before pos are final, so a match ending
+      // earlier cannot appear later: one pass leaves the payload match-free.
+      for (int tries = 0;; ++tries) {
+        if (tries == 4096) throw std::runtime_error("make_match_free: every byte value completes a pattern");
+        x = mix64(x + 1);
+        p[pos] = static_cast<uint8_t>(x);
+        const uint32_t e = ac_step(v, prev, p[pos]);
+        bool found = false;
+        if (e & kAcOutput) {
+          auto never = [](uint32_t) { return false; };
+          auto hit = [&found](uint32_t) { found = true; };
+          ac_report(v, e, p, pos + 1, never, hit);
+        }
+        if (!found) {
+          prev = e;
+          break;
+        }
+      }
+    }
+  }
 }
 
 void make_match_heavy(PacketStore& s, const std::vector<Pattern>& pats, double fraction, uint64_t seed) {

@@ -45,6 +45,11 @@ bool rule_applies(const IdsRule& r, const PacketInfo& p);
 // Whether all of the rule's content conditions hold in the payload.
 bool contents_hold(const IdsRule& r, const uint8_t* p, uint32_t n);
 
+// Match-free traffic: every payload byte drawn at random, redrawn while a pattern of `ac` would
+// end at it, so that no pattern occurs anywhere (random bytes alone match the short binary
+// contents of real rule sets). Headers are left as they are.
+void make_match_free(PacketStore& s, const AhoCorasick& ac, uint64_t seed = 0xf5ee);
+
 // Match-heavy traffic (the G-Opt paper's and Koromilas et al.'s second case): random patterns
 // (nocase ones in random case) spliced over about `fraction` of each payload's bytes, in place;
 // headers are left as they are (transport checksums are not updated: DPI does not check them).

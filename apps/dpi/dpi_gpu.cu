@@ -1,0 +1,214 @@
+#include "apps/dpi/dpi_gpu.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "gpu/cuda_util.cuh"
+
+namespace tandem::dpi {
+
+namespace {
+
+constexpr uint32_t kOverflow = 0xFFFFFFFFu;  // a payload's count: more than kMaxIds ids, redo on the CPU
+constexpr uint32_t kMaxIds = AhoCorasickGpu::kMaxIds;
+constexpr size_t kMaxPayloads = 65536;       // per batch
+constexpr int kThreads = 128;
+
+// One payload per thread. Payload k starts at bytes + start[k] (16-byte aligned, padded to a
+// multiple of 16), so it is read 16 bytes per load. Distinct ids go to a per-thread list (the
+// "seen" check is a scan of that list), then to ids[first[k] ..] with one atomicAdd per thread.
+__global__ void __launch_bounds__(kThreads) ac_kernel(AcView v, const uint8_t* __restrict__ bytes,
+                                                      const uint32_t* __restrict__ start, const uint32_t* __restrict__ len,
+                                                      uint32_t n, uint32_t* __restrict__ count, uint32_t* __restrict__ first,
+                                                      uint32_t* __restrict__ ids, uint32_t* __restrict__ total) {
+  __shared__ uint8_t cls[256];
+  for (int i = threadIdx.x; i < 256; i += blockDim.x) cls[i] = v.cls[i];
+  __syncthreads();
+  const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= n) return;
+  AcView sv = v;
+  sv.cls = cls;
+  const uint8_t* p = bytes + start[k];
+  const uint32_t L = len[k];
+  uint32_t found[kMaxIds];
+  uint32_t nf = 0;
+  bool overflow = false;
+  auto seen = [&](uint32_t id) {
+    for (uint32_t j = 0; j < nf; ++j) {
+      if (found[j] == id) return true;
+    }
+    return false;
+  };
+  auto add = [&](uint32_t id) {
+    if (nf < kMaxIds) {
+      found[nf++] = id;
+    } else {
+      overflow = true;
+    }
+  };
+  uint32_t x = 0;
+  const uint4* p4 = reinterpret_cast<const uint4*>(p);
+  for (uint32_t k0 = 0; k0 < L; k0 += 16) {
+    const uint4 w = p4[k0 / 16];
+    const uint32_t word[4] = {w.x, w.y, w.z, w.w};
+    const uint32_t m = min(16u, L - k0);
+#pragma unroll
+    for (uint32_t b = 0; b < 16; ++b) {
+      if (b < m) {
+        x = ac_step(sv, x, static_cast<uint8_t>(word[b / 4] >> (8 * (b % 4))));
+        if (x & kAcOutput) ac_report(sv, x, p, k0 + b + 1, seen, add);
+      }
+    }
+  }
+  if (overflow) {
+    count[k] = kOverflow;
+    return;
+  }
+  count[k] = nf;
+  if (nf == 0) return;
+  const uint32_t base = atomicAdd(total, nf);
+  first[k] = base;
+  for (uint32_t j = 0; j < nf; ++j) ids[base + j] = found[j];
+}
+
+template <class T>
+void upload(gpu::DeviceBuffer<T>& d, const T* h, size_t n) {
+  d.resize(n ? n : 1);
+  if (n) TANDEM_CUDA_CHECK(cudaMemcpy(d.get(), h, n * sizeof(T), cudaMemcpyHostToDevice));
+}
+
+}  // namespace
+
+struct AhoCorasickGpu::Impl {
+  const AhoCorasick* ac = nullptr;
+  size_t batch_bytes = 0;
+  gpu::DeviceBuffer<uint32_t> delta, dict_link, out_begin, out, pat_begin;
+  gpu::DeviceBuffer<uint8_t> cls, pat_bytes, pat_nocase;
+  AcView view{};
+
+  struct Slot {
+    gpu::PinnedBuffer<uint8_t> h_bytes;
+    gpu::PinnedBuffer<uint32_t> h_start, h_len, h_count, h_first, h_total, h_ids;
+    gpu::DeviceBuffer<uint8_t> d_bytes;
+    gpu::DeviceBuffer<uint32_t> d_start, d_len, d_count, d_first, d_ids, d_total;
+    std::vector<uint32_t> idx;  // the batch's payloads (indices into the call's arrays), in kernel order
+    gpu::Stream stream;
+    gpu::Event t0, t1;
+    bool busy = false;
+  };
+  Slot slot[2];
+};
+
+AhoCorasickGpu::AhoCorasickGpu(const AhoCorasick& ac, size_t batch_bytes) : impl_(std::make_unique<Impl>()) {
+  std::string why;
+  if (!gpu::available(&why)) throw gpu::GpuError("no GPU: " + why);
+  Impl& m = *impl_;
+  m.ac = &ac;
+  m.batch_bytes = std::max<size_t>(batch_bytes, size_t{1} << 17);
+  upload(m.delta, ac.delta(), ac.delta_entries());
+  upload(m.dict_link, ac.dict_link().data(), ac.dict_link().size());
+  upload(m.out_begin, ac.out_begin().data(), ac.out_begin().size());
+  upload(m.out, ac.outputs().data(), ac.outputs().size());
+  upload(m.pat_begin, ac.pattern_begin().data(), ac.pattern_begin().size());
+  upload(m.cls, ac.byte_classes(), 256);
+  upload(m.pat_bytes, ac.pattern_bytes().data(), ac.pattern_bytes().size());
+  upload(m.pat_nocase, ac.pattern_nocase().data(), ac.pattern_nocase().size());
+  m.view = AcView{m.delta.get(), m.cls.get(), m.dict_link.get(), m.out_begin.get(), m.out.get(), m.pat_begin.get(),
+                  m.pat_bytes.get(), m.pat_nocase.get(), ac.classes()};
+  // A batch holds up to batch_bytes of payload, plus one more payload (<= 64 KiB) and padding.
+  const size_t cap = m.batch_bytes + 65536 + 16 * kMaxPayloads;
+  for (Impl::Slot& s : m.slot) {
+    s.h_bytes.resize(cap);
+    s.d_bytes.resize(cap);
+    for (auto* h : {&s.h_start, &s.h_len, &s.h_count, &s.h_first}) h->resize(kMaxPayloads);
+    for (auto* d : {&s.d_start, &s.d_len, &s.d_count, &s.d_first}) d->resize(kMaxPayloads);
+    s.h_total.resize(1);
+    s.d_total.resize(1);
+    s.h_ids.resize(kMaxPayloads * kMaxIds);
+    s.d_ids.resize(kMaxPayloads * kMaxIds);
+  }
+}
+
+AhoCorasickGpu::~AhoCorasickGpu() = default;
+
+size_t AhoCorasickGpu::device_bytes() const {
+  const Impl& m = *impl_;
+  size_t b = m.delta.size() * 4 + m.dict_link.size() * 4 + m.out_begin.size() * 4 + m.out.size() * 4 +
+             m.pat_begin.size() * 4 + m.cls.size() + m.pat_bytes.size() + m.pat_nocase.size();
+  for (const Impl::Slot& s : m.slot) b += s.d_bytes.size() + (4 * kMaxPayloads + 1 + kMaxPayloads * kMaxIds) * 4;
+  return b;
+}
+
+void AhoCorasickGpu::patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n,
+                                       std::vector<std::vector<uint32_t>>* out) {
+  Impl& m = *impl_;
+  stats_ = Stats{};
+  out->resize(n);
+  // Collects a finished slot's results into `out`.
+  auto finish = [&](Impl::Slot& s) {
+    if (!s.busy) return;
+    s.stream.sync();
+    s.busy = false;
+    stats_.kernel_ms += s.t1.since(s.t0);
+    const uint32_t total = s.h_total[0];
+    if (total) TANDEM_CUDA_CHECK(cudaMemcpy(s.h_ids.get(), s.d_ids.get(), total * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    for (size_t k = 0; k < s.idx.size(); ++k) {
+      const uint32_t i = s.idx[k];
+      std::vector<uint32_t>& o = (*out)[i];
+      const uint32_t c = s.h_count[k];
+      if (c == kOverflow) {
+        m.ac->patterns_in(p[i], len[i], &o);
+        ++stats_.cpu_fallbacks;
+        continue;
+      }
+      o.assign(s.h_ids.get() + s.h_first[k], s.h_ids.get() + s.h_first[k] + c);
+      std::sort(o.begin(), o.end());
+    }
+  };
+  std::vector<uint32_t> batch;
+  size_t next = 0, turn = 0;
+  while (next < n) {
+    // The next batch: payloads until batch_bytes, then longest first.
+    batch.clear();
+    size_t bytes = 0;
+    while (next < n && batch.size() < kMaxPayloads && bytes < m.batch_bytes) {
+      bytes += (len[next] + 15) & ~size_t{15};
+      batch.push_back(static_cast<uint32_t>(next++));
+    }
+    std::sort(batch.begin(), batch.end(), [len](uint32_t a, uint32_t b) { return len[a] > len[b]; });
+    Impl::Slot& s = m.slot[turn++ % 2];
+    finish(s);
+    s.idx = batch;
+    size_t off = 0;
+    for (size_t k = 0; k < batch.size(); ++k) {
+      const uint32_t i = batch[k];
+      s.h_start[k] = static_cast<uint32_t>(off);
+      s.h_len[k] = len[i];
+      std::memcpy(s.h_bytes.get() + off, p[i], len[i]);
+      const size_t padded = (size_t{len[i]} + 15) & ~size_t{15};
+      std::memset(s.h_bytes.get() + off + len[i], 0, padded - len[i]);
+      off += padded;
+    }
+    const uint32_t nb = static_cast<uint32_t>(batch.size());
+    cudaStream_t st = s.stream.get();
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(s.d_bytes.get(), s.h_bytes.get(), off ? off : 1, cudaMemcpyHostToDevice, st));
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(s.d_start.get(), s.h_start.get(), nb * 4, cudaMemcpyHostToDevice, st));
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(s.d_len.get(), s.h_len.get(), nb * 4, cudaMemcpyHostToDevice, st));
+    TANDEM_CUDA_CHECK(cudaMemsetAsync(s.d_total.get(), 0, 4, st));
+    s.t0.record(st);
+    ac_kernel<<<(nb + kThreads - 1) / kThreads, kThreads, 0, st>>>(m.view, s.d_bytes.get(), s.d_start.get(), s.d_len.get(), nb,
+                                                                   s.d_count.get(), s.d_first.get(), s.d_ids.get(),
+                                                                   s.d_total.get());
+    TANDEM_CUDA_CHECK_LAUNCH();
+    s.t1.record(st);
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(s.h_count.get(), s.d_count.get(), nb * 4, cudaMemcpyDeviceToHost, st));
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(s.h_first.get(), s.d_first.get(), nb * 4, cudaMemcpyDeviceToHost, st));
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(s.h_total.get(), s.d_total.get(), 4, cudaMemcpyDeviceToHost, st));
+    s.busy = true;
+    ++stats_.batches;
+  }
+  finish(m.slot[0]);
+  finish(m.slot[1]);
+}
+
+}  // namespace tandem::dpi
