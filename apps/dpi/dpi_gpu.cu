@@ -14,9 +14,13 @@ constexpr uint32_t kMaxIds = AhoCorasickGpu::kMaxIds;
 constexpr size_t kMaxPayloads = 65536;       // per batch
 constexpr int kThreads = 128;
 
+constexpr uint32_t kSetSlots = 256;  // the per-thread set of ids found (open addressing)
+static_assert(kMaxIds < kSetSlots * 4 / 5, "the set must stay sparse enough to probe quickly");
+
 // One payload per thread. Payload k starts at bytes + start[k] (16-byte aligned, padded to a
-// multiple of 16), so it is read 16 bytes per load. Distinct ids go to a per-thread list (the
-// "seen" check is a scan of that list), then to ids[first[k] ..] with one atomicAdd per thread.
+// multiple of 16), so it is read 16 bytes per load. The distinct ids found go into a small hash
+// set in the thread's local memory (cleared on the first report, so match-free payloads never
+// touch it), then to ids[first[k] ..] with one atomicAdd per thread.
 __global__ void __launch_bounds__(kThreads) ac_kernel(AcView v, const uint8_t* __restrict__ bytes,
                                                       const uint32_t* __restrict__ start, const uint32_t* __restrict__ len,
                                                       uint32_t n, uint32_t* __restrict__ count, uint32_t* __restrict__ first,
@@ -30,25 +34,29 @@ __global__ void __launch_bounds__(kThreads) ac_kernel(AcView v, const uint8_t* _
   sv.cls = cls;
   const uint8_t* p = bytes + start[k];
   const uint32_t L = len[k];
-  uint32_t found[kMaxIds];
+  uint32_t set[kSetSlots];
   uint32_t nf = 0;
   bool overflow = false;
-  auto seen = [&](uint32_t id) {
-    for (uint32_t j = 0; j < nf; ++j) {
-      if (found[j] == id) return true;
-    }
-    return false;
+  auto slot_of = [&](uint32_t id) {
+    uint32_t h = (id * 2654435761u) >> 24;
+    while (set[h] != 0 && set[h] != id) h = (h + 1) % kSetSlots;
+    return h;
   };
+  auto seen = [&](uint32_t id) { return nf != 0 && set[slot_of(id)] == id; };
   auto add = [&](uint32_t id) {
-    if (nf < kMaxIds) {
-      found[nf++] = id;
-    } else {
-      overflow = true;
+    if (nf == 0) {
+      for (uint32_t j = 0; j < kSetSlots; ++j) set[j] = 0;
     }
+    if (nf == kMaxIds) {
+      overflow = true;
+      return;
+    }
+    set[slot_of(id)] = id;
+    ++nf;
   };
   uint32_t x = 0;
   const uint4* p4 = reinterpret_cast<const uint4*>(p);
-  for (uint32_t k0 = 0; k0 < L; k0 += 16) {
+  for (uint32_t k0 = 0; k0 < L && !overflow; k0 += 16) {
     const uint4 w = p4[k0 / 16];
     const uint32_t word[4] = {w.x, w.y, w.z, w.w};
     const uint32_t m = min(16u, L - k0);
@@ -68,7 +76,10 @@ __global__ void __launch_bounds__(kThreads) ac_kernel(AcView v, const uint8_t* _
   if (nf == 0) return;
   const uint32_t base = atomicAdd(total, nf);
   first[k] = base;
-  for (uint32_t j = 0; j < nf; ++j) ids[base + j] = found[j];
+  uint32_t w = base;
+  for (uint32_t j = 0; j < kSetSlots; ++j) {
+    if (set[j]) ids[w++] = set[j];
+  }
 }
 
 template <class T>

@@ -3,10 +3,10 @@
 //
 // Payloads go to the GPU batched by bytes (up to `batch_bytes` of payload per kernel), each batch
 // sorted by length so that the threads of a warp walk payloads of about the same length (the
-// GPU form of the G-Opt paper's sort). A thread keeps the distinct ids it finds (up to kMaxIds);
-// they are appended to one compact array, so only what was found comes back over PCIe. A payload
-// with more than kMaxIds distinct patterns is searched again on the CPU, so results never depend
-// on that limit. Two slots alternate: while the GPU works on one batch, the host packs the next.
+// GPU form of the G-Opt paper's sort). A thread keeps the distinct ids it finds (up to kMaxIds)
+// in a small hash set; they are appended to one compact array, so only what was found comes back
+// over PCIe. A payload with more than kMaxIds distinct patterns is searched again on the CPU, so
+// results never depend on that limit. Two slots alternate: while the GPU works on one batch, the host packs the next.
 // Builds without CUDA compile dpi_gpu_none.cc, whose constructor throws gpu::GpuError.
 #pragma once
 
@@ -22,7 +22,7 @@ namespace tandem::dpi {
 
 class AhoCorasickGpu {
  public:
-  static constexpr uint32_t kMaxIds = 64;
+  static constexpr uint32_t kMaxIds = 192;
 
   struct Stats {
     double kernel_ms = 0;      // the kernels alone (CUDA events), summed over batches
