@@ -19,6 +19,10 @@
 //   // The reference's verdict for a frame that reached the lookup (its verdict is final; the frame
 //   // may have been rewritten by apply): the key is read again from the frame.
 //   uint32_t reference_verdict(const uint8_t* frame, uint32_t len, uint16_t l3_off) const;
+// and may provide
+//   // The drop reasons the lookup and apply give (so verification checks them against the
+//   // reference); without it, kNoRoute alone. The fw-router adds kAclDenied.
+//   static constexpr bool lookup_drops(DropReason r);
 #pragma once
 
 #include <memory>
@@ -109,9 +113,19 @@ class ForwardAppImpl final : public ForwardApp {
 
   void build_reference() override { t_.build_reference(); }
 
+  // True for a drop the lookup (or apply) decided, which the reference must agree with; the other
+  // reasons come from classify, before the lookup.
+  static constexpr bool lookup_drops(DropReason r) {
+    if constexpr (requires { Traits::lookup_drops(r); }) {
+      return Traits::lookup_drops(r);
+    } else {
+      return r == DropReason::kNoRoute;
+    }
+  }
+
   bool reference_verdict(const uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t verdict,
                          uint32_t* want) const override {
-    if (Verdict::is_drop(verdict) && Verdict::reason(verdict) != DropReason::kNoRoute) return false;
+    if (Verdict::is_drop(verdict) && !lookup_drops(Verdict::reason(verdict))) return false;
     *want = t_.reference_verdict(frame, len, l3_off);
     return true;
   }

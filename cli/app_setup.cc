@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "apps/acl/hypersplit.h"
 #include "apps/echo/echo_app.h"
+#include "apps/fwrouter/fw_router_app.h"
 #include "apps/ipv4/ipv4_app.h"
 #include "apps/ipv6/ipv6_app.h"
 #include "apps/l2/l2_app.h"
@@ -49,6 +51,12 @@ struct L2State : AppState {
 };
 struct NdnState : AppState {
   ndn::NdnSetup setup;
+};
+struct FwRouterState : AppState {
+  LoadedTable t;
+  acl::RuleSet rules;
+  acl::HyperSplit tree;
+  std::unique_ptr<fwrouter::FwRouterTables> tables;
 };
 
 LoadedApp load_ipv4(const AppOptions& o) {
@@ -188,11 +196,95 @@ LoadedApp load_echo(const AppOptions& o) {
   return a;
 }
 
+LoadedApp load_fw_router(const AppOptions& o) {
+  if (o.fib.empty()) throw UsageError("--app fw-router needs --fib FILE");
+  auto st = std::make_unique<FwRouterState>();
+  st->rules = load_fw_rules(o.rules, o.acl_random, o.acl_default, o.acl_drop_share);
+  st->t = load_table(o.fib, /*quiet=*/true);
+  st->tree = acl::HyperSplit::build(st->rules.rules);
+  st->tables = std::make_unique<fwrouter::FwRouterTables>(st->rules, st->tree, *st->t.table, st->t.fib);
+  LoadedApp a;
+  const auto& hs = st->tree.stats();
+  char buf[640];
+  std::snprintf(buf, sizeof buf, "%s: %zu IPv4 routes, DIR-24-8 built in %.2f s; firewall %s, HyperSplit of %zu nodes "
+                "(%.2f MiB) built in %.2f s",
+                o.fib.c_str(), st->t.fib.routes.size(), st->t.build_seconds, describe_fw_rules(st->rules).c_str(), hs.nodes,
+                st->tree.memory_bytes() / 1048576.0, hs.build_seconds);
+  a.table_desc = buf;
+  a.app = std::make_unique<fwrouter::FwRouterApp>(*st->tables);
+  const acl::RuleSet* rules = &st->rules;
+  const ipv4::Fib* fib = &st->t.fib;
+  a.generate = [rules, fib](const GenSpec& spec) {
+    // Half the flows are drawn inside a random rule (accepted or denied by it, or by an earlier
+    // rule), from the rules that admit the traffic's protocol, drawn again (a few times) while
+    // the router would drop them as martians; the rest have a source in 10.0.0.0/8 and a
+    // destination by `dst` (matched by no rule, or by wide ones: the default policy or those).
+    std::vector<uint32_t> usable;
+    for (uint32_t i = 0; i < rules->rules.size(); ++i) {
+      const acl::Rule& r = rules->rules[i];
+      if ((spec.proto & r.proto_mask) == r.proto_value) usable.push_back(i);
+    }
+    return generate_flows(spec, 4, [rules, fib, &spec, &usable](Rng& rng, GenFlow& f) {
+      if (rng.below(2) == 0 && !usable.empty()) {
+        acl::Header h;
+        for (int tries = 0; tries < 8; ++tries) {
+          h = acl::header_in_rule(rules->rules[usable[rng.below(usable.size())]], rng.next());
+          if (!ipv4::martian_source(h.src) && !ipv4::martian_destination(h.dst)) break;
+        }
+        put32(f.src, h.src);
+        put32(f.dst, h.dst);
+        f.sport = h.sport;
+        f.dport = h.dport;
+      } else if (spec.dst == GenSpec::Dst::kFib && !fib->routes.empty()) {
+        const ipv4::Route& r = fib->routes[rng.below(fib->routes.size())];
+        const uint32_t host = r.len == 32 ? 0u : ~0u >> r.len;
+        put32(f.dst, r.prefix | (static_cast<uint32_t>(rng.next()) & host));
+      } else {
+        put32(f.dst, uniform_ipv4(rng));
+      }
+    });
+  };
+  a.state = std::move(st);
+  return a;
+}
+
 }  // namespace
 
+acl::RuleSet load_fw_rules(const std::string& path, uint64_t random_n, const std::string& default_policy,
+                           double drop_share) {
+  if (path.empty() == (random_n == 0)) throw UsageError("fw-router needs --rules FILE or --acl-random N (one of them)");
+  if (!default_policy.empty() && default_policy != "accept" && default_policy != "drop") {
+    throw UsageError("--acl-default: accept or drop, not '" + default_policy + "'");
+  }
+  acl::RuleSet s;
+  try {
+    s = path.empty() ? acl::random_rules(random_n, 1) : acl::load_rules(path);
+  } catch (const TableError& e) {
+    throw UsageError(e.what());
+  }
+  if (!default_policy.empty()) s.default_action = default_policy == "drop" ? acl::kDrop : acl::kAccept;
+  if (drop_share > 1) throw UsageError("--acl-drop-share: a share 0..1");
+  if (drop_share < 0 && s.classbench) drop_share = 0.2;
+  if (drop_share >= 0) {
+    for (size_t i = 0; i < s.rules.size(); ++i) {
+      const double u = static_cast<double>(mix64(i + 0x5EED) >> 11) * 0x1.0p-53;
+      s.rules[i].action = u < drop_share ? acl::kDrop : acl::kAccept;
+    }
+  }
+  return s;
+}
+
+std::string describe_fw_rules(const acl::RuleSet& s) {
+  size_t drops = 0;
+  for (const acl::Rule& r : s.rules) drops += r.action == acl::kDrop;
+  return s.path + ": " + std::to_string(s.rules.size()) + (s.rules.size() == 1 ? " rule (" : " rules (") +
+         std::to_string(drops) + " drop), default " + (s.default_action == acl::kDrop ? "drop" : "accept");
+}
+
 void add_app_options(CLI::App* c, AppOptions& o) {
-  c->add_option("--app", o.app, "application: ipv4, ipv6, l2 (CuckooSwitch), ndn (name lookup), echo")
-      ->capture_default_str()->check(CLI::IsMember({"ipv4", "ipv6", "l2", "ndn", "echo"}));
+  c->add_option("--app", o.app, "application: ipv4, ipv6, l2 (CuckooSwitch), ndn (name lookup), echo, fw-router "
+                                "(a 5-tuple firewall, then the IPv4 router)")
+      ->capture_default_str()->check(CLI::IsMember({"ipv4", "ipv6", "l2", "ndn", "echo", "fw-router"}));
   c->add_option("--fib", o.fib,
                 "the app's table: PREFIX/LEN [NEXTHOP] lines or an MRT dump (ipv4, ipv6), MAC PORT lines (l2), "
                 "NAME NEXTHOP lines in NDN URI form (ndn); .gz ok")
@@ -209,16 +301,32 @@ void add_app_options(CLI::App* c, AppOptions& o) {
       ->capture_default_str()->check(CLI::Range(1u, 10000u));
   c->add_option("--ports", o.ports, "ports of generated tables (--l2-random, --urls)")
       ->capture_default_str()->check(CLI::Range(1u, 65535u));
+  c->add_option("--rules", o.rules, "fw-router: firewall rules, a ClassBench filter file or Tandem's syntax "
+                                    "(`accept src 10.0.0.0/8 dport 80`), .gz ok")
+      ->check(CLI::ExistingFile);
+  c->add_option("--acl-random", o.acl_random, "fw-router: this many random rules instead of --rules")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 22));
+  c->add_option("--acl-default", o.acl_default,
+                "fw-router: the policy when no rule matches (default: the file's `default` line, else accept)")
+      ->check(CLI::IsMember({"accept", "drop"}));
+  c->add_option("--acl-drop-share", o.acl_drop_share,
+                "fw-router: give this share of the rules the drop action, the rest accept (default: 0.2 for "
+                "ClassBench sets, which have no actions; other sets as written)")
+      ->check(CLI::Range(0.0, 1.0));
 }
 
 LoadedApp load_app(const AppOptions& o) {
   if (o.app != "l2" && o.l2_random) throw UsageError("--l2-random is for --app l2");
   if (o.app != "ndn" && !o.urls.empty()) throw UsageError("--urls is for --app ndn");
+  if (o.app != "fw-router" && (!o.rules.empty() || o.acl_random || !o.acl_default.empty() || o.acl_drop_share >= 0)) {
+    throw UsageError("--rules, --acl-random, --acl-default and --acl-drop-share are for --app fw-router");
+  }
   if (o.app == "ipv4") return load_ipv4(o);
   if (o.app == "ipv6") return load_ipv6(o);
   if (o.app == "l2") return load_l2(o);
   if (o.app == "ndn") return load_ndn(o);
   if (o.app == "echo") return load_echo(o);
+  if (o.app == "fw-router") return load_fw_router(o);
   throw UsageError("--app: unknown app '" + o.app + "'");
 }
 

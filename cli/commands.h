@@ -23,6 +23,7 @@ void register_bench_anchors(CLI::App& bench);
 void register_bench_cores(CLI::App& bench);
 void register_bench_lookup(CLI::App& bench);
 void register_bench_classify(CLI::App& bench);
+void register_bench_fw_router(CLI::App& bench);
 void register_bench_dpi(CLI::App& bench);
 
 // Thrown by commands for user-facing failures: printed as "tandem: error: <msg>", exit code 1.

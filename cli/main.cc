@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   tandem::cli::register_bench_cores(*bench);
   tandem::cli::register_bench_lookup(*bench);
   tandem::cli::register_bench_classify(*bench);
+  tandem::cli::register_bench_fw_router(*bench);
   tandem::cli::register_bench_dpi(*bench);
   try {
     app.parse(argc, argv);

@@ -23,6 +23,7 @@ enum class DropReason : uint8_t {
   kNdnNotInterest,    // NDN: a well-formed TLV packet that is not an Interest (Data, Nack, ...)
   kNdnNameTooLong,    // NDN: more name components than the FIB can take (kMaxComponents)
   kNoPayload,         // Echo: no 4-byte value after the transport header
+  kAclDenied,         // fw-router: the firewall's first matching rule (or its default policy) drops it
   kCount
 };
 

@@ -12,8 +12,9 @@
 #   apps-cores: throughput vs cores for every app (bench cores: echo, ipv4, ipv6, l2 1M/16M, ndn);
 #     SPECS="name:app flags|..." WORKERS=1,2,4 REPS=3 PACKETS=8000000 choose what runs;
 #   apps-lookup: every app's lookups alone (bench lookup: scalar, batched, GPU), one core;
-#   acl-dpi: the firewall and DPI tests (GPU included), bench classify (ClassBench acl1/fw1/ipc1
-#     10k: linear, HyperSplit, rte_acl, GPU) and bench dpi (ET rules: baseline, batched, Hyperscan).
+#   acl-dpi: the firewall, fw-router and DPI tests (GPU included), bench classify (ClassBench
+#     acl1/fw1/ipc1 10k: linear, HyperSplit, rte_acl, GPU), bench fw-router (acl1_10k: CPU, GPU
+#     fused vs split) and bench dpi (ET rules: baseline, batched, Hyperscan, GPU; 1 and 16 threads).
 # Needs .deps/ from scripts/fetch-device-deps.sh (carried with the tree).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -147,7 +148,7 @@ if [ "$MODE" = acl-dpi ]; then
   T=./build-device/tandem
   LOG="$OUT/acl-dpi.log"
   echo "== tests: firewall (GPU included) and DPI ==" | tee -a "$LOG"
-  (cd build-device && ctest --output-on-failure -j4 --timeout 300 -R "Acl|Ids|AhoCorasick|DpiStage2|test_classify|test_match") \
+  (cd build-device && ctest --output-on-failure -j4 --timeout 300 -R "Acl|Ids|AhoCorasick|DpiStage2|FwRouter|test_classify|test_match") \
     > "$OUT/ctest_acl_dpi.log" 2>&1
   echo "ctest exit: $?" | tee -a "$LOG"; grep -E "tests passed|Failed|\*\*\*|Skipped" "$OUT/ctest_acl_dpi.log" | tail -12
   CB=.deps/shared/classbench/filters
@@ -156,6 +157,9 @@ if [ "$MODE" = acl-dpi ]; then
     timeout 120 $T bench classify --rules $CB/$set.gz --core 2 --reps 5 --n 4000000 --json "$OUT/bench_classify_$set.json" >> "$LOG" 2>&1
     echo "exit $?" | tee -a "$LOG"
   done
+  echo "== bench fw-router: acl1_10k + the full BGP table, CPU and GPU fused vs split ==" | tee -a "$LOG"
+  timeout 150 $T bench fw-router --fib $FIB --rules $CB/acl1_10k.gz --core 2 --json "$OUT/bench_fw_router_acl1_10k.json" >> "$LOG" 2>&1
+  echo "exit $?" | tee -a "$LOG"
   echo "== bench dpi: ET rules, 1 and 16 threads, GPU ==" | tee -a "$LOG"
   timeout 300 $T bench dpi --rules .deps/shared/ids/et_open_2019-04-15/*.rules.gz --threads 1,16 --core 0 --reps 3 \
     --json "$OUT/bench_dpi.json" >> "$LOG" 2>&1
@@ -164,7 +168,7 @@ if [ "$MODE" = acl-dpi ]; then
   timeout 200 $T bench dpi --rules .deps/shared/ids/et_open_2019-04-15/*.rules.gz --threads 1 --core 1 --reps 3 --group 8 \
     --device cpu --json "$OUT/bench_dpi_group8.json" >> "$LOG" 2>&1
   echo "exit $?" | tee -a "$LOG"
-  grep -E "^==|^exit|^rules|^cpu|^dpdk|^gpu|^stage1|^hyperscan|^rules_|Gbps|traffic:|results|batch bytes" "$LOG" | tail -90
+  grep -E "^==|^exit|^rules|^cpu|^dpdk|^gpu|^stage1|^hyperscan|^rules_|Gbps|traffic:|results|batch bytes|^cpu_|^gpu_|split" "$LOG" | tail -120
   exit 0
 fi
 if [ "$MODE" = apps-lookup ]; then

@@ -1,8 +1,9 @@
-"""`tandem run --app ipv4|ipv6|l2|ndn|echo`: each app forwards generated traffic (and, for IPv4/IPv6,
-a real capture) with --verify on the CPU scalar and batched paths and with --device auto (the GPU
-where there is one), accounts for every packet, agrees with its reference (0 differ), and gives
-the same per-port and per-reason counts on every path; `bench cores --app` runs for a second app
-and `bench lookup` agrees with itself across paths for four apps.
+"""`tandem run --app ipv4|ipv6|l2|ndn|echo|fw-router`: each app forwards generated traffic (and, for
+IPv4/IPv6, a real capture) with --verify on the CPU scalar and batched paths and with --device auto
+(the GPU where there is one), accounts for every packet, agrees with its reference (0 differ), and
+gives the same per-port and per-reason counts on every path (the fw-router denies some packets);
+`bench cores --app` runs for a second app, `bench lookup` agrees with itself across paths for five
+apps, and `bench fw-router` agrees with linear search.
 Missing or conflicting table flags, and broken table files, fail with a message naming the flag or
 the file and line."""
 import json
@@ -17,6 +18,7 @@ def main():
     d = tmpdir()
     fib = os.path.join(a.source_dir, "data/fib/iprbench_tier1_fulltable_prefixes.txt.gz")
     urls = os.path.join(os.path.dirname(a.source_dir.rstrip("/")), "shared/data/names/iscx_url2016_benign_list_big_final.csv.gz")
+    acl1 = os.path.join(os.path.dirname(a.source_dir.rstrip("/")), "shared/data/classbench/filters/acl1_1k.gz")
     ndn_fib = os.path.join(d, "names.fib")
     open(ndn_fib, "w").write("/com/example 1\n/com 2\n/org/wikipedia/en 3\n/ 0\n")
     l2_fib = os.path.join(d, "macs.txt")
@@ -28,7 +30,10 @@ def main():
         ("l2", ["--fib", l2_fib], "count=2000,dst=uniform,seed=5"),
         ("ndn", ["--fib", ndn_fib], "count=5000,dst=fib,seed=6"),
         ("echo", [], "count=20000,proto=tcp,seed=7"),
+        ("fw-router", ["--fib", fib, "--acl-random", "2000"], "count=20000,dst=uniform,proto=tcp,seed=10"),
     ]
+    if os.path.exists(acl1):
+        cases.append(("fw-router", ["--fib", fib, "--rules", acl1], "count=20000,dst=fib,flows=2000,seed=11"))
     if os.path.exists(urls):
         cases.append(("ndn", ["--urls", urls], "count=20000,dst=fib,seed=8"))
         cases.append(("ndn", ["--urls", urls, "--ndn-fixed-bytes", "32"], "count=20000,dst=fib,seed=9"))
@@ -48,6 +53,8 @@ def main():
                 c.check(r.get("app") == app and r.get("balanced") is True, f"{what}: json app/balanced {r.get('app')} {r.get('balanced')}")
                 c.check(r.get("verify", {}).get("checked", 0) > 0, f"{what}: nothing verified")
                 reports.append((r.get("forwarded_per_port"), r.get("drops")))
+                if app == "fw-router":
+                    c.check(r.get("drops", {}).get("acl_denied", 0) > 0, f"{what}: nothing denied: {r.get('drops')}")
                 os.remove(out)
         c.check(len(reports) == 3 and all(x == reports[0] for x in reports), f"{app}: counts differ between paths: {reports}")
 
@@ -68,7 +75,8 @@ def main():
                 f"bench cores --app l2 json: {r.get('app')} {r.get('all_balanced')} {r.get('batched_over_scalar')}")
 
     # bench lookup: every app's lookup paths agree on its traffic's keys.
-    for app, table in (("ipv6", ["--fib", fib]), ("l2", ["--l2-random", "5000"]), ("ndn", ["--fib", ndn_fib]), ("echo", [])):
+    for app, table in (("ipv6", ["--fib", fib]), ("l2", ["--l2-random", "5000"]), ("ndn", ["--fib", ndn_fib]), ("echo", []),
+                       ("fw-router", ["--fib", fib, "--acl-random", "1000"])):
         out = os.path.join(d, "lookup.json")
         rc, so, se = run([a.tandem, "bench", "lookup", "--app", app, *table, "--gen", "count=20000,dst=fib,seed=2",
                           "--reps", "1", "--json", out])
@@ -79,6 +87,19 @@ def main():
             c.check(r.get("app") == app and "cpu_scalar" in rows and "cpu_batched" in rows and
                     all(v == 0 for v in r.get("mismatches_vs_scalar", {}).values()), f"bench lookup --app {app} json: {r}")
             os.remove(out)
+
+    # bench fw-router: every CPU path (and the GPU's two plans, where there is a GPU) agrees with
+    # linear search + DIR-24-8.
+    out = os.path.join(d, "fw.json")
+    rc, so, se = run([a.tandem, "bench", "fw-router", "--fib", fib, "--acl-random", "1000", "--n", "20000",
+                      "--linear-n", "5000", "--reps", "1", "--gpu-batches", "1024,8192", "--gpu-reps", "2", "--json", out])
+    c.check(rc == 0 and "every path agrees" in so, f"bench fw-router: rc {rc} {so[-400:]} {se[-300:]}")
+    if os.path.exists(out):
+        r = json.load(open(out))
+        rows = {x.get("path"): x for x in r.get("results", [])}
+        c.check(r.get("bench") == "fw-router" and "cpu_hypersplit_lpm_batched" in rows and
+                all(v == 0 for v in r.get("mismatches_vs_reference", {}).values()) and
+                (r.get("gpu") or r.get("gpu_skipped")), f"bench fw-router json: {r.get('mismatches_vs_reference')}")
 
     # Flags and broken tables.
     bad = os.path.join(d, "bad.fib")
@@ -92,6 +113,10 @@ def main():
         (["--app", "ndn", "--fib", bad, "--gen", "count=10"], "bad.fib:2:"),
         (["--app", "l2", "--fib", bad, "--gen", "count=10"], "bad.fib:1:"),
         (["--app", "ipv6", "--fib", fib, "--gen", "count=10,size=9000"], "--gen"),
+        (["--app", "fw-router", "--fib", fib, "--gen", "count=10"], "--rules"),
+        (["--app", "fw-router", "--acl-random", "10", "--gen", "count=10"], "--fib"),
+        (["--app", "ipv4", "--fib", fib, "--acl-random", "10", "--gen", "count=10"], "--app fw-router"),
+        (["--app", "fw-router", "--fib", fib, "--rules", bad, "--gen", "count=10"], "bad.fib:1:"),
     ]:
         rc, so, se = run([a.tandem, "run", *cmd])
         c.check(rc != 0 and want in se, f"{' '.join(cmd)}: rc {rc}, want {want!r} in stderr {se.strip()[-300:]!r}")

@@ -1,0 +1,102 @@
+// fw-router: the IPv4 router with a 5-tuple firewall in front, as a ForwardApp
+// (apps/forward_app.h). Per packet: parse and validate as the IPv4 router does (martians and
+// expiring TTLs dropped first, ipv4_frame_core.h), then the firewall (HyperSplit, first match
+// wins; no match: the rule set's default policy), a denied packet dropped as kAclDenied, an
+// accepted one looked up in DIR-24-8 and forwarded (TTL, checksum, port) or dropped as kNoRoute.
+// The decision is fw_router_core.h's, the same code on every path:
+//
+//   scalar:  one header at a time through fw_router_decide;
+//   batched: the burst's headers through HyperSplit's level-by-level group walk, then the accepted
+//            ones' destinations through the IPv4 router's prefetching DIR-24-8 lookup;
+//   GPU:     one thread per packet doing both (fw_router_gpu.h; the split two-kernel plan is for
+//            the benchmark).
+//
+// The reference (--verify) is independent of both tables: linear first-match search over the
+// rules and the IPv4 reference trie.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "apps/acl/acl_rules.h"
+#include "apps/acl/hypersplit.h"
+#include "apps/forward_app.h"
+#include "apps/forward_app_impl.h"
+#include "apps/fwrouter/fw_router_core.h"
+#include "apps/ipv4/dir24_8.h"
+#include "apps/ipv4/fib_loader.h"
+#include "apps/ipv4/ref_trie.h"
+
+namespace tandem::fwrouter {
+
+class FwRouterGpu;
+
+// What the app reads, built once: the rules (their order is their priority), their HyperSplit
+// tree and one action byte per rule, the routes and their DIR-24-8 table. The tables must outlive
+// the app.
+struct FwRouterTables {
+  FwRouterTables(const acl::RuleSet& rules, const acl::HyperSplit& tree, const ipv4::Dir24_8& table,
+                 const ipv4::Fib& fib);
+
+  const acl::RuleSet* rules;
+  const acl::HyperSplit* tree;
+  const ipv4::Dir24_8* table;
+  const ipv4::Fib* fib;
+  std::vector<uint8_t> actions;  // rules->rules[i].action
+  uint8_t default_action;
+
+  // fw_router_decide on the CPU, one header.
+  uint32_t decide(const acl::Header& h) const {
+    return fw_router_decide(tree->view(), actions.data(), default_action, table->tbl24(), table->tbl8(), h);
+  }
+  // The same for n headers: the firewall for a group of headers (HyperSplit's batched walk), then
+  // DIR-24-8's prefetching lookup over the accepted ones.
+  void decide_batch(const acl::Header* h, uint32_t* out, size_t n) const;
+  // Linear first-match search instead of the tree, then DIR-24-8: the reference's decision on the
+  // same tables, the slow baseline of the benchmark.
+  uint32_t decide_linear(const acl::Header& h) const;
+};
+
+struct FwRouterTraits {
+  using Key = acl::Header;
+  using Item = acl::Header;
+  static constexpr const char* kName = "fw-router";
+
+  explicit FwRouterTraits(const FwRouterTables& tables);
+  ~FwRouterTraits();
+  FwRouterTraits(FwRouterTraits&&) noexcept;
+
+  // The lookup's own drops: the firewall's and the router's.
+  static constexpr bool lookup_drops(DropReason r) {
+    return r == DropReason::kAclDenied || r == DropReason::kNoRoute;
+  }
+
+  size_t ports() const { return size_t{t->fib->max_next_hop} + 1; }
+  DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const;
+  // The tree's top levels stay in cache; the destination's tbl24 line is the miss worth starting.
+  void prefetch(const Key& k) const { prefetch_read(&t->table->tbl24()[ipv4::dir24_8_tbl24_index(k.dst)]); }
+  uint32_t lookup(const Key& k) const { return t->decide(k); }
+  void lookup_batch(const Key* keys, uint32_t* results, size_t n) const { t->decide_batch(keys, results, n); }
+  void to_item(const Key& k, Item* item) const { *item = k; }
+  void lookup_items(const Item* items, uint32_t* results, size_t n) const { t->decide_batch(items, results, n); }
+  uint32_t lookup_item(const Item& k) const { return t->decide(k); }
+  uint32_t apply(uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t result) const;
+  std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts);
+  void build_reference();
+  uint32_t reference_verdict(const uint8_t* frame, uint32_t len, uint16_t l3_off) const;
+
+  const FwRouterTables* t;
+  std::unique_ptr<ipv4::RefTrie> ref;
+  std::unique_ptr<FwRouterGpu> gpu;  // made by the first make_gpu_runner
+};
+
+using FwRouterApp = ForwardAppImpl<FwRouterTraits>;
+
+// n headers for tests and benchmarks, the same for a seed: half drawn inside random rules (so
+// accepted or denied by a rule), a quarter with a source in 10.0.0.0/8 and a destination inside a
+// random prefix of the table (mostly matched by no rule: the default policy), a quarter uniform
+// over all five fields (some without a route). Protocols are TCP or UDP outside the rules.
+std::vector<acl::Header> mixed_headers(const acl::RuleSet& rules, const ipv4::Fib& fib, size_t n, uint64_t seed);
+
+}  // namespace tandem::fwrouter

@@ -1,0 +1,447 @@
+// fw-router (apps/fwrouter): the 5-tuple firewall in front of the IPv4 router, on the real BGP
+// table and ClassBench filter sets (and random rules). Every path's decisions equal an independent
+// reference (linear first-match search over the rules, then the IPv4 reference trie): the CPU
+// scalar and batched decisions, the GPU fused and split plans, and whole frames through the worker
+// pipeline on every CPU path and every GPU offload mode, with every packet accounted for.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/fwrouter/fw_router_app.h"
+#include "apps/fwrouter/fw_router_gpu.h"
+#include "cli/app_setup.h"
+#include "cli/commands.h"
+#include "cli/table_setup.h"
+#include "io/flow_traffic.h"
+#include "io/traffic_gen.h"
+#include "sched/workers.h"
+#include "tests/test_util.h"
+
+namespace tandem::fwrouter {
+namespace {
+
+// The BGP table from the shared data, or the checkout's copy of it.
+std::string fib_path() {
+  for (const std::string& p : {test::shared_data_path("fib/iprbench_tier1_fulltable_prefixes.txt.gz"),
+                               test::source_path("data/fib/iprbench_tier1_fulltable_prefixes.txt.gz")}) {
+    if (std::ifstream(p).good()) return p;
+  }
+  return "";
+}
+std::string classbench_path(const char* name) {
+  const std::string p = test::shared_data_path(std::string("classbench/filters/") + name + ".gz");
+  return std::ifstream(p).good() ? p : "";
+}
+
+#define REQUIRE_FIB()                                                  \
+  do {                                                                 \
+    if (fib_path().empty()) GTEST_SKIP() << "no BGP table found";      \
+  } while (0)
+
+// The table, loaded once per test binary, and its reference trie.
+struct Routes {
+  cli::LoadedTable t;
+  ipv4::RefTrie trie;
+  static const Routes& get() {
+    static const Routes* r = [] {
+      auto* x = new Routes;
+      x->t = cli::load_table(fib_path(), /*quiet=*/true);
+      for (const ipv4::Route& rt : x->t.fib.routes) x->trie.insert(rt.prefix, rt.len, rt.next_hop);
+      return x;
+    }();
+    return *r;
+  }
+};
+
+// The rule sets: random rules with explicit actions, and ClassBench sets where present (every rule
+// accepts there; load_fw_rules gives 20% of them drop).
+struct NamedRules {
+  std::string name;
+  acl::RuleSet rules;
+  size_t headers;  // linear search over 10k rules is slow: fewer headers for the large sets
+};
+std::vector<NamedRules> rule_sets() {
+  std::vector<NamedRules> v;
+  v.push_back({"random3000", cli::load_fw_rules("", 3000, ""), 200000});
+  v.push_back({"random500-default-drop", cli::load_fw_rules("", 500, "drop"), 100000});
+  for (const char* name : {"acl1_10k", "fw1_1k", "ipc1_1k"}) {
+    const std::string p = classbench_path(name);
+    if (!p.empty()) v.push_back({name, cli::load_fw_rules(p, 0, ""), std::string(name).find("10k") != std::string::npos ? 60000u : 200000u});
+  }
+  return v;
+}
+
+// The reference decision: linear first match, the action or the default, then the trie.
+uint32_t reference(const acl::RuleSet& s, const ipv4::RefTrie& trie, const acl::Header& h) {
+  const uint32_t r = acl::classify_linear(s.rules.data(), static_cast<uint32_t>(s.rules.size()), h);
+  const uint8_t action = r == acl::kNoMatch ? uint8_t{s.default_action} : s.rules[r].action;
+  if (action != acl::kAccept) return kDenied;
+  const uint32_t nh = trie.lookup(h.dst);
+  return nh == ipv4::RefTrie::kNoRoute ? ipv4::kNoRoute : nh;
+}
+
+size_t count_diff(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+  size_t d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d += a[i] != b[i];
+  return d;
+}
+
+TEST(FwRouter, DropReasonHasAName) {
+  EXPECT_STREQ(drop_reason_name(DropReason::kAclDenied), "acl_denied");
+  for (int r = 0; r < kDropReasonCount; ++r) EXPECT_STRNE(drop_reason_name(DropReason(r)), "unknown") << r;
+  EXPECT_TRUE(FwRouterApp::lookup_drops(DropReason::kAclDenied));
+  EXPECT_TRUE(FwRouterApp::lookup_drops(DropReason::kNoRoute));
+  EXPECT_FALSE(FwRouterApp::lookup_drops(DropReason::kMartian));
+}
+
+TEST(FwRouter, RuleLoading) {
+  EXPECT_THROW(cli::load_fw_rules("", 0, ""), cli::UsageError);
+  const acl::RuleSet r = cli::load_fw_rules("", 1000, "");
+  EXPECT_EQ(cli::load_fw_rules("", 1000, "drop").default_action, acl::kDrop);
+  size_t drops = 0;
+  for (const acl::Rule& x : r.rules) drops += x.action == acl::kDrop;
+  EXPECT_GT(drops, 100u);  // random_rules' own 80/20, untouched
+  EXPECT_LT(drops, 300u);
+  for (const acl::Rule& x : cli::load_fw_rules("", 1000, "", 0.0).rules) EXPECT_EQ(x.action, acl::kAccept);
+  const std::string p = classbench_path("acl1_1k");
+  if (p.empty()) return;
+  EXPECT_THROW(cli::load_fw_rules(p, 5, ""), cli::UsageError);
+  const acl::RuleSet cb = cli::load_fw_rules(p, 0, "");
+  size_t cb_drops = 0;
+  for (const acl::Rule& x : cb.rules) cb_drops += x.action == acl::kDrop;
+  EXPECT_GT(cb_drops, cb.rules.size() / 10);  // 20% by default: ClassBench has no actions
+  EXPECT_LT(cb_drops, cb.rules.size() * 3 / 10);
+  EXPECT_EQ(cb.default_action, acl::kAccept);
+}
+
+// A hand-made rule set in Tandem's syntax, frames with known 5-tuples, each verdict known.
+TEST(FwRouter, HandMadeRulesAndFrames) {
+  const std::string path = ::testing::TempDir() + "/fw_router_rules.txt";
+  std::ofstream(path) << "# ssh from 10/8 is refused, DNS to 8.8.8.0/24 allowed, other UDP refused\n"
+                         "drop src 10.0.0.0/8 dport 22 proto tcp\n"
+                         "accept dst 8.8.8.0/24 dport 53 proto udp\n"
+                         "drop proto udp\n"
+                         "default accept\n";
+  const acl::RuleSet rules = cli::load_fw_rules(path, 0, "");
+  ASSERT_EQ(rules.rules.size(), 3u);
+  ipv4::Fib fib;
+  fib.routes = {{0x08080800u, 24, 1}, {0x01000000u, 8, 2}};
+  fib.max_next_hop = 2;
+  ipv4::Dir24_8 table;
+  for (const ipv4::Route& r : fib.routes) ASSERT_EQ(table.add(r.prefix, r.len, r.next_hop), ipv4::Dir24_8::Status::kOk);
+  const acl::HyperSplit tree = acl::HyperSplit::build(rules.rules);
+  const FwRouterTables t(rules, tree, table, fib);
+  FwRouterApp app(t);
+  app.build_reference();
+
+  struct Case {
+    uint32_t src, dst;
+    uint16_t sport, dport;
+    uint8_t proto;
+    uint32_t want;
+  };
+  const Case cases[] = {
+      {0x0A000001, 0x01020304, 40000, 22, 6, Verdict::drop(DropReason::kAclDenied)},  // rule 1
+      {0x0B000001, 0x01020304, 40000, 22, 6, Verdict::port(2)},                       // not from 10/8
+      {0x0A000001, 0x08080808, 40000, 53, 17, Verdict::port(1)},                      // rule 2
+      {0x0A000001, 0x08080808, 40000, 54, 17, Verdict::drop(DropReason::kAclDenied)},  // rule 3
+      {0x0A000001, 0x09090909, 40000, 80, 6, Verdict::drop(DropReason::kNoRoute)},     // default, no route
+      {0x0A000001, 0xE0000001, 40000, 80, 6, Verdict::drop(DropReason::kMartian)},     // before the firewall
+  };
+  PacketStore s;
+  for (const Case& c : cases) {
+    GenFlow f;
+    for (int i = 0; i < 4; ++i) {
+      f.src[i] = static_cast<uint8_t>(c.src >> (24 - 8 * i));
+      f.dst[i] = static_cast<uint8_t>(c.dst >> (24 - 8 * i));
+    }
+    f.sport = c.sport;
+    f.dport = c.dport;
+    std::vector<uint8_t> frame(60);
+    write_flow_frame(frame.data(), 60, f, c.proto, s.size());
+    s.add(frame.data(), 60, 60, 0);
+  }
+  for (LookupPath path : {LookupPath::kScalar, LookupPath::kBatched}) {
+    PacketPool pool(16, 2048);
+    PacketBatch b;
+    Counters c(app.ports());
+    ASSERT_EQ(pool.alloc_bulk(b.cell.data(), static_cast<uint32_t>(s.size())), s.size());
+    for (size_t i = 0; i < s.size(); ++i) {
+      std::copy_n(s.frame(i), s.caplen[i], pool.data(b.cell[i]));
+      b.len[i] = static_cast<uint16_t>(s.caplen[i]);
+    }
+    b.size = static_cast<uint32_t>(s.size());
+    if (path == LookupPath::kScalar) {
+      app.forward_scalar(pool, b, c);
+    } else {
+      app.forward_batched(pool, b, c);
+    }
+    for (size_t i = 0; i < s.size(); ++i) {
+      EXPECT_EQ(b.verdict[i], cases[i].want) << "case " << i;
+      uint32_t want = 0;
+      if (app.reference_verdict(pool.data(b.cell[i]), b.len[i], b.l3_off[i], b.verdict[i], &want)) {
+        EXPECT_EQ(want, b.verdict[i]) << "reference, case " << i;
+      } else {
+        EXPECT_EQ(Verdict::reason(b.verdict[i]), DropReason::kMartian) << "case " << i;
+      }
+    }
+    EXPECT_EQ(c.drops[int(DropReason::kAclDenied)], 2u);
+    EXPECT_TRUE(c.balanced());
+  }
+  // A protocol without ports: the firewall sees ports 0.
+  acl::Header icmp;
+  icmp.src = 0x0A000001;
+  icmp.dst = 0x08080808;
+  icmp.proto = 1;
+  EXPECT_EQ(t.decide(icmp), 1u);
+  icmp.dport = 22;
+  icmp.proto = 6;
+  EXPECT_EQ(t.decide(icmp), kDenied);
+}
+
+// Headers (half inside rules, the rest with destinations in the table or uniform): the scalar,
+// batched and linear decisions equal the reference, and the mix holds every outcome.
+TEST(FwRouter, CpuDecisionsEqualTheReference) {
+  REQUIRE_FIB();
+  const Routes& rt = Routes::get();
+  for (const NamedRules& nr : rule_sets()) {
+    const acl::HyperSplit tree = acl::HyperSplit::build(nr.rules.rules);
+    const FwRouterTables t(nr.rules, tree, *rt.t.table, rt.t.fib);
+    const std::vector<acl::Header> h = mixed_headers(nr.rules, rt.t.fib, nr.headers, 11);
+    std::vector<uint32_t> want(h.size()), one(h.size()), batch(h.size() + 1, 0xABCDu), lin(h.size());
+    size_t denied = 0, no_route = 0;
+    for (size_t i = 0; i < h.size(); ++i) {
+      want[i] = reference(nr.rules, rt.trie, h[i]);
+      denied += want[i] == kDenied;
+      no_route += want[i] == ipv4::kNoRoute;
+      one[i] = t.decide(h[i]);
+      lin[i] = t.decide_linear(h[i]);
+    }
+    t.decide_batch(h.data(), batch.data(), h.size());
+    EXPECT_EQ(batch.back(), 0xABCDu) << nr.name << ": decide_batch wrote past the end";
+    batch.pop_back();
+    EXPECT_EQ(count_diff(one, want), 0u) << nr.name << " scalar";
+    EXPECT_EQ(count_diff(batch, want), 0u) << nr.name << " batched";
+    EXPECT_EQ(count_diff(lin, want), 0u) << nr.name << " linear";
+    EXPECT_GT(denied, h.size() / 100) << nr.name;
+    EXPECT_GT(no_route, h.size() / 100) << nr.name;
+    EXPECT_GT(h.size() - denied - no_route, h.size() / 10) << nr.name;
+    std::printf("%-24s %zu headers: %zu denied, %zu without a route, %zu routed\n", nr.name.c_str(), h.size(), denied,
+                no_route, h.size() - denied - no_route);
+  }
+}
+
+TEST(FwRouter, GpuFusedAndSplitEqualTheReference) {
+  TANDEM_REQUIRE_GPU();
+  REQUIRE_FIB();
+  const Routes& rt = Routes::get();
+  for (const NamedRules& nr : rule_sets()) {
+    const acl::HyperSplit tree = acl::HyperSplit::build(nr.rules.rules);
+    const FwRouterTables t(nr.rules, tree, *rt.t.table, rt.t.fib);
+    const std::vector<acl::Header> h = mixed_headers(nr.rules, rt.t.fib, nr.headers, 12);
+    std::vector<uint32_t> want(h.size()), fused(h.size()), split(h.size()), runner_out(h.size());
+    for (size_t i = 0; i < h.size(); ++i) want[i] = reference(nr.rules, rt.trie, h[i]);
+    FwRouterGpu g(t);
+    g.decide(GpuPlan::kFused, h.data(), fused.data(), h.size());
+    g.decide(GpuPlan::kSplit, h.data(), split.data(), h.size());
+    EXPECT_EQ(count_diff(fused, want), 0u) << nr.name << " fused";
+    EXPECT_EQ(count_diff(split, want), 0u) << nr.name << " split";
+    gpu::OffloadOptions oo;
+    oo.capacity = 1000;  // several batches, the last one partial
+    auto runner = g.make_runner(oo);
+    gpu::run_all(*runner, h.data(), runner_out.data(), h.size());
+    EXPECT_EQ(count_diff(runner_out, want), 0u) << nr.name << " offload runner";
+    // The benchmark's timed runs leave their results too.
+    const size_t n = std::min<size_t>(h.size(), 8192);
+    std::vector<uint32_t> tf(n), ts(n);
+    const GpuPlanTimes times = g.time_plans(h.data(), n, 2, tf.data(), ts.data());
+    EXPECT_EQ(times.fused.size(), 2u);
+    EXPECT_EQ(times.lpm_only.size(), 2u);
+    EXPECT_TRUE(std::equal(tf.begin(), tf.end(), want.begin())) << nr.name << " timed fused";
+    EXPECT_TRUE(std::equal(ts.begin(), ts.end(), want.begin())) << nr.name << " timed split";
+  }
+}
+
+// --- Whole frames through the worker pipeline (sched/workers.h), as tests/apps_pipeline_test.cc
+// does for the other apps.
+
+// A runner that does the app's CPU lookup on the host at submit (the staged engine's worker logic
+// on every machine).
+class HostAppRunner final : public gpu::OffloadRunner {
+ public:
+  HostAppRunner(const ForwardApp& app, size_t cap, int slots)
+      : app_(app), cap_(cap), in_(slots, std::vector<uint8_t>(cap * app.item_bytes())), out_(slots, std::vector<uint32_t>(cap)) {}
+  gpu::GpuMode mode() const override { return gpu::GpuMode::kAsync; }
+  size_t capacity() const override { return cap_; }
+  int slots() const override { return static_cast<int>(in_.size()); }
+  size_t in_item_bytes() const override { return app_.item_bytes(); }
+  size_t out_item_bytes() const override { return 4; }
+  void* in(int s) override { return in_[s].data(); }
+  void* out(int s) override { return out_[s].data(); }
+  void submit(int s, size_t n) override { app_.lookup_items(in_[s].data(), out_[s].data(), n); }
+  void wait(int) override {}
+  bool ready(int) override { return true; }
+
+ private:
+  const ForwardApp& app_;
+  size_t cap_;
+  std::vector<std::vector<uint8_t>> in_;
+  std::vector<std::vector<uint32_t>> out_;
+};
+
+struct PipelineCase {
+  std::string name;
+  cli::AppOptions opts;
+  std::string gen;
+};
+std::vector<PipelineCase> pipeline_cases() {
+  std::vector<PipelineCase> v;
+  cli::AppOptions o;
+  o.app = "fw-router";
+  o.fib = fib_path();
+  o.acl_random = 3000;
+  v.push_back({"random3000", o, "count=30000,dst=uniform,flows=0,proto=tcp,seed=3"});
+  o.acl_random = 0;
+  o.rules = classbench_path("acl1_10k");
+  if (!o.rules.empty()) v.push_back({"acl1_10k", o, "count=30000,dst=fib,flows=3000,zipf=1.1,seed=4"});
+  return v;
+}
+
+PacketStore traffic(const cli::LoadedApp& a, const std::string& gen) {
+  PacketStore s = a.generate(parse_gen_spec(gen));
+  std::vector<uint8_t> f(s.frame(0), s.frame(0) + s.caplen[0]);
+  s.add(f.data(), 10, 10, 0);  // truncated
+  f[12] = 0x08;
+  f[13] = 0x06;  // ARP
+  s.add(f.data(), static_cast<uint32_t>(f.size()), static_cast<uint32_t>(f.size()), 0);
+  return s;
+}
+
+WorkersResult run(const ForwardApp& app, const PacketStore& s, WorkersConfig wc) {
+  wc.ports = app.ports();
+  wc.verify = true;
+  return run_workers(app, s, wc);
+}
+
+void expect_same(const WorkersResult& a, const WorkersResult& b, const std::string& what) {
+  EXPECT_EQ(a.counters.tx_per_port, b.counters.tx_per_port) << what;
+  EXPECT_EQ(a.counters.drops, b.counters.drops) << what;
+  EXPECT_TRUE(b.counters.balanced()) << what;
+  EXPECT_EQ(b.counters.rx_packets, b.expected) << what;
+  EXPECT_EQ(b.verify_mismatches, 0u) << what;
+  EXPECT_EQ(b.verify_checked, a.verify_checked) << what;
+}
+
+TEST(FwRouter, PipelineCpuPathsAccountForEveryPacket) {
+  REQUIRE_FIB();
+  for (const PipelineCase& pc : pipeline_cases()) {
+    cli::LoadedApp a = cli::load_app(pc.opts);
+    ForwardApp& app = *a.app;
+    EXPECT_STREQ(app.name(), "fw-router");
+    app.build_reference();
+    const PacketStore s = traffic(a, pc.gen);
+    WorkersConfig wc;
+    wc.path = LookupPath::kScalar;
+    const WorkersResult ref = run(app, s, wc);
+    const Counters& c = ref.counters;
+    const uint64_t denied = c.drops[int(DropReason::kAclDenied)], no_route = c.drops[int(DropReason::kNoRoute)];
+    EXPECT_EQ(c.rx_packets, s.size()) << pc.name;
+    EXPECT_TRUE(c.balanced()) << pc.name;
+    EXPECT_EQ(ref.verify_mismatches, 0u) << pc.name;
+    // Every packet that reached the firewall was checked: forwarded, denied or without a route.
+    EXPECT_EQ(ref.verify_checked, c.tx_packets + denied + no_route) << pc.name;
+    EXPECT_GT(denied, s.size() / 100) << pc.name;
+    EXPECT_GT(no_route, 0u) << pc.name;
+    EXPECT_GT(c.tx_packets, s.size() / 2) << pc.name;
+    EXPECT_GE(c.drops[int(DropReason::kTruncated)] + c.drops[int(DropReason::kNotIp)], 2u) << pc.name;
+    std::printf("%s: %llu received, %llu forwarded, %llu denied, %llu without a route, %llu dropped in all\n",
+                pc.name.c_str(), (unsigned long long)c.rx_packets, (unsigned long long)c.tx_packets,
+                (unsigned long long)denied, (unsigned long long)no_route, (unsigned long long)c.dropped());
+    for (int w : {1, 3}) {
+      wc.path = LookupPath::kBatched;
+      wc.workers = w;
+      wc.burst = w == 1 ? 256 : 61;
+      expect_same(ref, run(app, s, wc), pc.name + " batched, workers " + std::to_string(w));
+    }
+    {
+      gpu::EngineConfig ec;
+      ec.max_batch = 2048;
+      ec.max_wait_ns = 20000;
+      WorkersConfig g;
+      g.workers = 2;
+      g.burst = 64;
+      g.max_bursts_in_flight = 16;
+      GpuEngine e = attach_gpu_engine(g, app, nullptr, ec, /*staged=*/false);
+      expect_same(ref, run(app, s, g), pc.name + " engine, CPU fallback");
+      EXPECT_GT(e.stats().cpu_batches, 0u);
+    }
+    {
+      gpu::EngineConfig ec;
+      ec.max_batch = 1024;
+      ec.max_wait_ns = 20000;
+      WorkersConfig g;
+      g.workers = 3;
+      g.burst = 100;
+      g.max_bursts_in_flight = 32;
+      GpuEngine e = attach_gpu_engine(g, app, std::make_unique<HostAppRunner>(app, 1024, 3), ec, /*staged=*/true);
+      expect_same(ref, run(app, s, g), pc.name + " staged engine, host runner");
+    }
+  }
+}
+
+TEST(FwRouter, PipelineEveryGpuModeAndPlan) {
+  TANDEM_REQUIRE_GPU();
+  REQUIRE_FIB();
+  for (const PipelineCase& pc : pipeline_cases()) {
+    cli::LoadedApp a = cli::load_app(pc.opts);
+    ForwardApp& app = *a.app;
+    app.build_reference();
+    const PacketStore s = traffic(a, pc.gen);
+    // Item level: the frames' headers through the fused runner and both plans equal the CPU's.
+    std::vector<acl::Header> items(s.size());
+    size_t n = 0;
+    for (size_t i = 0; i < s.size(); ++i) n += app.item_of_frame(s.frame(i), s.caplen[i], &items[n]);
+    items.resize(n);
+    std::vector<uint32_t> cpu(n), fused(n), split(n);
+    app.lookup_items_scalar(items.data(), cpu.data(), n);
+    auto& traits = static_cast<FwRouterApp&>(app).traits();
+    auto runner = app.make_gpu_runner(gpu::OffloadOptions{});
+    ASSERT_TRUE(traits.gpu);
+    traits.gpu->decide(GpuPlan::kFused, items.data(), fused.data(), n);
+    traits.gpu->decide(GpuPlan::kSplit, items.data(), split.data(), n);
+    EXPECT_EQ(count_diff(fused, cpu), 0u) << pc.name << " fused";
+    EXPECT_EQ(count_diff(split, cpu), 0u) << pc.name << " split";
+
+    WorkersConfig wc;
+    wc.path = LookupPath::kScalar;
+    const WorkersResult ref = run(app, s, wc);
+    for (auto mode : {gpu::GpuMode::kAsync, gpu::GpuMode::kGraph, gpu::GpuMode::kMapped, gpu::GpuMode::kPersistent}) {
+      for (bool staged : {true, false}) {
+        gpu::OffloadOptions oo;
+        oo.mode = mode;
+        oo.capacity = 4096;
+        oo.slots = 3;
+        gpu::EngineConfig ec;
+        ec.max_batch = 4096;
+        ec.max_wait_ns = 30000;
+        ec.queue_depth = 64;
+        WorkersConfig g;
+        g.workers = 3;
+        g.max_bursts_in_flight = 64;
+        GpuEngine e = attach_gpu_engine(g, app, app.make_gpu_runner(oo), ec, staged);
+        const std::string what = pc.name + " GPU " + gpu::gpu_mode_name(mode) + (staged ? " staged" : " gather");
+        expect_same(ref, run(app, s, g), what);
+        EXPECT_TRUE(e.on_gpu()) << what << ": " << e.stats().gpu_error;
+        EXPECT_EQ(e.stats().cpu_batches, 0u) << what;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tandem::fwrouter
