@@ -51,7 +51,7 @@ AhoCorasick AhoCorasick::build(const std::vector<Pattern>& patterns) {
   const size_t n = outs.size();
   std::vector<uint32_t> fail(n, 0), order;
   order.reserve(n);
-  a.dict_link_.assign(n, 0);
+  std::vector<uint32_t> dict_link(n, 0);  // the next state with outputs along the failure chain, 0: none
   // Breadth first: the failure of a child is where the parent's failure goes on the same class;
   // absent gotos become the failure state's transition (a full DFA).
   for (uint32_t c = 0; c < C; ++c) {
@@ -66,7 +66,7 @@ AhoCorasick AhoCorasick::build(const std::vector<Pattern>& patterns) {
   for (size_t q = 0; q < order.size(); ++q) {
     const uint32_t s = order[q];
     const uint32_t f = fail[s];
-    a.dict_link_[s] = !outs[f].empty() ? f : a.dict_link_[f];
+    dict_link[s] = !outs[f].empty() ? f : dict_link[f];
     for (uint32_t c = 0; c < C; ++c) {
       uint32_t& t = delta[size_t{s} * C + c];
       const uint32_t via_fail = delta[size_t{f} * C + c];
@@ -78,15 +78,30 @@ AhoCorasick AhoCorasick::build(const std::vector<Pattern>& patterns) {
       }
     }
   }
-  a.out_begin_.assign(n + 1, 0);
-  for (size_t s = 0; s < n; ++s) a.out_begin_[s + 1] = a.out_begin_[s] + static_cast<uint32_t>(outs[s].size());
-  a.out_.reserve(a.out_begin_[n]);
-  for (auto& o : outs) a.out_.insert(a.out_.end(), o.begin(), o.end());
+  // Each state's reports: its outputs, then those of the states its dictionary-suffix chain visits
+  // (the chain is walked here, once, instead of at every report).
+  a.rep_begin_.assign(n + 1, 0);
+  for (size_t s = 0; s < n; ++s) {
+    size_t count = 0;
+    for (uint32_t t = static_cast<uint32_t>(s);; t = dict_link[t]) {
+      count += outs[t].size();
+      if (dict_link[t] == 0) break;
+    }
+    if (a.rep_begin_[s] + count > 0xFFFFFFFFu) throw std::length_error("aho-corasick: over 2^32 reported ids");
+    a.rep_begin_[s + 1] = a.rep_begin_[s] + static_cast<uint32_t>(count);
+  }
+  a.rep_.reserve(a.rep_begin_[n]);
+  for (size_t s = 0; s < n; ++s) {
+    for (uint32_t t = static_cast<uint32_t>(s);; t = dict_link[t]) {
+      a.rep_.insert(a.rep_.end(), outs[t].begin(), outs[t].end());
+      if (dict_link[t] == 0) break;
+    }
+  }
   // Entries become row offsets with the "reports" bit (ac_core.h).
   if (n * size_t{C} > kAcRowMask) throw std::length_error("aho-corasick: the DFA has over 2^31 entries");
   std::vector<uint32_t> entry(n);
   for (size_t s = 0; s < n; ++s) {
-    entry[s] = static_cast<uint32_t>(s * C) | (!outs[s].empty() || a.dict_link_[s] != 0 ? kAcOutput : 0);
+    entry[s] = static_cast<uint32_t>(s * C) | (a.rep_begin_[s + 1] != a.rep_begin_[s] ? kAcOutput : 0);
   }
   for (uint32_t& t : delta) t = entry[t];
   a.delta_entries_ = delta.size();
@@ -112,9 +127,9 @@ AhoCorasick& AhoCorasick::operator=(AhoCorasick&& o) noexcept {
   delta_ = std::move(o.delta_);
   delta_small_ = std::move(o.delta_small_);
   delta_entries_ = o.delta_entries_;
-  dict_link_ = std::move(o.dict_link_);
-  out_begin_ = std::move(o.out_begin_);
-  out_ = std::move(o.out_);
+  rep_begin_ = std::move(o.rep_begin_);
+  rep_ = std::move(o.rep_);
+  o.rep_begin_.assign(1, 0);  // the moved-from automaton: no states, reports nothing
   pat_begin_ = std::move(o.pat_begin_);
   pat_bytes_ = std::move(o.pat_bytes_);
   pat_nocase_ = std::move(o.pat_nocase_);
@@ -126,8 +141,8 @@ AhoCorasick& AhoCorasick::operator=(AhoCorasick&& o) noexcept {
 
 void AhoCorasick::make_view() {
   const auto* delta = delta_.data() ? static_cast<const uint32_t*>(delta_.data()) : delta_small_.data();
-  view_ = AcView{delta, cls_, dict_link_.data(), out_begin_.data(), out_.data(), pat_begin_.data(),
-                 pat_bytes_.data(), pat_nocase_.data(), classes_};
+  view_ = AcView{delta,           cls_, rep_begin_.data(), rep_.data(), pat_begin_.data(), pat_bytes_.data(),
+                 pat_nocase_.data(), classes_, ac_row_magic(classes_)};
 }
 
 namespace {
@@ -228,17 +243,37 @@ void AhoCorasick::patterns_in_batch(const uint8_t* const* p, const uint32_t* len
   std::vector<uint32_t>* o[kMaxGroup];
   // A payload of the group may share a pattern's stamp with another one walked beside it: a stamp
   // overwritten in between lets a repeat through, which the final sort + unique removes.
+  // Reports are resolved in passes over a chunk of pending steps, each pass a run of independent
+  // loads whose misses overlap and which the next pass finds in cache (group prefetching, as the
+  // walk itself does for the table): the states' report ranges, then their ids, then the ids'
+  // stamps and confirmation. Resolved one by one, each report is a chain of dependent misses that
+  // costs more than the walk of the bytes around it on match-heavy traffic.
+  constexpr size_t kChunk = 128;
+  uint32_t rb[kChunk], re[kChunk];
   auto resolve = [&](size_t np) {
-    for (size_t i = 0; i < np; ++i) {
-      const Pending& r = pend[i];
-      const uint32_t t = tag[r.j];
-      std::vector<uint32_t>* dst = o[r.j];
-      auto seen = [stamp, t](uint32_t id) { return stamp[id] == t; };
-      auto add = [stamp, t, dst](uint32_t id) {
-        stamp[id] = t;
-        dst->push_back(id);
-      };
-      ac_report(v, r.entry, q[r.j], r.end, seen, add);
+    for (size_t c0 = 0; c0 < np; c0 += kChunk) {
+      const size_t c = std::min(kChunk, np - c0);
+      Pending* r = pend.data() + c0;
+      for (size_t i = 0; i < c; ++i) {
+        const uint32_t st = ac_state(v, r[i].entry);
+        r[i].entry = st;
+        prefetch_read(&v.rep_begin[st]);
+      }
+      for (size_t i = 0; i < c; ++i) {
+        rb[i] = v.rep_begin[r[i].entry];
+        re[i] = v.rep_begin[r[i].entry + 1];
+        prefetch_read(&v.rep[rb[i]]);
+      }
+      for (size_t i = 0; i < c; ++i) {
+        const uint32_t t = tag[r[i].j];
+        std::vector<uint32_t>* dst = o[r[i].j];
+        auto seen = [stamp, t](uint32_t id) { return stamp[id] == t; };
+        auto add = [stamp, t, dst](uint32_t id) {
+          stamp[id] = t;
+          dst->push_back(id);
+        };
+        ac_report_range(v, rb[i], re[i], q[r[i].j], r[i].end, seen, add);
+      }
     }
   };
   for (size_t base = 0; base < n; base += batch) {

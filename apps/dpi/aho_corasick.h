@@ -5,8 +5,8 @@
 // Case: the automaton runs on ASCII-lowercased input with lowercased patterns; a match of a
 // case-sensitive pattern is then confirmed against the payload's own bytes. Alphabet: bytes that
 // occur in no pattern share one input class, so a row has (distinct pattern bytes + 1) entries,
-// not 256. Outputs: each state lists the patterns ending exactly there; a dictionary-suffix link
-// leads to the next shorter pattern that also ends at this point. The walk itself is ac_core.h,
+// not 256. Reports: each state lists every pattern ending at it, its own and (flattened at build
+// time) those its dictionary-suffix chain leads to. The walk itself is ac_core.h,
 // shared with the GPU kernel (dpi_gpu.h).
 #pragma once
 
@@ -42,10 +42,10 @@ class AhoCorasick {
   void patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n, std::vector<std::vector<uint32_t>>* out,
                          size_t batch = 8192, size_t group = 16) const;
 
-  size_t states() const { return dict_link_.size(); }
+  size_t states() const { return rep_begin_.size() - 1; }
   uint32_t classes() const { return classes_; }
   size_t memory_bytes() const {
-    return (delta_entries_ + dict_link_.size() + out_begin_.size() + out_.size() + pat_begin_.size()) * sizeof(uint32_t) +
+    return (delta_entries_ + rep_begin_.size() + rep_.size() + pat_begin_.size()) * sizeof(uint32_t) +
            pat_bytes_.size() + pat_nocase_.size();
   }
   const std::vector<Pattern>& patterns() const { return patterns_; }
@@ -54,9 +54,8 @@ class AhoCorasick {
   const AcView& view() const { return view_; }
   const uint32_t* delta() const { return view_.delta; }
   size_t delta_entries() const { return delta_entries_; }
-  const std::vector<uint32_t>& dict_link() const { return dict_link_; }
-  const std::vector<uint32_t>& out_begin() const { return out_begin_; }
-  const std::vector<uint32_t>& outputs() const { return out_; }
+  const std::vector<uint32_t>& report_begin() const { return rep_begin_; }
+  const std::vector<uint32_t>& reports() const { return rep_; }
   const std::vector<uint32_t>& pattern_begin() const { return pat_begin_; }
   const std::vector<uint8_t>& pattern_bytes() const { return pat_bytes_; }
   const std::vector<uint8_t>& pattern_nocase() const { return pat_nocase_; }
@@ -74,9 +73,8 @@ class AhoCorasick {
   HugeRegion delta_;
   std::vector<uint32_t> delta_small_;
   size_t delta_entries_ = 0;
-  std::vector<uint32_t> dict_link_;   // next state with outputs along the failure chain, 0: none
-  std::vector<uint32_t> out_begin_;   // outputs of state s: out_[out_begin_[s] .. out_begin_[s + 1])
-  std::vector<uint32_t> out_;
+  std::vector<uint32_t> rep_begin_ = {0};  // state s reports rep_[rep_begin_[s] .. rep_begin_[s + 1])
+  std::vector<uint32_t> rep_;
   std::vector<uint32_t> pat_begin_;   // pattern k's bytes: pat_bytes_[pat_begin_[k] .. pat_begin_[k + 1])
   std::vector<uint8_t> pat_bytes_;
   std::vector<uint8_t> pat_nocase_;

@@ -93,7 +93,7 @@ void upload(gpu::DeviceBuffer<T>& d, const T* h, size_t n) {
 struct AhoCorasickGpu::Impl {
   const AhoCorasick* ac = nullptr;
   size_t batch_bytes = 0;
-  gpu::DeviceBuffer<uint32_t> delta, dict_link, out_begin, out, pat_begin;
+  gpu::DeviceBuffer<uint32_t> delta, rep_begin, rep, pat_begin;
   gpu::DeviceBuffer<uint8_t> cls, pat_bytes, pat_nocase;
   AcView view{};
 
@@ -117,15 +117,15 @@ AhoCorasickGpu::AhoCorasickGpu(const AhoCorasick& ac, size_t batch_bytes) : impl
   m.ac = &ac;
   m.batch_bytes = std::max<size_t>(batch_bytes, size_t{1} << 17);
   upload(m.delta, ac.delta(), ac.delta_entries());
-  upload(m.dict_link, ac.dict_link().data(), ac.dict_link().size());
-  upload(m.out_begin, ac.out_begin().data(), ac.out_begin().size());
-  upload(m.out, ac.outputs().data(), ac.outputs().size());
+  upload(m.rep_begin, ac.report_begin().data(), ac.report_begin().size());
+  upload(m.rep, ac.reports().data(), ac.reports().size());
   upload(m.pat_begin, ac.pattern_begin().data(), ac.pattern_begin().size());
   upload(m.cls, ac.byte_classes(), 256);
   upload(m.pat_bytes, ac.pattern_bytes().data(), ac.pattern_bytes().size());
   upload(m.pat_nocase, ac.pattern_nocase().data(), ac.pattern_nocase().size());
-  m.view = AcView{m.delta.get(), m.cls.get(), m.dict_link.get(), m.out_begin.get(), m.out.get(), m.pat_begin.get(),
-                  m.pat_bytes.get(), m.pat_nocase.get(), ac.classes()};
+  m.view = AcView{m.delta.get(),     m.cls.get(),        m.rep_begin.get(), m.rep.get(),
+                  m.pat_begin.get(), m.pat_bytes.get(), m.pat_nocase.get(), ac.classes(),
+                  ac_row_magic(ac.classes())};
   // A batch holds up to batch_bytes of payload, plus one more payload (<= 64 KiB) and padding.
   const size_t cap = m.batch_bytes + 65536 + 16 * kMaxPayloads;
   for (Impl::Slot& s : m.slot) {
@@ -144,7 +144,7 @@ AhoCorasickGpu::~AhoCorasickGpu() = default;
 
 size_t AhoCorasickGpu::device_bytes() const {
   const Impl& m = *impl_;
-  size_t b = m.delta.size() * 4 + m.dict_link.size() * 4 + m.out_begin.size() * 4 + m.out.size() * 4 +
+  size_t b = m.delta.size() * 4 + m.rep_begin.size() * 4 + m.rep.size() * 4 +
              m.pat_begin.size() * 4 + m.cls.size() + m.pat_bytes.size() + m.pat_nocase.size();
   for (const Impl::Slot& s : m.slot) b += s.d_bytes.size() + (4 * kMaxPayloads + 1 + kMaxPayloads * kMaxIds) * 4;
   return b;
