@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "core/compiler.h"
 
@@ -21,14 +22,22 @@ namespace tandem::dpi {
 inline constexpr uint32_t kAcOutput = 0x80000000u;  // an entry's "the next state reports" bit
 inline constexpr uint32_t kAcRowMask = ~kAcOutput;
 
+// What confirming a case-sensitive match needs of a pattern, in one 16-byte record.
+struct AcPattern {
+  uint64_t tail;   // the pattern's last min(len, 8) bytes, the last one in the highest used byte
+  uint32_t begin;  // its bytes (case kept): pat_bytes[begin .. begin + len)
+  uint16_t len;
+  uint8_t nocase;
+  uint8_t pad;
+};
+
 struct AcView {
   const uint32_t* delta;      // states x classes entries: next row offset | kAcOutput
   const uint8_t* cls;         // 256 entries: the input class of each byte (ASCII case folded)
   const uint32_t* rep_begin;  // per state + 1: the ids it reports are rep[rep_begin[s] .. rep_begin[s + 1])
   const uint32_t* rep;        // pattern ids (from 1): each state's own, then its suffix chain's
-  const uint32_t* pat_begin;  // per pattern (id - 1) + 1: its bytes are pat_bytes[pat_begin[k] .. pat_begin[k + 1])
+  const AcPattern* pats;      // per pattern (id - 1)
   const uint8_t* pat_bytes;   // every pattern's own bytes (case kept), for case-sensitive confirmation
-  const uint8_t* pat_nocase;  // per pattern (id - 1)
   uint32_t classes;
   uint64_t row_magic;  // ceil(2^32 / classes): the state of a row offset is (row * row_magic) >> 32
 };
@@ -47,16 +56,34 @@ TANDEM_HD_INLINE uint32_t ac_step(const AcView& v, uint32_t x, uint8_t b) {
   return v.delta[(x & kAcRowMask) + v.cls[b]];
 }
 
-// Whether pattern `id`, found case-folded by the automaton and ending at p[end - 1], matches with
-// its case: nocase patterns always do; others are compared byte for byte.
-TANDEM_HD_INLINE bool ac_confirm(const AcView& v, uint32_t id, const uint8_t* p, uint32_t end) {
-  if (v.pat_nocase[id - 1]) return true;
-  const uint32_t b = v.pat_begin[id - 1], n = v.pat_begin[id] - b;
-  const uint8_t* q = p + end - n;
-  for (uint32_t i = 0; i < n; ++i) {
-    if (q[i] != v.pat_bytes[b + i]) return false;
+// The m (1..8) bytes before p[end], packed as AcPattern::tail packs a pattern's last bytes. With
+// 8 bytes to read one load does (the common case); before that, byte by byte, never before p.
+TANDEM_HD_INLINE uint64_t ac_tail(const uint8_t* p, uint32_t end, uint32_t m) {
+  uint64_t w = 0;
+  if (end >= 8) {
+    memcpy(&w, p + end - 8, 8);  // little endian: p[end - 1] in the highest byte
+    return w >> (8 * (8 - m));
+  }
+  for (uint32_t i = 0; i < m; ++i) w |= static_cast<uint64_t>(p[end - m + i]) << (8 * i);
+  return w;
+}
+
+// Whether the bytes of a case-sensitive pattern a, ending at p[end - 1], beyond its tail word match.
+TANDEM_HD_INLINE bool ac_confirm_head(const AcView& v, const AcPattern& a, const uint8_t* p, uint32_t end) {
+  const uint8_t* q = p + end - a.len;
+  for (uint32_t i = 0; i + 8 < a.len; ++i) {
+    if (q[i] != v.pat_bytes[a.begin + i]) return false;
   }
   return true;
+}
+
+// Whether pattern `id`, found case-folded by the automaton and ending at p[end - 1], matches with
+// its case: nocase patterns always do; others are compared, their last 8 bytes in one word.
+TANDEM_HD_INLINE bool ac_confirm(const AcView& v, uint32_t id, const uint8_t* p, uint32_t end) {
+  const AcPattern& a = v.pats[id - 1];
+  if (a.nocase) return true;
+  if (ac_tail(p, end, a.len < 8 ? a.len : 8) != a.tail) return false;
+  return a.len <= 8 || ac_confirm_head(v, a, p, end);
 }
 
 // Calls f(id) for the ids rep[b .. e) (one state's reports, ac_state + rep_begin) of the patterns

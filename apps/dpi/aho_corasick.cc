@@ -89,6 +89,7 @@ AhoCorasick AhoCorasick::build(const std::vector<Pattern>& patterns) {
     }
     if (a.rep_begin_[s] + count > 0xFFFFFFFFu) throw std::length_error("aho-corasick: over 2^32 reported ids");
     a.rep_begin_[s + 1] = a.rep_begin_[s] + static_cast<uint32_t>(count);
+    a.max_reports_ = std::max(a.max_reports_, static_cast<uint32_t>(count));
   }
   a.rep_.reserve(a.rep_begin_[n]);
   for (size_t s = 0; s < n; ++s) {
@@ -111,11 +112,17 @@ AhoCorasick AhoCorasick::build(const std::vector<Pattern>& patterns) {
   } else {
     a.delta_small_ = std::move(delta);
   }
-  a.pat_begin_.assign(patterns.size() + 1, 0);
   for (size_t k = 0; k < patterns.size(); ++k) {
-    a.pat_begin_[k + 1] = a.pat_begin_[k] + static_cast<uint32_t>(patterns[k].bytes.size());
-    a.pat_bytes_.insert(a.pat_bytes_.end(), patterns[k].bytes.begin(), patterns[k].bytes.end());
-    a.pat_nocase_.push_back(patterns[k].nocase ? 1 : 0);
+    const std::string& b = patterns[k].bytes;
+    if (b.empty() || b.size() > 0xFFFF) throw std::length_error("aho-corasick: a pattern of 0 or over 65535 bytes");
+    AcPattern r{};
+    r.begin = static_cast<uint32_t>(a.pat_bytes_.size());
+    r.len = static_cast<uint16_t>(b.size());
+    r.nocase = patterns[k].nocase ? 1 : 0;
+    const size_t m = std::min<size_t>(b.size(), 8);
+    for (size_t i = 0; i < m; ++i) r.tail |= static_cast<uint64_t>(static_cast<uint8_t>(b[b.size() - m + i])) << (8 * i);
+    a.pats_.push_back(r);
+    a.pat_bytes_.insert(a.pat_bytes_.end(), b.begin(), b.end());
   }
   a.make_view();
   return a;
@@ -130,9 +137,9 @@ AhoCorasick& AhoCorasick::operator=(AhoCorasick&& o) noexcept {
   rep_begin_ = std::move(o.rep_begin_);
   rep_ = std::move(o.rep_);
   o.rep_begin_.assign(1, 0);  // the moved-from automaton: no states, reports nothing
-  pat_begin_ = std::move(o.pat_begin_);
+  max_reports_ = o.max_reports_;
+  pats_ = std::move(o.pats_);
   pat_bytes_ = std::move(o.pat_bytes_);
-  pat_nocase_ = std::move(o.pat_nocase_);
   patterns_ = std::move(o.patterns_);
   make_view();
   o.make_view();
@@ -141,8 +148,8 @@ AhoCorasick& AhoCorasick::operator=(AhoCorasick&& o) noexcept {
 
 void AhoCorasick::make_view() {
   const auto* delta = delta_.data() ? static_cast<const uint32_t*>(delta_.data()) : delta_small_.data();
-  view_ = AcView{delta,           cls_, rep_begin_.data(), rep_.data(), pat_begin_.data(), pat_bytes_.data(),
-                 pat_nocase_.data(), classes_, ac_row_magic(classes_)};
+  view_ = AcView{delta,       cls_, rep_begin_.data(), rep_.data(), pats_.data(), pat_bytes_.data(),
+                 classes_, ac_row_magic(classes_)};
 }
 
 namespace {
@@ -244,12 +251,18 @@ void AhoCorasick::patterns_in_batch(const uint8_t* const* p, const uint32_t* len
   // A payload of the group may share a pattern's stamp with another one walked beside it: a stamp
   // overwritten in between lets a repeat through, which the final sort + unique removes.
   // Reports are resolved in passes over a chunk of pending steps, each pass a run of independent
-  // loads whose misses overlap and which the next pass finds in cache (group prefetching, as the
-  // walk itself does for the table): the states' report ranges, then their ids, then the ids'
-  // stamps and confirmation. Resolved one by one, each report is a chain of dependent misses that
-  // costs more than the walk of the bytes around it on match-heavy traffic.
+  // loads and branch-free filters (group prefetching, as the walk itself does for the table): the
+  // states' report ranges; their ids, kept where the payload has not reported them yet; those
+  // ids' confirmation (one word compare for most); the survivors. Resolved one by one, each report
+  // is a chain of dependent loads and unpredictable branches (a third of the ids seen already,
+  // half of the confirmations failing) that costs more than walking the bytes around it.
   constexpr size_t kChunk = 128;
   uint32_t rb[kChunk], re[kChunk];
+  struct Candidate {
+    uint32_t id;
+    uint32_t i;  // the pending step, in the chunk
+  };
+  std::vector<Candidate> cand(kChunk * std::max<size_t>(max_reports_, 1));
   auto resolve = [&](size_t np) {
     for (size_t c0 = 0; c0 < np; c0 += kChunk) {
       const size_t c = std::min(kChunk, np - c0);
@@ -264,15 +277,32 @@ void AhoCorasick::patterns_in_batch(const uint8_t* const* p, const uint32_t* len
         re[i] = v.rep_begin[r[i].entry + 1];
         prefetch_read(&v.rep[rb[i]]);
       }
+      size_t nc = 0;
       for (size_t i = 0; i < c; ++i) {
         const uint32_t t = tag[r[i].j];
-        std::vector<uint32_t>* dst = o[r[i].j];
-        auto seen = [stamp, t](uint32_t id) { return stamp[id] == t; };
-        auto add = [stamp, t, dst](uint32_t id) {
-          stamp[id] = t;
-          dst->push_back(id);
-        };
-        ac_report_range(v, rb[i], re[i], q[r[i].j], r[i].end, seen, add);
+        for (uint32_t k = rb[i]; k < re[i]; ++k) {
+          const uint32_t id = v.rep[k];
+          cand[nc] = Candidate{id, static_cast<uint32_t>(i)};
+          nc += stamp[id] != t;
+        }
+      }
+      size_t nk = 0;
+      for (size_t u = 0; u < nc; ++u) {
+        const Candidate cd = cand[u];
+        const Pending& pr = r[cd.i];
+        const AcPattern& a = v.pats[cd.id - 1];
+        const bool tail = ac_tail(q[pr.j], pr.end, a.len < 8 ? a.len : 8) == a.tail;
+        bool ok = (a.nocase != 0) | tail;
+        if (tail & (a.nocase == 0) & (a.len > 8)) ok = ac_confirm_head(v, a, q[pr.j], pr.end);
+        cand[nk] = cd;
+        nk += ok;
+      }
+      for (size_t u = 0; u < nk; ++u) {
+        const uint32_t id = cand[u].id, j = r[cand[u].i].j;
+        if (stamp[id] != tag[j]) {
+          stamp[id] = tag[j];
+          o[j]->push_back(id);
+        }
       }
     }
   };

@@ -28,7 +28,8 @@ class AhoCorasick {
   AhoCorasick(const AhoCorasick&) = delete;
   AhoCorasick& operator=(const AhoCorasick&) = delete;
   // Pattern k (0-based) is reported as id k + 1. Throws std::length_error when the table would
-  // not fit 31-bit row offsets (over 2^31 entries).
+  // not fit 31-bit row offsets (over 2^31 entries), and for an empty pattern or one over 65535
+  // bytes (the rule loader admits neither).
   static AhoCorasick build(const std::vector<Pattern>& patterns);
 
   // The sorted, unique ids of the patterns that occur in p[0..n): `out` is cleared first.
@@ -45,8 +46,8 @@ class AhoCorasick {
   size_t states() const { return rep_begin_.size() - 1; }
   uint32_t classes() const { return classes_; }
   size_t memory_bytes() const {
-    return (delta_entries_ + rep_begin_.size() + rep_.size() + pat_begin_.size()) * sizeof(uint32_t) +
-           pat_bytes_.size() + pat_nocase_.size();
+    return (delta_entries_ + rep_begin_.size() + rep_.size()) * sizeof(uint32_t) + pats_.size() * sizeof(AcPattern) +
+           pat_bytes_.size();
   }
   const std::vector<Pattern>& patterns() const { return patterns_; }
   // The flat arrays the walks read (ac_core.h), pointing into this object (or, for the GPU copy,
@@ -56,9 +57,10 @@ class AhoCorasick {
   size_t delta_entries() const { return delta_entries_; }
   const std::vector<uint32_t>& report_begin() const { return rep_begin_; }
   const std::vector<uint32_t>& reports() const { return rep_; }
-  const std::vector<uint32_t>& pattern_begin() const { return pat_begin_; }
+  const std::vector<AcPattern>& pattern_records() const { return pats_; }
   const std::vector<uint8_t>& pattern_bytes() const { return pat_bytes_; }
-  const std::vector<uint8_t>& pattern_nocase() const { return pat_nocase_; }
+  // The longest report list of a state (bounds the batched walk's candidate buffer).
+  uint32_t max_reports() const { return max_reports_; }
   const uint8_t* byte_classes() const { return cls_; }
 
  private:
@@ -75,9 +77,9 @@ class AhoCorasick {
   size_t delta_entries_ = 0;
   std::vector<uint32_t> rep_begin_ = {0};  // state s reports rep_[rep_begin_[s] .. rep_begin_[s + 1])
   std::vector<uint32_t> rep_;
-  std::vector<uint32_t> pat_begin_;   // pattern k's bytes: pat_bytes_[pat_begin_[k] .. pat_begin_[k + 1])
+  uint32_t max_reports_ = 0;
+  std::vector<AcPattern> pats_;       // pattern k's confirmation record; its bytes in pat_bytes_
   std::vector<uint8_t> pat_bytes_;
-  std::vector<uint8_t> pat_nocase_;
   std::vector<Pattern> patterns_;
   AcView view_{};
 };

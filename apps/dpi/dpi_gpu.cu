@@ -93,8 +93,9 @@ void upload(gpu::DeviceBuffer<T>& d, const T* h, size_t n) {
 struct AhoCorasickGpu::Impl {
   const AhoCorasick* ac = nullptr;
   size_t batch_bytes = 0;
-  gpu::DeviceBuffer<uint32_t> delta, rep_begin, rep, pat_begin;
-  gpu::DeviceBuffer<uint8_t> cls, pat_bytes, pat_nocase;
+  gpu::DeviceBuffer<uint32_t> delta, rep_begin, rep;
+  gpu::DeviceBuffer<AcPattern> pats;
+  gpu::DeviceBuffer<uint8_t> cls, pat_bytes;
   AcView view{};
 
   struct Slot {
@@ -119,12 +120,11 @@ AhoCorasickGpu::AhoCorasickGpu(const AhoCorasick& ac, size_t batch_bytes) : impl
   upload(m.delta, ac.delta(), ac.delta_entries());
   upload(m.rep_begin, ac.report_begin().data(), ac.report_begin().size());
   upload(m.rep, ac.reports().data(), ac.reports().size());
-  upload(m.pat_begin, ac.pattern_begin().data(), ac.pattern_begin().size());
+  upload(m.pats, ac.pattern_records().data(), ac.pattern_records().size());
   upload(m.cls, ac.byte_classes(), 256);
   upload(m.pat_bytes, ac.pattern_bytes().data(), ac.pattern_bytes().size());
-  upload(m.pat_nocase, ac.pattern_nocase().data(), ac.pattern_nocase().size());
   m.view = AcView{m.delta.get(),     m.cls.get(),        m.rep_begin.get(), m.rep.get(),
-                  m.pat_begin.get(), m.pat_bytes.get(), m.pat_nocase.get(), ac.classes(),
+                  m.pats.get(),      m.pat_bytes.get(), ac.classes(),
                   ac_row_magic(ac.classes())};
   // A batch holds up to batch_bytes of payload, plus one more payload (<= 64 KiB) and padding.
   const size_t cap = m.batch_bytes + 65536 + 16 * kMaxPayloads;
@@ -145,7 +145,7 @@ AhoCorasickGpu::~AhoCorasickGpu() = default;
 size_t AhoCorasickGpu::device_bytes() const {
   const Impl& m = *impl_;
   size_t b = m.delta.size() * 4 + m.rep_begin.size() * 4 + m.rep.size() * 4 +
-             m.pat_begin.size() * 4 + m.cls.size() + m.pat_bytes.size() + m.pat_nocase.size();
+             m.pats.size() * sizeof(AcPattern) + m.cls.size() + m.pat_bytes.size();
   for (const Impl::Slot& s : m.slot) b += s.d_bytes.size() + (4 * kMaxPayloads + 1 + kMaxPayloads * kMaxIds) * 4;
   return b;
 }

@@ -2,6 +2,8 @@
   dpi       payload Gbps per path (baseline, batched, Hyperscan, GPU, rules; 1 and T threads)
             for match-free and match-heavy traffic, log scale (G-Opt Fig. 12, Koromilas Fig. 3c)
   classify  headers/s per classifier (linear, HyperSplit scalar/batched, rte_acl, GPU), log scale
+  fw_router LPM + firewall: CPU decisions/s per path; GPU fused vs split kernel time per batch
+            (device resident and host to host): the GPU-router report's Fig. 8 question
 """
 import plot_gpu as pg
 from plot_gpu import plt
@@ -60,3 +62,37 @@ def plot_classify(report, src, out_path):
         ax.set_ylabel("M headers/s (median of repetitions)")
     rules = pg.dget(report, "config", "rules") or "random rules"
     pg.finish(fig, report, f"tandem bench classify: {rules}", src, out_path)
+
+
+def plot_fw_router(report, src, out_path):
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 5), constrained_layout=True)
+    rows = [r for r in pg.as_list(report.get("results")) if pg.num(r.get("median_rate_per_s"))]
+    if not rows:
+        pg.no_data(ax1)
+    else:
+        names = [r["path"] for r in rows]
+        ys = [r["median_rate_per_s"] / 1e6 for r in rows]
+        ax1.bar(range(len(rows)), ys, color=["tab:gray" if "linear" in n else "tab:blue" for n in names])
+        for i, y in enumerate(ys):
+            ax1.text(i, y * 1.05, f"{y:.3g}", ha="center", va="bottom", fontsize=8)
+        ax1.set_xticks(range(len(rows)))
+        ax1.set_xticklabels([n.replace("cpu_", "").replace("_", "\n") for n in names], fontsize=8)
+        ax1.set_yscale("log")
+        ax1.set_ylabel("M decisions/s, one core (median of repetitions)")
+        ax1.set_title("CPU", fontsize=10)
+    gpu = [g for g in pg.as_list(report.get("gpu")) if isinstance(g.get("median_us"), dict)]
+    if not gpu:
+        pg.no_data(ax2)
+    else:
+        batches = [g["batch"] for g in gpu]
+        for key, label, style in (("fused", "fused kernel", "o-"), ("split", "classify + LPM kernels", "s-"),
+                                  ("fused_h2h", "fused, host to host", "o--"), ("split_h2h", "split, host to host", "s--")):
+            ax2.plot(batches, [g["median_us"].get(key, float("nan")) for g in gpu], style, label=label)
+        ax2.set_xscale("log", base=2)
+        ax2.set_yscale("log")
+        ax2.set_xlabel("batch (headers)")
+        ax2.set_ylabel("time per batch (us, median, CUDA events)")
+        ax2.set_title("GPU: one thread doing both vs one kernel per function", fontsize=10)
+        ax2.legend(fontsize=8)
+    rules = pg.dget(report, "config", "firewall") or "?"
+    pg.finish(fig, report, f"tandem bench fw-router: {rules}", src, out_path)

@@ -12,7 +12,7 @@ Each report's "bench" key picks the figure:
                two PCIe bounds measured in the same run
   gpu-router   Mpps per GPU-router iteration and each iteration's batch latency range
   cores, anchors  the CPU benchmarks' figures (tools/plots/plot_cpu.py)
-  dpi, classify   the firewall and DPI figures (tools/plots/plot_apps.py)
+  dpi, classify, fw-router   the firewall and DPI figures (tools/plots/plot_apps.py)
 Other "bench" values are skipped with a message. Output: DIR/<input stem>.png.
 """
 import argparse
@@ -587,7 +587,7 @@ def main(argv=None):
             continue
         bench = report.get("bench") if isinstance(report, dict) else None
         kind = {"gpu-offload": "offload", "gpu-load": "load", "gpu-stream": "stream", "gpu-router": "router",
-                "cores": "cores", "anchors": "anchors", "dpi": "dpi", "classify": "classify"}.get(bench)
+                "cores": "cores", "anchors": "anchors", "dpi": "dpi", "classify": "classify", "fw-router": "fw_router"}.get(bench)
         if kind is None:
             print(f"{src}: skipped: " + (f"unknown bench {bench!r}" if bench is not None else "no \"bench\" key"))
             continue
@@ -606,7 +606,7 @@ def main(argv=None):
                 plot_load(report, src, out_path, a.load_x + "_mpps")
             elif kind == "stream":
                 plot_stream(report, src, out_path)
-            elif kind in ("dpi", "classify"):
+            elif kind in ("dpi", "classify", "fw_router"):
                 import plot_apps  # imports this module's helpers
                 getattr(plot_apps, "plot_" + kind)(report, src, out_path)
             elif kind in ("cores", "anchors"):
