@@ -11,6 +11,7 @@
 #   apps-tests: every app through the pipeline on the GPU (tests), and `tandem run` per app;
 #   apps-cores: throughput vs cores for every app (bench cores: echo, ipv4, ipv6, l2 1M/16M, ndn);
 #     SPECS="name:app flags|..." WORKERS=1,2,4 REPS=3 PACKETS=8000000 choose what runs;
+#   dpi: the DPI tests (GPU included) and bench dpi alone (1 and 16 threads, GPU; groups of 8 and 32);
 #   apps-lookup: every app's lookups alone (bench lookup: scalar, batched, GPU), one core;
 #   acl-dpi: the firewall, fw-router and DPI tests (GPU included), bench classify (ClassBench
 #     acl1/fw1/ipc1 10k: linear, HyperSplit, rte_acl, GPU), bench fw-router (acl1_10k: CPU, GPU
@@ -37,7 +38,8 @@ FIB=data/fib/iprbench_tier1_fulltable_prefixes.txt.gz
 set -e
 cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DTANDEM_DEPS_ROOT="$ROOT" \
   -DTANDEM_NATIVE=ON -DTANDEM_SHARED_DATA_DIR="$PWD/.deps/shared" > /tmp/configure.log 2>&1 || { tail -30 /tmp/configure.log; exit 1; }
-ninja -C build-device -j16 > /tmp/build.log 2>&1 || { grep -E "error|FAILED" -A3 /tmp/build.log | head -40; exit 1; }
+# TARGETS (optional): build only these (e.g. "tandem dpi_test"), to save device time.
+ninja -C build-device -j16 ${TARGETS:-} > /tmp/build.log 2>&1 || { grep -E "error|FAILED" -A3 /tmp/build.log | head -40; exit 1; }
 set +e
 if [ "$MODE" = engine ] || [ "$MODE" = engine-tests ]; then
   T=./build-device/tandem
@@ -169,6 +171,26 @@ if [ "$MODE" = acl-dpi ]; then
     --device cpu --json "$OUT/bench_dpi_group8.json" >> "$LOG" 2>&1
   echo "exit $?" | tee -a "$LOG"
   grep -E "^==|^exit|^rules|^cpu|^dpdk|^gpu|^stage1|^hyperscan|^rules_|Gbps|traffic:|results|batch bytes|^cpu_|^gpu_|split" "$LOG" | tail -120
+  exit 0
+fi
+if [ "$MODE" = dpi ]; then
+  T=./build-device/tandem
+  LOG="$OUT/dpi.log"
+  RULES=$(ls .deps/shared/ids/et_open_2019-04-15/*.rules.gz)
+  echo "== tests: DPI (GPU included) ==" | tee -a "$LOG"
+  (cd build-device && ctest --output-on-failure -j4 --timeout 300 -R "Ids|AhoCorasick|DpiStage2|test_match") \
+    > "$OUT/ctest_dpi.log" 2>&1
+  echo "ctest exit: $?" | tee -a "$LOG"; grep -E "tests passed|Failed|\*\*\*|Skipped" "$OUT/ctest_dpi.log" | tail -12
+  echo "== bench dpi: ET rules, 1 and 16 threads, GPU ==" | tee -a "$LOG"
+  timeout 300 $T bench dpi --rules $RULES --threads 1,16 --core 0 --reps 3 --json "$OUT/bench_dpi.json" >> "$LOG" 2>&1
+  echo "exit $?" | tee -a "$LOG"
+  for g in ${GROUPS_EXTRA:-8 32}; do
+    echo "== bench dpi: lockstep groups of $g, one thread ==" | tee -a "$LOG"
+    timeout 200 $T bench dpi --rules $RULES --threads 1 --core 1 --reps 3 --group $g --device cpu \
+      --json "$OUT/bench_dpi_group$g.json" >> "$LOG" 2>&1
+    echo "exit $?" | tee -a "$LOG"
+  done
+  grep -E "^==|^exit|^gpu|^stage1|^hyperscan|^rules_|Gbps|traffic:|results" "$LOG" | tail -100
   exit 0
 fi
 if [ "$MODE" = apps-lookup ]; then

@@ -213,9 +213,10 @@ TEST(AhoCorasick, EqualsNaiveSearchOnEmergingThreats) {
     ptr.push_back(reinterpret_cast<const uint8_t*>(pay.data()));
     lens.push_back(static_cast<uint32_t>(pay.size()));
   }
-  for (auto [batch, group] : {std::pair<size_t, size_t>{8192, 16}, {100, 7}, {1, 1}, {33, 64}}) {
-    std::vector<std::vector<uint32_t>> got;
-    ac.patterns_in_batch(ptr.data(), lens.data(), pays.size(), &got, batch, group);
+  // The outputs are reused from run to run, and start with stale ids: each must be cleared first.
+  std::vector<std::vector<uint32_t>> got(pays.size(), std::vector<uint32_t>{999999});
+  for (auto [batch, group] : {std::pair<size_t, size_t>{8192, 16}, {8192, 8}, {64, 32}, {100, 7}, {1, 1}, {33, 64}}) {
+    ac.patterns_in_batch(ptr.data(), lens.data(), pays.size(), got.data(), batch, group);
     for (size_t i = 0; i < pays.size(); ++i) {
       std::vector<uint32_t> want;
       ac.patterns_in(ptr[i], lens[i], &want);
@@ -318,9 +319,8 @@ TEST(AhoCorasickGpu, EqualsCpuOnEmergingThreats) {
   // Small batches: many batches through both slots; large: one batch.
   for (size_t batch_bytes : {size_t{1} << 17, size_t{16} << 20}) {
     AhoCorasickGpu g(ac, batch_bytes);
-    std::vector<std::vector<uint32_t>> got;
-    g.patterns_in_batch(ptr.data(), lens.data(), pays.size(), &got);
-    ASSERT_EQ(got.size(), pays.size());
+    std::vector<std::vector<uint32_t>> got(pays.size(), std::vector<uint32_t>{999999});
+    g.patterns_in_batch(ptr.data(), lens.data(), pays.size(), got.data());
     size_t matched = 0;
     for (size_t i = 0; i < pays.size(); ++i) {
       std::vector<uint32_t> want;

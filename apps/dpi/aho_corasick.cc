@@ -4,6 +4,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "apps/dpi/id_set.h"
+
 namespace tandem::dpi {
 
 namespace {
@@ -154,102 +156,102 @@ void AhoCorasick::make_view() {
 
 namespace {
 
-// Per-thread marks of the patterns already reported for a payload (stamp[id] == the payload's
-// tag), so that a pattern occurring many times is confirmed and stored once.
-struct SeenMarks {
-  std::vector<uint32_t> stamp;
-  uint32_t tag = 0;
-  uint32_t* prepare(size_t ids) {
-    if (stamp.size() < ids + 1) {
-      stamp.assign(ids + 1, 0);
-      tag = 0;
+// Per-thread id sets, one per payload walked at once (kMaxGroup in the batched walk); each is
+// empty between calls. Should an exception leave one part-filled, the guard empties them all.
+constexpr size_t kMaxGroup = 64;
+thread_local std::vector<IdSet> t_sets;
+
+IdSet* id_sets(size_t count, size_t max_id) {
+  if (t_sets.size() < count) t_sets.resize(count);
+  for (size_t j = 0; j < count; ++j) t_sets[j].reserve(max_id);
+  return t_sets.data();
+}
+
+struct IdSetGuard {
+  size_t count;
+  bool done = false;
+  ~IdSetGuard() {
+    if (!done) {
+      for (size_t j = 0; j < count; ++j) t_sets[j].clear();
     }
-    return stamp.data();
-  }
-  uint32_t next() {
-    if (++tag == 0) {  // wrapped: old stamps could collide with new tags
-      std::fill(stamp.begin(), stamp.end(), 0);
-      tag = 1;
-    }
-    return tag;
   }
 };
-thread_local SeenMarks t_seen;
 
 }  // namespace
 
 void AhoCorasick::patterns_in(const uint8_t* p, size_t n, std::vector<uint32_t>* out) const {
   out->clear();
-  uint32_t* stamp = t_seen.prepare(patterns_.size());
-  const uint32_t tag = t_seen.next();
-  auto seen = [stamp, tag](uint32_t id) { return stamp[id] == tag; };
-  auto add = [stamp, tag, out](uint32_t id) {
-    stamp[id] = tag;
-    out->push_back(id);
-  };
+  IdSet& set = *id_sets(1, patterns_.size());
+  IdSetGuard guard{1};
+  auto seen = [&set](uint32_t id) { return set.contains(id); };
+  auto add = [&set](uint32_t id) { set.insert(id); };
   const AcView& v = view_;
   uint32_t x = 0;
   for (size_t i = 0; i < n; ++i) {
     x = ac_step(v, x, p[i]);
     if (x & kAcOutput) ac_report(v, x, p, static_cast<uint32_t>(i + 1), seen, add);
   }
-  std::sort(out->begin(), out->end());
+  set.drain(out);
+  guard.done = true;
 }
 
 namespace {
 
 // A step of the lockstep walk whose entry reports: resolved after the walk of a stretch of bytes,
-// so that the walk's loop stays a tight run of independent table reads (no call, no branch).
+// so that the walk's loop stays a tight run of independent table reads (no call, no branch). Eight
+// bytes, written by one store at every step (kept only when the entry reports): with 12 the
+// stores cost a third of the walk.
 struct Pending {
   uint32_t entry;
-  uint32_t end;  // offset + 1 of the byte the match ends at
-  uint32_t j;    // the payload's slot in the group
+  uint32_t at;  // (end - from) << 6 | j: the match ends at byte end - 1 of the group's payload j
 };
+static_assert(kMaxGroup <= 64, "Pending::at keeps the slot in 6 bits");
 
-constexpr size_t kMaxGroup = 64;
 constexpr uint32_t kStretch = 64;  // bytes walked between two resolutions of the pending steps
 
 // Walks bytes [from, to) of the group's payloads (all at least `to` long) in lockstep. G is the
-// group size when known at compile time (the loop over the group is then unrolled and the
-// states stay in registers), 0 for a run-time size g.
+// group size when known at compile time, 0 for a run-time size g. The loops over the group are
+// unrolled (GCC leaves a 16-step body rolled at -O3), so that the states stay in registers.
 template <size_t G>
 size_t walk_lockstep(const AcView& v, const uint8_t* const* q, uint32_t* x, size_t g, uint32_t from, uint32_t to,
                      Pending* pend) {
   constexpr size_t kG = G ? G : kMaxGroup;
   const size_t n = G ? G : g;
   uint32_t s[kG];
+#pragma GCC unroll 64
   for (size_t j = 0; j < n; ++j) s[j] = x[j];
   size_t np = 0;
   for (uint32_t k = from; k < to; ++k) {
+    const uint32_t at = (k + 1 - from) << 6;
+#pragma GCC unroll 64
     for (size_t j = 0; j < n; ++j) {
       const uint32_t e = ac_step(v, s[j], q[j][k]);
       s[j] = e;
-      pend[np] = Pending{e, k + 1, static_cast<uint32_t>(j)};  // kept only when the entry reports
+      pend[np] = Pending{e, at | static_cast<uint32_t>(j)};
       np += e >> 31;
     }
   }
+#pragma GCC unroll 64
   for (size_t j = 0; j < n; ++j) x[j] = s[j];
   return np;
 }
 
 }  // namespace
 
-void AhoCorasick::patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n,
-                                    std::vector<std::vector<uint32_t>>* out, size_t batch, size_t group) const {
-  out->resize(n);
-  for (auto& v : *out) v.clear();
+void AhoCorasick::patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n, std::vector<uint32_t>* out,
+                                    size_t batch, size_t group) const {
+  for (size_t i = 0; i < n; ++i) out[i].clear();
   if (batch == 0 || group == 0) throw std::invalid_argument("patterns_in_batch: batch and group must be > 0");
   group = std::min(group, kMaxGroup);
-  uint32_t* stamp = t_seen.prepare(patterns_.size());
+  IdSet* sets = id_sets(group, patterns_.size());
+  IdSetGuard guard{group};
   const AcView& v = view_;
   std::vector<uint32_t> order;
   std::vector<Pending> pend(kStretch * kMaxGroup + 1);
   uint32_t x[kMaxGroup];
-  uint32_t tag[kMaxGroup];
+  IdSet* set[kMaxGroup];
   const uint8_t* q[kMaxGroup];
   std::vector<uint32_t>* o[kMaxGroup];
-  // A payload of the group may share a pattern's stamp with another one walked beside it: a stamp
-  // overwritten in between lets a repeat through, which the final sort + unique removes.
   // Reports are resolved in passes over a chunk of pending steps, each pass a run of independent
   // loads and branch-free filters (group prefetching, as the walk itself does for the table): the
   // states' report ranges; their ids, kept where the payload has not reported them yet; those
@@ -263,7 +265,7 @@ void AhoCorasick::patterns_in_batch(const uint8_t* const* p, const uint32_t* len
     uint32_t i;  // the pending step, in the chunk
   };
   std::vector<Candidate> cand(kChunk * std::max<size_t>(max_reports_, 1));
-  auto resolve = [&](size_t np) {
+  auto resolve = [&](size_t np, uint32_t from) {
     for (size_t c0 = 0; c0 < np; c0 += kChunk) {
       const size_t c = std::min(kChunk, np - c0);
       Pending* r = pend.data() + c0;
@@ -279,31 +281,27 @@ void AhoCorasick::patterns_in_batch(const uint8_t* const* p, const uint32_t* len
       }
       size_t nc = 0;
       for (size_t i = 0; i < c; ++i) {
-        const uint32_t t = tag[r[i].j];
+        const IdSet& ids = *set[r[i].at & 63];
         for (uint32_t k = rb[i]; k < re[i]; ++k) {
           const uint32_t id = v.rep[k];
+          prefetch_read(&v.pats[id - 1]);  // for the confirmation pass
           cand[nc] = Candidate{id, static_cast<uint32_t>(i)};
-          nc += stamp[id] != t;
+          nc += !ids.contains(id);
         }
       }
       size_t nk = 0;
       for (size_t u = 0; u < nc; ++u) {
         const Candidate cd = cand[u];
-        const Pending& pr = r[cd.i];
+        const uint32_t at = r[cd.i].at, end = from + (at >> 6);
+        const uint8_t* pay = q[at & 63];
         const AcPattern& a = v.pats[cd.id - 1];
-        const bool tail = ac_tail(q[pr.j], pr.end, a.len < 8 ? a.len : 8) == a.tail;
+        const bool tail = ac_tail(pay, end, a.len < 8 ? a.len : 8) == a.tail;
         bool ok = (a.nocase != 0) | tail;
-        if (tail & (a.nocase == 0) & (a.len > 8)) ok = ac_confirm_head(v, a, q[pr.j], pr.end);
+        if (tail & (a.nocase == 0) & (a.len > 8)) ok = ac_confirm_head(v, a, pay, end);
         cand[nk] = cd;
         nk += ok;
       }
-      for (size_t u = 0; u < nk; ++u) {
-        const uint32_t id = cand[u].id, j = r[cand[u].i].j;
-        if (stamp[id] != tag[j]) {
-          stamp[id] = tag[j];
-          o[j]->push_back(id);
-        }
-      }
+      for (size_t u = 0; u < nk; ++u) set[r[cand[u].i].at & 63]->insert(cand[u].id);
     }
   };
   for (size_t base = 0; base < n; base += batch) {
@@ -316,9 +314,9 @@ void AhoCorasick::patterns_in_batch(const uint8_t* const* p, const uint32_t* len
       const uint32_t* idx = order.data() + g0;
       for (size_t j = 0; j < g; ++j) {
         x[j] = 0;
-        tag[j] = t_seen.next();
+        set[j] = &sets[j];
         q[j] = p[idx[j]];
-        o[j] = &(*out)[idx[j]];
+        o[j] = &out[idx[j]];
       }
       // Sorted by length: every payload of the group has at least the first one's bytes, so the
       // common part needs no bounds checks; the tails follow, one payload at a time.
@@ -332,28 +330,22 @@ void AhoCorasick::patterns_in_batch(const uint8_t* const* p, const uint32_t* len
           case 32: np = walk_lockstep<32>(v, q, x, g, k, to, pend.data()); break;
           default: np = walk_lockstep<0>(v, q, x, g, k, to, pend.data()); break;
         }
-        resolve(np);
+        resolve(np, k);
       }
       for (size_t j = 0; j < g; ++j) {
-        const uint32_t t = tag[j];
-        std::vector<uint32_t>* dst = o[j];
-        auto seen = [stamp, t](uint32_t id) { return stamp[id] == t; };
-        auto add = [stamp, t, dst](uint32_t id) {
-          stamp[id] = t;
-          dst->push_back(id);
-        };
+        IdSet& ids = *set[j];
+        auto seen = [&ids](uint32_t id) { return ids.contains(id); };
+        auto add = [&ids](uint32_t id) { ids.insert(id); };
         uint32_t e = x[j];
         for (uint32_t k = shortest; k < len[idx[j]]; ++k) {
           e = ac_step(v, e, q[j][k]);
           if (e & kAcOutput) ac_report(v, e, q[j], k + 1, seen, add);
         }
+        ids.drain(o[j]);
       }
     }
   }
-  for (auto& v : *out) {
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end()), v.end());
-  }
+  guard.done = true;
 }
 
 std::vector<uint32_t> naive_patterns_in(const std::vector<Pattern>& patterns, const uint8_t* p, size_t n) {

@@ -39,8 +39,9 @@ class AhoCorasick {
   // batches of `batch`, sorted by length, and walked `group` at a time in lockstep (byte k of every
   // payload in the group, then byte k + 1; loop interchange), so the table reads of different
   // payloads are independent and their cache misses overlap instead of following each other.
-  // out[i] gets payload i's ids.
-  void patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n, std::vector<std::vector<uint32_t>>* out,
+  // out[0 .. n) are payload i's ids (sorted, unique), each vector cleared first: a caller that
+  // keeps its vectors from call to call allocates nothing after the first.
+  void patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n, std::vector<uint32_t>* out,
                          size_t batch = 8192, size_t group = 16) const;
 
   size_t states() const { return rep_begin_.size() - 1; }

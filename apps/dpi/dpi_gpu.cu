@@ -20,7 +20,7 @@ static_assert(kMaxIds < kSetSlots * 4 / 5, "the set must stay sparse enough to p
 // One payload per thread. Payload k starts at bytes + start[k] (16-byte aligned, padded to a
 // multiple of 16), so it is read 16 bytes per load. The distinct ids found go into a small hash
 // set in the thread's local memory (cleared on the first report, so match-free payloads never
-// touch it), then to ids[first[k] ..] with one atomicAdd per thread.
+// touch it), then, sorted, to ids[first[k] ..] with one atomicAdd per thread.
 __global__ void __launch_bounds__(kThreads) ac_kernel(AcView v, const uint8_t* __restrict__ bytes,
                                                       const uint32_t* __restrict__ start, const uint32_t* __restrict__ len,
                                                       uint32_t n, uint32_t* __restrict__ count, uint32_t* __restrict__ first,
@@ -74,12 +74,21 @@ __global__ void __launch_bounds__(kThreads) ac_kernel(AcView v, const uint8_t* _
   }
   count[k] = nf;
   if (nf == 0) return;
+  // Sorted here, by insertion (tens of ids; the thread's walk costs far more), so that the one
+  // host thread only copies each payload's ids out.
+  uint32_t c = 0;
+  for (uint32_t j = 0; j < kSetSlots; ++j) {
+    if (set[j]) set[c++] = set[j];
+  }
+  for (uint32_t i = 1; i < c; ++i) {
+    const uint32_t id = set[i];
+    uint32_t j = i;
+    for (; j > 0 && set[j - 1] > id; --j) set[j] = set[j - 1];
+    set[j] = id;
+  }
   const uint32_t base = atomicAdd(total, nf);
   first[k] = base;
-  uint32_t w = base;
-  for (uint32_t j = 0; j < kSetSlots; ++j) {
-    if (set[j]) ids[w++] = set[j];
-  }
+  for (uint32_t j = 0; j < c; ++j) ids[base + j] = set[j];
 }
 
 template <class T>
@@ -151,10 +160,9 @@ size_t AhoCorasickGpu::device_bytes() const {
 }
 
 void AhoCorasickGpu::patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n,
-                                       std::vector<std::vector<uint32_t>>* out) {
+                                       std::vector<uint32_t>* out) {
   Impl& m = *impl_;
   stats_ = Stats{};
-  out->resize(n);
   // Collects a finished slot's results into `out`.
   auto finish = [&](Impl::Slot& s) {
     if (!s.busy) return;
@@ -165,15 +173,14 @@ void AhoCorasickGpu::patterns_in_batch(const uint8_t* const* p, const uint32_t* 
     if (total) TANDEM_CUDA_CHECK(cudaMemcpy(s.h_ids.get(), s.d_ids.get(), total * sizeof(uint32_t), cudaMemcpyDeviceToHost));
     for (size_t k = 0; k < s.idx.size(); ++k) {
       const uint32_t i = s.idx[k];
-      std::vector<uint32_t>& o = (*out)[i];
+      std::vector<uint32_t>& o = out[i];
       const uint32_t c = s.h_count[k];
       if (c == kOverflow) {
         m.ac->patterns_in(p[i], len[i], &o);
         ++stats_.cpu_fallbacks;
         continue;
       }
-      o.assign(s.h_ids.get() + s.h_first[k], s.h_ids.get() + s.h_first[k] + c);
-      std::sort(o.begin(), o.end());
+      o.assign(s.h_ids.get() + s.h_first[k], s.h_ids.get() + s.h_first[k] + c);  // sorted by the kernel
     }
   };
   std::vector<uint32_t> batch;

@@ -37,8 +37,8 @@ class AhoCorasickGpu {
   AhoCorasickGpu(const AhoCorasickGpu&) = delete;
   AhoCorasickGpu& operator=(const AhoCorasickGpu&) = delete;
 
-  // The same answers as AhoCorasick::patterns_in_batch: out[i] gets payload i's sorted ids.
-  void patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n, std::vector<std::vector<uint32_t>>* out);
+  // The same answers as AhoCorasick::patterns_in_batch: out[0 .. n) get the payloads' sorted ids.
+  void patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n, std::vector<uint32_t>* out);
 
   // Of the last patterns_in_batch call.
   const Stats& stats() const { return stats_; }

@@ -9,7 +9,7 @@ AhoCorasickGpu::AhoCorasickGpu(const AhoCorasick&, size_t) {
   throw gpu::GpuError("no GPU: this build of Tandem has no CUDA support");
 }
 AhoCorasickGpu::~AhoCorasickGpu() = default;
-void AhoCorasickGpu::patterns_in_batch(const uint8_t* const*, const uint32_t*, size_t, std::vector<std::vector<uint32_t>>*) {}
+void AhoCorasickGpu::patterns_in_batch(const uint8_t* const*, const uint32_t*, size_t, std::vector<uint32_t>*) {}
 size_t AhoCorasickGpu::device_bytes() const { return 0; }
 
 }  // namespace tandem::dpi
