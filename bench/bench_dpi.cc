@@ -3,7 +3,7 @@
 // match-heavy traffic (the same with patterns spliced over a fraction of the payload bytes), in
 // one run:
 //   stage1_baseline   one packet at a time through the Aho-Corasick DFA of every pattern;
-//   stage1_batched    the G-Opt paper's optimizations: batches of 8192 sorted by length, 16 payloads
+//   stage1_batched    the G-Opt paper's optimizations: batches of 8192 sorted by length, 32 payloads
 //                     walked in lockstep (AhoCorasick::patterns_in_batch);
 //   hyperscan         the same literals in Hyperscan, block mode (where Hyperscan was built);
 //   gpu               the Aho-Corasick kernel (dpi_gpu.h), host to host: packing, copies, kernels
@@ -44,7 +44,7 @@ struct BenchDpiOptions {
   int core = 0;
   int reps = 3;
   size_t batch = 8192;
-  size_t group = 16;
+  size_t group = 32;
   std::string device = "auto";
   std::string json;
 };

@@ -21,6 +21,9 @@ namespace tandem::dpi {
 
 inline constexpr uint32_t kAcOutput = 0x80000000u;  // an entry's "the next state reports" bit
 inline constexpr uint32_t kAcRowMask = ~kAcOutput;
+// Zero ids after the last report range, so that a reader may take the first kAcRepPad ids of any
+// range without a bounds check and drop those past its end (aho_corasick.cc's batched walk).
+inline constexpr uint32_t kAcRepPad = 4;
 
 // What confirming a case-sensitive match needs of a pattern, in one 16-byte record.
 struct AcPattern {
@@ -35,8 +38,9 @@ struct AcView {
   const uint32_t* delta;      // states x classes entries: next row offset | kAcOutput
   const uint8_t* cls;         // 256 entries: the input class of each byte (ASCII case folded)
   const uint32_t* rep_begin;  // per state + 1: the ids it reports are rep[rep_begin[s] .. rep_begin[s + 1])
-  const uint32_t* rep;        // pattern ids (from 1): each state's own, then its suffix chain's
-  const AcPattern* pats;      // per pattern (id - 1)
+  const uint32_t* rep;        // pattern ids (from 1): each state's own, then its suffix chain's;
+                              // kAcRepPad zeros after the last range
+  const AcPattern* pats;      // per pattern id (pats[0]: no pattern)
   const uint8_t* pat_bytes;   // every pattern's own bytes (case kept), for case-sensitive confirmation
   uint32_t classes;
   uint64_t row_magic;  // ceil(2^32 / classes): the state of a row offset is (row * row_magic) >> 32
@@ -68,11 +72,18 @@ TANDEM_HD_INLINE uint64_t ac_tail(const uint8_t* p, uint32_t end, uint32_t m) {
   return w;
 }
 
-// Whether the bytes of a case-sensitive pattern a, ending at p[end - 1], beyond its tail word match.
+// Whether the bytes of a case-sensitive pattern a (over 8 bytes), ending at p[end - 1], match before
+// its tail word: 8 bytes at a time, from the start. Each word read lies within the pattern's span
+// (offset i < len - 8, so i + 8 < len); a last word that reaches into the tail compares bytes the
+// tail word has confirmed already.
 TANDEM_HD_INLINE bool ac_confirm_head(const AcView& v, const AcPattern& a, const uint8_t* p, uint32_t end) {
   const uint8_t* q = p + end - a.len;
-  for (uint32_t i = 0; i + 8 < a.len; ++i) {
-    if (q[i] != v.pat_bytes[a.begin + i]) return false;
+  const uint8_t* t = v.pat_bytes + a.begin;
+  for (uint32_t i = 0; i + 8 < a.len; i += 8) {
+    uint64_t x, y;
+    memcpy(&x, q + i, 8);
+    memcpy(&y, t + i, 8);
+    if (x != y) return false;
   }
   return true;
 }
@@ -80,7 +91,7 @@ TANDEM_HD_INLINE bool ac_confirm_head(const AcView& v, const AcPattern& a, const
 // Whether pattern `id`, found case-folded by the automaton and ending at p[end - 1], matches with
 // its case: nocase patterns always do; others are compared, their last 8 bytes in one word.
 TANDEM_HD_INLINE bool ac_confirm(const AcView& v, uint32_t id, const uint8_t* p, uint32_t end) {
-  const AcPattern& a = v.pats[id - 1];
+  const AcPattern& a = v.pats[id];
   if (a.nocase) return true;
   if (ac_tail(p, end, a.len < 8 ? a.len : 8) != a.tail) return false;
   return a.len <= 8 || ac_confirm_head(v, a, p, end);

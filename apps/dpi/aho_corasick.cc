@@ -93,13 +93,14 @@ AhoCorasick AhoCorasick::build(const std::vector<Pattern>& patterns) {
     a.rep_begin_[s + 1] = a.rep_begin_[s] + static_cast<uint32_t>(count);
     a.max_reports_ = std::max(a.max_reports_, static_cast<uint32_t>(count));
   }
-  a.rep_.reserve(a.rep_begin_[n]);
+  a.rep_.reserve(a.rep_begin_[n] + kAcRepPad);
   for (size_t s = 0; s < n; ++s) {
     for (uint32_t t = static_cast<uint32_t>(s);; t = dict_link[t]) {
       a.rep_.insert(a.rep_.end(), outs[t].begin(), outs[t].end());
       if (dict_link[t] == 0) break;
     }
   }
+  a.rep_.insert(a.rep_.end(), kAcRepPad, 0);
   // Entries become row offsets with the "reports" bit (ac_core.h).
   if (n * size_t{C} > kAcRowMask) throw std::length_error("aho-corasick: the DFA has over 2^31 entries");
   std::vector<uint32_t> entry(n);
@@ -114,6 +115,7 @@ AhoCorasick AhoCorasick::build(const std::vector<Pattern>& patterns) {
   } else {
     a.delta_small_ = std::move(delta);
   }
+  a.pats_.push_back(AcPattern{});  // id 0: no pattern (the padding's ids)
   for (size_t k = 0; k < patterns.size(); ++k) {
     const std::string& b = patterns[k].bytes;
     if (b.empty() || b.size() > 0xFFFF) throw std::length_error("aho-corasick: a pattern of 0 or over 65535 bytes");
@@ -159,21 +161,12 @@ namespace {
 // Per-thread id sets, one per payload walked at once (kMaxGroup in the batched walk); each is
 // empty between calls. Should an exception leave one part-filled, the guard empties them all.
 constexpr size_t kMaxGroup = 64;
-thread_local std::vector<IdSet> t_sets;
+thread_local IdSets t_sets;
 
-IdSet* id_sets(size_t count, size_t max_id) {
-  if (t_sets.size() < count) t_sets.resize(count);
-  for (size_t j = 0; j < count; ++j) t_sets[j].reserve(max_id);
-  return t_sets.data();
-}
-
-struct IdSetGuard {
-  size_t count;
+struct IdSetsGuard {
   bool done = false;
-  ~IdSetGuard() {
-    if (!done) {
-      for (size_t j = 0; j < count; ++j) t_sets[j].clear();
-    }
+  ~IdSetsGuard() {
+    if (!done) t_sets.clear();
   }
 };
 
@@ -181,17 +174,18 @@ struct IdSetGuard {
 
 void AhoCorasick::patterns_in(const uint8_t* p, size_t n, std::vector<uint32_t>* out) const {
   out->clear();
-  IdSet& set = *id_sets(1, patterns_.size());
-  IdSetGuard guard{1};
-  auto seen = [&set](uint32_t id) { return set.contains(id); };
-  auto add = [&set](uint32_t id) { set.insert(id); };
+  IdSets& sets = t_sets;
+  sets.reserve(1, patterns_.size());
+  IdSetsGuard guard;
+  auto seen = [&sets](uint32_t id) { return sets.contains(0, id); };
+  auto add = [&sets](uint32_t id) { sets.insert(0, id); };
   const AcView& v = view_;
   uint32_t x = 0;
   for (size_t i = 0; i < n; ++i) {
     x = ac_step(v, x, p[i]);
     if (x & kAcOutput) ac_report(v, x, p, static_cast<uint32_t>(i + 1), seen, add);
   }
-  set.drain(out);
+  sets.drain(0, out);
   guard.done = true;
 }
 
@@ -243,13 +237,13 @@ void AhoCorasick::patterns_in_batch(const uint8_t* const* p, const uint32_t* len
   for (size_t i = 0; i < n; ++i) out[i].clear();
   if (batch == 0 || group == 0) throw std::invalid_argument("patterns_in_batch: batch and group must be > 0");
   group = std::min(group, kMaxGroup);
-  IdSet* sets = id_sets(group, patterns_.size());
-  IdSetGuard guard{group};
+  IdSets& sets = t_sets;
+  sets.reserve(group, patterns_.size());
+  IdSetsGuard guard;
   const AcView& v = view_;
   std::vector<uint32_t> order;
   std::vector<Pending> pend(kStretch * kMaxGroup + 1);
   uint32_t x[kMaxGroup];
-  IdSet* set[kMaxGroup];
   const uint8_t* q[kMaxGroup];
   std::vector<uint32_t>* o[kMaxGroup];
   // Reports are resolved in passes over a chunk of pending steps, each pass a run of independent
@@ -264,7 +258,7 @@ void AhoCorasick::patterns_in_batch(const uint8_t* const* p, const uint32_t* len
     uint32_t id;
     uint32_t i;  // the pending step, in the chunk
   };
-  std::vector<Candidate> cand(kChunk * std::max<size_t>(max_reports_, 1));
+  std::vector<Candidate> cand(kChunk * std::max<size_t>(max_reports_, kAcRepPad) + kAcRepPad), head(cand.size());
   auto resolve = [&](size_t np, uint32_t from) {
     for (size_t c0 = 0; c0 < np; c0 += kChunk) {
       const size_t c = std::min(kChunk, np - c0);
@@ -279,29 +273,50 @@ void AhoCorasick::patterns_in_batch(const uint8_t* const* p, const uint32_t* len
         re[i] = v.rep_begin[r[i].entry + 1];
         prefetch_read(&v.rep[rb[i]]);
       }
+      // A range's first kAcRepPad ids are taken with a fixed, unrolled loop (the padding makes the
+      // reads safe; ids past the range are dropped), so the loop's exit is not a branch to
+      // mispredict at every report: most ranges hold one to three ids.
       size_t nc = 0;
       for (size_t i = 0; i < c; ++i) {
-        const IdSet& ids = *set[r[i].at & 63];
-        for (uint32_t k = rb[i]; k < re[i]; ++k) {
-          const uint32_t id = v.rep[k];
-          prefetch_read(&v.pats[id - 1]);  // for the confirmation pass
+        const size_t j = r[i].at & 63;
+        const uint32_t* ids = v.rep + rb[i];
+        const uint32_t m = re[i] - rb[i];
+#pragma GCC unroll 4
+        for (uint32_t t = 0; t < kAcRepPad; ++t) {
+          const uint32_t id = ids[t];
+          prefetch_read(&v.pats[id]);  // for the confirmation pass
           cand[nc] = Candidate{id, static_cast<uint32_t>(i)};
-          nc += !ids.contains(id);
+          nc += (t < m) & !sets.contains(j, id);
+        }
+        for (uint32_t t = kAcRepPad; t < m; ++t) {
+          const uint32_t id = ids[t];
+          prefetch_read(&v.pats[id]);
+          cand[nc] = Candidate{id, static_cast<uint32_t>(i)};
+          nc += !sets.contains(j, id);
         }
       }
-      size_t nk = 0;
+      // Confirmation: nocase ids need none; a case-sensitive one's last (up to) 8 bytes are one word
+      // compare. Those longer than 8 bytes whose tail matched compare the rest in a last pass, after
+      // a prefetch of their bytes (pat_bytes is read nowhere else, so it is seldom cached).
+      size_t nk = 0, nh = 0;
       for (size_t u = 0; u < nc; ++u) {
         const Candidate cd = cand[u];
         const uint32_t at = r[cd.i].at, end = from + (at >> 6);
-        const uint8_t* pay = q[at & 63];
-        const AcPattern& a = v.pats[cd.id - 1];
-        const bool tail = ac_tail(pay, end, a.len < 8 ? a.len : 8) == a.tail;
-        bool ok = (a.nocase != 0) | tail;
-        if (tail & (a.nocase == 0) & (a.len > 8)) ok = ac_confirm_head(v, a, pay, end);
+        const AcPattern& a = v.pats[cd.id];
+        const bool tail = ac_tail(q[at & 63], end, a.len < 8 ? a.len : 8) == a.tail;
+        const bool cased = a.nocase == 0, longer = a.len > 8;
+        head[nh] = cd;
+        nh += tail & cased & longer;
+        prefetch_read(v.pat_bytes + a.begin);
         cand[nk] = cd;
-        nk += ok;
+        nk += !cased | (tail & !longer);
       }
-      for (size_t u = 0; u < nk; ++u) set[r[cand[u].i].at & 63]->insert(cand[u].id);
+      for (size_t u = 0; u < nk; ++u) sets.insert(r[cand[u].i].at & 63, cand[u].id);
+      for (size_t u = 0; u < nh; ++u) {
+        const Candidate cd = head[u];
+        const uint32_t at = r[cd.i].at;
+        if (ac_confirm_head(v, v.pats[cd.id], q[at & 63], from + (at >> 6))) sets.insert(at & 63, cd.id);
+      }
     }
   };
   for (size_t base = 0; base < n; base += batch) {
@@ -314,7 +329,6 @@ void AhoCorasick::patterns_in_batch(const uint8_t* const* p, const uint32_t* len
       const uint32_t* idx = order.data() + g0;
       for (size_t j = 0; j < g; ++j) {
         x[j] = 0;
-        set[j] = &sets[j];
         q[j] = p[idx[j]];
         o[j] = &out[idx[j]];
       }
@@ -333,15 +347,14 @@ void AhoCorasick::patterns_in_batch(const uint8_t* const* p, const uint32_t* len
         resolve(np, k);
       }
       for (size_t j = 0; j < g; ++j) {
-        IdSet& ids = *set[j];
-        auto seen = [&ids](uint32_t id) { return ids.contains(id); };
-        auto add = [&ids](uint32_t id) { ids.insert(id); };
+        auto seen = [&sets, j](uint32_t id) { return sets.contains(j, id); };
+        auto add = [&sets, j](uint32_t id) { sets.insert(j, id); };
         uint32_t e = x[j];
         for (uint32_t k = shortest; k < len[idx[j]]; ++k) {
           e = ac_step(v, e, q[j][k]);
           if (e & kAcOutput) ac_report(v, e, q[j], k + 1, seen, add);
         }
-        ids.drain(o[j]);
+        sets.drain(j, o[j]);
       }
     }
   }

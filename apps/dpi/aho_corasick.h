@@ -42,7 +42,7 @@ class AhoCorasick {
   // out[0 .. n) are payload i's ids (sorted, unique), each vector cleared first: a caller that
   // keeps its vectors from call to call allocates nothing after the first.
   void patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n, std::vector<uint32_t>* out,
-                         size_t batch = 8192, size_t group = 16) const;
+                         size_t batch = 8192, size_t group = 32) const;
 
   size_t states() const { return rep_begin_.size() - 1; }
   uint32_t classes() const { return classes_; }
@@ -79,7 +79,7 @@ class AhoCorasick {
   std::vector<uint32_t> rep_begin_ = {0};  // state s reports rep_[rep_begin_[s] .. rep_begin_[s + 1])
   std::vector<uint32_t> rep_;
   uint32_t max_reports_ = 0;
-  std::vector<AcPattern> pats_;       // pattern k's confirmation record; its bytes in pat_bytes_
+  std::vector<AcPattern> pats_;       // pattern id k's confirmation record (k from 1); its bytes in pat_bytes_
   std::vector<uint8_t> pat_bytes_;
   std::vector<Pattern> patterns_;
   AcView view_{};
