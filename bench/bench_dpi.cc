@@ -9,8 +9,10 @@
 //   gpu               the Aho-Corasick kernel (dpi_gpu.h), host to host: packing, copies, kernels
 //                     and unpacking (gpu_kernels: the kernels alone), where a GPU is usable;
 //   rules             stages 1 and 2 with port groups (the sids of matching rules), one at a time;
+//   rules_batched     the same, batched (DpiEngine::match_batch: sorted by automaton and length);
+//   rules_gpu         stage 1 over every pattern on the GPU, stage 2 on one CPU thread from its ids;
 // on one core, and (--threads) on T cores splitting the packets. Every stage-1 variant must give
-// every packet the same pattern ids as the baseline.
+// every packet the same pattern ids as the baseline, every rules variant the same sids as `rules`.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -136,9 +138,9 @@ int run_bench(const BenchDpiOptions& o) {
       bytes += len[i];
     }
     const size_t n = store.size();
-    std::vector<std::vector<uint32_t>> want(n), got(n);
-    std::vector<uint32_t> tmp;
+    std::vector<std::vector<uint32_t>> want(n), got(n), want_sids(n);
     for (size_t i = 0; i < n; ++i) ac.patterns_in(ptr[i], len[i], &want[i]);
+    for (size_t i = 0; i < n; ++i) engine.match(info[i], &want_sids[i]);
     size_t with_match = 0;
     for (const auto& w : want) with_match += !w.empty();
     const std::string name = heavy ? "match-heavy" : "match-free";
@@ -146,12 +148,12 @@ int run_bench(const BenchDpiOptions& o) {
                 bytes / 1e6, 100.0 * with_match / std::max<size_t>(n, 1));
     std::vector<bench::Row> rows;
     nlohmann::json checks = nlohmann::json::object();
-    auto check = [&](const std::string& row) {
+    auto check = [&](const std::string& row, const std::vector<std::vector<uint32_t>>& ref) {
       size_t diff = 0;
-      for (size_t i = 0; i < n; ++i) diff += got[i] != want[i];
+      for (size_t i = 0; i < n; ++i) diff += got[i] != ref[i];
       checks[row] = diff;
       if (diff) {
-        std::fprintf(stderr, "bench dpi: %s: %zu packets differ from the baseline\n", row.c_str(), diff);
+        std::fprintf(stderr, "bench dpi: %s: %zu packets differ from the one-at-a-time path\n", row.c_str(), diff);
         all_ok = false;
       }
     };
@@ -164,7 +166,7 @@ int run_bench(const BenchDpiOptions& o) {
           for (size_t i = b; i < e; ++i) ac.patterns_in(ptr[i], len[i], &got[i]);
         }));
       }
-      check("stage1_baseline" + sfx);
+      check("stage1_baseline" + sfx, want);
       rows.push_back({"stage1_baseline" + sfx, "Aho-Corasick, one packet at a time" + on, double(n), secs});
       secs.clear();
       for (int r = 0; r < o.reps; ++r) {
@@ -172,7 +174,7 @@ int run_bench(const BenchDpiOptions& o) {
           ac.patterns_in_batch(ptr.data() + b, len.data() + b, e - b, got.data() + b, o.batch, o.group);
         }));
       }
-      check("stage1_batched" + sfx);
+      check("stage1_batched" + sfx, want);
       rows.push_back({"stage1_batched" + sfx, "batches of " + std::to_string(o.batch) + " sorted by length, " +
                                                    std::to_string(o.group) + " in lockstep" + on, double(n), secs});
 #ifdef TANDEM_HAVE_HYPERSCAN
@@ -184,7 +186,7 @@ int run_bench(const BenchDpiOptions& o) {
             for (size_t i = b; i < e; ++i) hs->patterns_in(ptr[i], len[i], scratch, &got[i]);
           }));
         }
-        check("hyperscan" + sfx);
+        check("hyperscan" + sfx, want);
         rows.push_back({"hyperscan" + sfx, "Hyperscan block mode, the same literals" + on, double(n), secs});
       }
 #else
@@ -198,7 +200,7 @@ int run_bench(const BenchDpiOptions& o) {
             secs.push_back(parallel(n, 1, o.core, [&](size_t, size_t) { gpu_ac->patterns_in_batch(ptr.data(), len.data(), n, got.data()); }));
             kernel_secs.push_back(gpu_ac->stats().kernel_ms / 1e3);
           }
-          check("gpu");
+          check("gpu", want);
           rows.push_back({"gpu", "GPU kernel, batches of 16 MiB, host to host (1 host thread); " +
                                      std::to_string(gpu_ac->stats().cpu_fallbacks) + " payloads redone on the CPU",
                           double(n), secs});
@@ -210,11 +212,31 @@ int run_bench(const BenchDpiOptions& o) {
       secs.clear();
       for (int r = 0; r < o.reps; ++r) {
         secs.push_back(parallel(n, t, o.core, [&](size_t b, size_t e) {
-          std::vector<uint32_t> sids;
-          for (size_t i = b; i < e; ++i) engine.match(info[i], &sids);
+          for (size_t i = b; i < e; ++i) engine.match(info[i], &got[i]);
         }));
       }
-      rows.push_back({"rules" + sfx, "stages 1 and 2: port groups, content conditions" + on, double(n), secs});
+      check("rules" + sfx, want_sids);
+      rows.push_back({"rules" + sfx, "stages 1 and 2: port groups, content conditions, one at a time" + on, double(n), secs});
+      secs.clear();
+      for (int r = 0; r < o.reps; ++r) {
+        secs.push_back(parallel(n, t, o.core, [&](size_t b, size_t e) {
+          engine.match_batch(info.data() + b, e - b, got.data() + b, o.batch, o.group);
+        }));
+      }
+      check("rules_batched" + sfx, want_sids);
+      rows.push_back({"rules_batched" + sfx, "stages 1 and 2, batches sorted by automaton and length" + on, double(n), secs});
+      if (t == thread_counts.front() && gpu_ac) {
+        std::vector<std::vector<uint32_t>> ids(n);
+        secs.clear();
+        for (int r = 0; r < o.reps; ++r) {
+          secs.push_back(parallel(n, 1, o.core, [&](size_t, size_t) {
+            gpu_ac->patterns_in_batch(ptr.data(), len.data(), n, ids.data());
+            for (size_t i = 0; i < n; ++i) engine.match_from_patterns(info[i], ids[i], &got[i]);
+          }));
+        }
+        check("rules_gpu", want_sids);
+        rows.push_back({"rules_gpu", "stage 1 on the GPU (every pattern), stage 2 on 1 CPU thread from its ids", double(n), secs});
+      }
     }
     bench::print_table("DPI, " + name + " traffic (" + std::to_string(set.patterns.size()) + " patterns)", "packets", rows,
                        "stage1_baseline_t" + std::to_string(thread_counts.front()));
@@ -226,7 +248,8 @@ int run_bench(const BenchDpiOptions& o) {
     traffic_json.push_back({{"traffic", name}, {"packets", n}, {"payload_bytes", bytes}, {"packets_with_pattern", with_match},
                             {"results", bench::rows_json(rows)}, {"mismatches_vs_baseline", checks}});
   }
-  std::printf("results: %s\n", all_ok ? "every stage-1 variant agrees with the baseline" : "MISMATCH (see above)");
+  std::printf("results: %s\n", all_ok ? "every stage-1 variant agrees with the baseline, every rules variant with rules"
+                                      : "MISMATCH (see above)");
   if (!o.json.empty()) {
     nlohmann::json report = {{"bench", "dpi"},
                              {"machine", bench::machine_json()},

@@ -380,6 +380,31 @@ std::vector<uint32_t> brute_force(const IdsRuleSet& s, const PacketInfo& p) {
   return sids;
 }
 
+// Frames that match rules: for random ET rules, a payload made of the rule's positive contents in
+// order (3 random bytes before each), to one of the ports rules name, over TCP or UDP.
+std::vector<std::vector<uint8_t>> rule_frames(const IdsRuleSet& s, int count, uint64_t x) {
+  const uint16_t kPorts[] = {80, 443, 25, 53, 21, 8080, 1234};
+  std::vector<std::vector<uint8_t>> frames;
+  for (int i = 0; i < count; ++i) {
+    const IdsRule& r = s.rules[mix64(++x) % s.rules.size()];
+    GenFlow f;
+    f.dst[0] = 10;
+    f.src[0] = 192;
+    f.sport = 40000;
+    f.dport = kPorts[mix64(++x) % 7];
+    for (const Content& c : r.contents) {
+      if (c.negated) continue;
+      for (int k = 0; k < 3; ++k) f.payload.push_back(static_cast<uint8_t>(mix64(++x)));
+      f.payload.insert(f.payload.end(), c.bytes.begin(), c.bytes.end());
+    }
+    const uint8_t proto = mix64(++x) % 2 ? 6 : 17;
+    std::vector<uint8_t> frame(min_frame_len(f, proto) + 8);
+    write_flow_frame(frame.data(), static_cast<uint32_t>(frame.size()), f, proto, i);
+    frames.push_back(std::move(frame));
+  }
+  return frames;
+}
+
 TEST(DpiStage2, EngineEqualsEveryRuleOnItsOwn) {
   if (et_files().empty()) GTEST_SKIP() << "no ET rules";
   const IdsRuleSet& s = et_rules();
@@ -397,31 +422,94 @@ TEST(DpiStage2, EngineEqualsEveryRuleOnItsOwn) {
     }
   }
   // Match-heavy frames on the ports the rules name: payloads made of a rule's contents in order.
-  uint64_t x = 3;
-  const uint16_t kPorts[] = {80, 443, 25, 53, 21, 8080, 1234};
-  for (int i = 0; i < 200; ++i) {
-    const IdsRule& r = s.rules[mix64(++x) % s.rules.size()];
-    GenFlow f;
-    f.dst[0] = 10;
-    f.src[0] = 192;
-    f.sport = 40000;
-    f.dport = kPorts[mix64(++x) % 7];
-    for (const Content& c : r.contents) {
-      if (c.negated) continue;
-      for (int k = 0; k < 3; ++k) f.payload.push_back(static_cast<uint8_t>(mix64(++x)));
-      f.payload.insert(f.payload.end(), c.bytes.begin(), c.bytes.end());
-    }
-    const uint8_t proto = mix64(++x) % 2 ? 6 : 17;
-    std::vector<uint8_t> frame(min_frame_len(f, proto) + 8);
-    write_flow_frame(frame.data(), static_cast<uint32_t>(frame.size()), f, proto, i);
+  for (const auto& frame : rule_frames(s, 200, 3)) {
     const PacketInfo p = packet_info(frame.data(), static_cast<uint32_t>(frame.size()));
     engine.match(p, &got);
-    EXPECT_EQ(got, brute_force(s, p)) << "sid " << r.sid;
+    EXPECT_EQ(got, brute_force(s, p)) << "frame " << packets;
     matched += !got.empty();
     ++packets;
   }
   EXPECT_GT(matched, 50u);
   std::printf("%zu packets, %zu with a matching rule; %zu port groups\n", packets, matched, engine.groups());
+}
+
+// The packets the batched and GPU stage-2 paths are compared on: the real captures, frames built
+// from rules (on the rules' ports), and generated traffic with patterns spliced in.
+struct Stage2Packets {
+  std::vector<PacketStore> stores;
+  std::vector<std::vector<uint8_t>> frames;
+  std::vector<PacketInfo> info;
+};
+
+const Stage2Packets& stage2_packets() {
+  static const Stage2Packets* pk = [] {
+    auto* k = new Stage2Packets;
+    for (const char* cap : {"example", "many-protocols", "tls2"}) {
+      k->stores.push_back(load_pcap(test::source_path(std::string("data/pcap/") + cap + ".pcap"), 300));
+    }
+    PacketStore gen = generate(parse_gen_spec("count=3000,size=600,proto=tcp,flows=500,seed=5"));
+    make_match_heavy(gen, et_rules().patterns, 0.2);
+    k->stores.push_back(std::move(gen));
+    k->frames = rule_frames(et_rules(), 1500, 11);
+    for (const PacketStore& st : k->stores) {
+      for (size_t i = 0; i < st.size(); ++i) k->info.push_back(packet_info(st.frame(i), st.caplen[i]));
+    }
+    for (const auto& f : k->frames) k->info.push_back(packet_info(f.data(), static_cast<uint32_t>(f.size())));
+    return k;
+  }();
+  return *pk;
+}
+
+TEST(DpiStage2, BatchedAndFromPatternsEqualOnePacketAtATime) {
+  if (et_files().empty()) GTEST_SKIP() << "no ET rules";
+  const DpiEngine engine(et_rules());
+  const std::vector<PacketInfo>& info = stage2_packets().info;
+  std::vector<std::vector<uint32_t>> want(info.size());
+  size_t matched = 0;
+  for (size_t i = 0; i < info.size(); ++i) {
+    engine.match(info[i], &want[i]);
+    matched += !want[i].empty();
+  }
+  EXPECT_GT(matched, 1000u);
+  // Outputs start with stale sids: each must be cleared first.
+  std::vector<std::vector<uint32_t>> got(info.size(), std::vector<uint32_t>{7});
+  for (auto [batch, group] : {std::pair<size_t, size_t>{8192, 32}, {8192, 16}, {100, 7}, {1, 1}, {333, 64}}) {
+    engine.match_batch(info.data(), info.size(), got.data(), batch, group);
+    for (size_t i = 0; i < info.size(); ++i) ASSERT_EQ(got[i], want[i]) << "packet " << i << ", batch " << batch << ", group " << group;
+  }
+  std::vector<uint32_t> ids, sids{7};
+  for (size_t i = 0; i < info.size(); ++i) {
+    engine.patterns_in(info[i], &ids);
+    engine.match_from_patterns(info[i], ids, &sids);
+    ASSERT_EQ(sids, want[i]) << "packet " << i;
+  }
+  std::printf("%zu packets, %zu with a matching rule\n", info.size(), matched);
+}
+
+TEST(DpiStage2Gpu, GpuPatternsThenRulesEqualOnePacketAtATime) {
+  std::string why;
+  if (!gpu::available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  if (et_files().empty()) GTEST_SKIP() << "no ET rules";
+  const DpiEngine engine(et_rules());
+  const std::vector<PacketInfo>& info = stage2_packets().info;
+  std::vector<const uint8_t*> ptr;
+  std::vector<uint32_t> len;
+  for (const PacketInfo& p : info) {
+    ptr.push_back(p.payload ? p.payload : reinterpret_cast<const uint8_t*>(""));
+    len.push_back(p.payload ? p.len : 0);
+  }
+  AhoCorasickGpu g(engine.all_patterns());
+  std::vector<std::vector<uint32_t>> ids(info.size());
+  g.patterns_in_batch(ptr.data(), len.data(), info.size(), ids.data());
+  std::vector<uint32_t> want, got;
+  size_t matched = 0;
+  for (size_t i = 0; i < info.size(); ++i) {
+    engine.match(info[i], &want);
+    engine.match_from_patterns(info[i], ids[i], &got);
+    ASSERT_EQ(got, want) << "packet " << i;
+    matched += !want.empty();
+  }
+  EXPECT_GT(matched, 1000u);
 }
 
 }  // namespace

@@ -196,6 +196,9 @@ struct DpiEngine::Group {
   std::vector<std::vector<uint32_t>> needs;    // per rule: local ids of its positive contents
   std::vector<uint32_t> always;                // rules with no positive content: always evaluated
   std::vector<std::vector<uint32_t>> users;    // per local pattern: positions (in `rules`) needing it
+  // The group's patterns' global ids (of the rule set) in ascending order, and the local id (from
+  // 1, as the group's automaton reports it) of each: stage 2 from a stage 1 over every pattern.
+  std::vector<uint32_t> global_sorted, local_of_sorted;
   AhoCorasick ac;
 };
 
@@ -248,6 +251,12 @@ DpiEngine::DpiEngine(const IdsRuleSet& set) : set_(set), all_(AhoCorasick::build
       g->needs.push_back(std::move(need));
     }
     g->ac = AhoCorasick::build(local);
+    for (uint32_t id = 1; id < local_of.size(); ++id) {
+      if (local_of[id] >= 0) {
+        g->global_sorted.push_back(id);
+        g->local_of_sorted.push_back(static_cast<uint32_t>(local_of[id]) + 1);
+      }
+    }
     groups_.push_back(std::move(g));
   }
 }
@@ -267,37 +276,120 @@ void DpiEngine::patterns_in(const PacketInfo& p, std::vector<uint32_t>* ids) con
   if (p.payload) all_.patterns_in(p.payload, p.len, ids);
 }
 
+int DpiEngine::candidate_groups(const PacketInfo& p, int32_t out[3]) const {
+  if (!p.ip) return 0;
+  const int k = class_of(p.proto);
+  const int32_t cand[3] = {generic_[k], port_group_[k][p.dport], p.sport != p.dport ? port_group_[k][p.sport] : -1};
+  int m = 0;
+  for (int32_t gi : cand) {
+    if (gi >= 0 && (m == 0 || out[m - 1] != gi) && (m < 2 || out[0] != gi)) out[m++] = gi;
+  }
+  return m;
+}
+
+void DpiEngine::group_rules(const Group& g, const PacketInfo& p, const std::vector<uint32_t>& found,
+                            std::vector<uint32_t>* sids) const {
+  thread_local std::vector<uint8_t> present;
+  present.assign(g.users.size(), 0);
+  for (uint32_t l : found) present[l - 1] = 1;  // the group's automaton numbers its patterns from 1
+  const uint8_t* payload = p.payload ? p.payload : reinterpret_cast<const uint8_t*>("");
+  auto consider = [&](uint32_t pos) {
+    for (uint32_t l : g.needs[pos]) {
+      if (!present[l]) return;
+    }
+    const IdsRule& r = set_.rules[g.rules[pos]];
+    if (rule_applies(r, p) && contents_hold(r, payload, p.len)) sids->push_back(r.sid);
+  };
+  for (uint32_t pos : g.always) consider(pos);
+  for (uint32_t l : found) {
+    for (uint32_t pos : g.users[l - 1]) consider(pos);
+  }
+}
+
+namespace {
+
+void sort_unique(std::vector<uint32_t>* v) {
+  std::sort(v->begin(), v->end());
+  v->erase(std::unique(v->begin(), v->end()), v->end());
+}
+
+}  // namespace
+
 void DpiEngine::match(const PacketInfo& p, std::vector<uint32_t>* sids) const {
   sids->clear();
-  if (!p.ip) return;
-  const int k = class_of(p.proto);
-  int32_t cand[3] = {generic_[k], port_group_[k][p.dport], port_group_[k][p.sport]};
-  if (cand[2] == cand[1]) cand[2] = -1;
-  std::vector<uint32_t> found;
-  std::vector<uint8_t> present;
-  for (int32_t gi : cand) {
-    if (gi < 0) continue;
-    const Group& g = *groups_[gi];
+  int32_t cand[3];
+  const int m = candidate_groups(p, cand);
+  thread_local std::vector<uint32_t> found;
+  for (int c = 0; c < m; ++c) {
+    const Group& g = *groups_[cand[c]];
     found.clear();
     if (p.payload) g.ac.patterns_in(p.payload, p.len, &found);
-    present.assign(g.users.size(), 0);
-    for (uint32_t l : found) present[l - 1] = 1;  // the group's automaton numbers its patterns from 1
-    auto consider = [&](uint32_t pos) {
-      for (uint32_t l : g.needs[pos]) {
-        if (!present[l]) return;
-      }
-      const IdsRule& r = set_.rules[g.rules[pos]];
-      if (rule_applies(r, p) && contents_hold(r, p.payload ? p.payload : reinterpret_cast<const uint8_t*>(""), p.len)) {
-        sids->push_back(r.sid);
-      }
-    };
-    for (uint32_t pos : g.always) consider(pos);
-    for (uint32_t l : found) {
-      for (uint32_t pos : g.users[l - 1]) consider(pos);
-    }
+    group_rules(g, p, found, sids);
   }
-  std::sort(sids->begin(), sids->end());
-  sids->erase(std::unique(sids->begin(), sids->end()), sids->end());
+  sort_unique(sids);
+}
+
+void DpiEngine::match_batch(const PacketInfo* p, size_t n, std::vector<uint32_t>* sids, size_t batch, size_t group) const {
+  for (size_t i = 0; i < n; ++i) sids[i].clear();
+  if (batch == 0 || group == 0) throw std::invalid_argument("match_batch: batch and group must be > 0");
+  struct Item {
+    uint32_t group;   // the automaton
+    uint32_t packet;  // index into p
+  };
+  std::vector<Item> items;
+  std::vector<const uint8_t*> ptr;
+  std::vector<uint32_t> len;
+  std::vector<std::vector<uint32_t>> found;
+  for (size_t b0 = 0; b0 < n; b0 += batch) {
+    const size_t b1 = std::min(n, b0 + batch);
+    items.clear();
+    for (size_t i = b0; i < b1; ++i) {
+      int32_t cand[3];
+      const int m = candidate_groups(p[i], cand);
+      for (int c = 0; c < m; ++c) items.push_back(Item{static_cast<uint32_t>(cand[c]), static_cast<uint32_t>(i)});
+    }
+    // By automaton, so that one automaton's rows stay in the caches while its items are walked;
+    // patterns_in_batch then sorts each automaton's items by length.
+    std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& c) { return a.group < c.group; });
+    if (found.size() < items.size()) found.resize(items.size());
+    ptr.resize(items.size());
+    len.resize(items.size());
+    for (size_t k = 0; k < items.size(); ++k) {
+      const PacketInfo& pi = p[items[k].packet];
+      ptr[k] = pi.payload ? pi.payload : reinterpret_cast<const uint8_t*>("");
+      len[k] = pi.payload ? pi.len : 0;
+    }
+    for (size_t k0 = 0; k0 < items.size();) {
+      size_t k1 = k0 + 1;
+      while (k1 < items.size() && items[k1].group == items[k0].group) ++k1;
+      const Group& g = *groups_[items[k0].group];
+      g.ac.patterns_in_batch(ptr.data() + k0, len.data() + k0, k1 - k0, found.data() + k0, batch, group);
+      for (size_t k = k0; k < k1; ++k) group_rules(g, p[items[k].packet], found[k], &sids[items[k].packet]);
+      k0 = k1;
+    }
+    for (size_t i = b0; i < b1; ++i) sort_unique(&sids[i]);
+  }
+}
+
+void DpiEngine::match_from_patterns(const PacketInfo& p, const std::vector<uint32_t>& ids, std::vector<uint32_t>* sids) const {
+  sids->clear();
+  int32_t cand[3];
+  const int m = candidate_groups(p, cand);
+  thread_local std::vector<uint32_t> found;
+  for (int c = 0; c < m; ++c) {
+    const Group& g = *groups_[cand[c]];
+    // The group's patterns among the ids: both lists are sorted, so one merge-like pass with
+    // binary searches over the (usually much longer) group list.
+    found.clear();
+    auto from = g.global_sorted.begin();
+    for (uint32_t id : ids) {
+      from = std::lower_bound(from, g.global_sorted.end(), id);
+      if (from == g.global_sorted.end()) break;
+      if (*from == id) found.push_back(g.local_of_sorted[static_cast<size_t>(from - g.global_sorted.begin())]);
+    }
+    group_rules(g, p, found, sids);
+  }
+  sort_unique(sids);
 }
 
 }  // namespace tandem::dpi

@@ -62,8 +62,21 @@ class DpiEngine {
 
   // Stage 1 over every pattern (no port groups): sorted pattern ids found in the payload.
   void patterns_in(const PacketInfo& p, std::vector<uint32_t>* ids) const;
-  // Stages 1 and 2: sorted sids of the rules that match.
+  // Stages 1 and 2: sorted sids of the rules that match. One packet at a time: the baseline.
   void match(const PacketInfo& p, std::vector<uint32_t>* sids) const;
+
+  // match() for n packets, with the G-Opt paper's optimizations: packets taken in batches of
+  // `batch`; each packet's automata (its protocol's generic group, its ports' groups) make work
+  // items, sorted by automaton and then by payload length, and each automaton's items are walked
+  // `group` at a time in lockstep (AhoCorasick::patterns_in_batch); stage 2 then runs per item.
+  // sids[0 .. n) get what match() gives (each vector cleared first).
+  void match_batch(const PacketInfo* p, size_t n, std::vector<uint32_t>* sids, size_t batch = 8192,
+                   size_t group = 32) const;
+
+  // Stage 2 alone, from stage 1 over every pattern (the sorted ids of all_patterns() found in the
+  // payload, however they were found: patterns_in, the batched walk, the GPU kernel): the same
+  // sids as match(). The port groups' rules are evaluated without walking their automata.
+  void match_from_patterns(const PacketInfo& p, const std::vector<uint32_t>& ids, std::vector<uint32_t>* sids) const;
 
   size_t groups() const;
   size_t memory_bytes() const;
@@ -71,6 +84,12 @@ class DpiEngine {
 
  private:
   struct Group;
+  // The groups whose rules apply to the packet (up to 3: generic, destination port, source port).
+  int candidate_groups(const PacketInfo& p, int32_t out[3]) const;
+  // Appends the sids of group g's rules that match p, given the group's local pattern ids (from
+  // 1, any order) found in p's payload.
+  void group_rules(const Group& g, const PacketInfo& p, const std::vector<uint32_t>& found, std::vector<uint32_t>* sids) const;
+
   const IdsRuleSet& set_;
   AhoCorasick all_;
   std::vector<std::unique_ptr<Group>> groups_;
