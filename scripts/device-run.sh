@@ -11,7 +11,8 @@
 #   apps-tests: every app through the pipeline on the GPU (tests), and `tandem run` per app;
 #   apps-cores: throughput vs cores for every app (bench cores: echo, ipv4, ipv6, l2 1M/16M, ndn);
 #     SPECS="name:app flags|..." WORKERS=1,2,4 REPS=3 PACKETS=8000000 choose what runs;
-#   dpi: the DPI tests (GPU included) and bench dpi alone (1 and 16 threads, GPU; groups of 8 and 32);
+#   dpi: the DPI tests (GPU included), tandem match per path on ET rules, and bench dpi alone (1 and
+#     16 threads, GPU; one thread with groups of 8 and 16 besides the default 32);
 #   apps-lookup: every app's lookups alone (bench lookup: scalar, batched, GPU), one core;
 #   acl-dpi: the firewall, fw-router and DPI tests (GPU included), bench classify (ClassBench
 #     acl1/fw1/ipc1 10k: linear, HyperSplit, rte_acl, GPU), bench fw-router (acl1_10k: CPU, GPU
@@ -184,7 +185,17 @@ if [ "$MODE" = dpi ]; then
   echo "== bench dpi: ET rules, 1 and 16 threads, GPU ==" | tee -a "$LOG"
   timeout 300 $T bench dpi --rules $RULES --threads 1,16 --core 0 --reps 3 --json "$OUT/bench_dpi.json" >> "$LOG" 2>&1
   echo "exit $?" | tee -a "$LOG"
-  for g in ${GROUPS_EXTRA:-8 32}; do
+  echo "== tandem match on ET rules: scalar, batched and GPU give the same lines ==" | tee -a "$LOG"
+  for cap in data/pcap/example.pcap data/pcap/tls2.pcap; do
+    for path in "--device cpu --cpu-path scalar" "--device cpu --cpu-path batched" "--device gpu"; do
+      for po in "" --patterns-only; do
+        s=$(date +%s%N)
+        sum=$(timeout 120 $T match --rules $RULES --skip-bad --pcap $cap $path $po 2>/tmp/match.err | md5sum | cut -c1-12)
+        echo "$(basename $cap) $path $po: $sum $(tail -n 1 /tmp/match.err) ($(( ($(date +%s%N) - s) / 1000000 )) ms)" | tee -a "$LOG"
+      done
+    done
+  done
+  for g in ${GROUPS_EXTRA:-8 16}; do
     echo "== bench dpi: lockstep groups of $g, one thread ==" | tee -a "$LOG"
     timeout 200 $T bench dpi --rules $RULES --threads 1 --core 1 --reps 3 --group $g --device cpu \
       --json "$OUT/bench_dpi_group$g.json" >> "$LOG" 2>&1

@@ -118,6 +118,25 @@ TEST(IdsRules, FilesNumberPatternsAndNameBadLines) {
   EXPECT_EQ(s.rules[2].line, 5u);  // the continued rule starts on line 5
 }
 
+TEST(IdsRules, AnOverlongLineIsReportedWithItsNumber) {
+  const std::string a = ::testing::TempDir() + "/long.rules";
+  std::ofstream(a) << "alert tcp any any -> any any (content:\"" << std::string(70000, 'x') << "\"; sid:1;)\n"
+                   << "alert tcp any any -> any any (content:\"ok\"; sid:2;)\n";
+  try {
+    load_ids_rules({a});
+    ADD_FAILURE() << "an overlong line must fail the load";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("long.rules:1: line over"), std::string::npos) << e.what();
+  }
+  IdsLoadOptions o;
+  o.skip_bad = true;
+  const IdsRuleSet s = load_ids_rules({a}, o);
+  ASSERT_EQ(s.errors.size(), 1u);
+  ASSERT_EQ(s.rules.size(), 1u);
+  EXPECT_EQ(s.rules[0].sid, 2u);
+  EXPECT_EQ(s.rules[0].line, 2u);
+}
+
 TEST(IdsRules, EmergingThreatsLoads) {
   if (et_files().empty()) GTEST_SKIP() << "no ET rules under " << test::shared_data_path("ids");
   const IdsRuleSet& s = et_rules();

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <climits>
+#include <cstring>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -364,6 +365,18 @@ IdsRuleSet load_ids_rules(const std::vector<std::string>& paths, const IdsLoadOp
       } else {
         line.assign(buf);
         ++lineno;
+        if (line.size() == sizeof buf - 1 && line.back() != '\n') {  // no room for the whole line
+          for (size_t k = 0; gzgets(f, buf, sizeof buf) && ((k = std::strlen(buf)) == 0 || buf[k - 1] != '\n');) {
+          }
+          const std::string msg = path + ":" + std::to_string(lineno) + ": line over " + std::to_string(sizeof buf - 2) + " bytes";
+          logical.clear();
+          if (!opts.skip_bad) {
+            gzclose(f);
+            throw std::runtime_error(msg);
+          }
+          s.errors.push_back(msg);
+          continue;
+        }
         while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
         if (logical.empty()) first = lineno;
         if (!line.empty() && line.back() == '\\') {  // continues on the next line
