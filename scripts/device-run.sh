@@ -189,9 +189,10 @@ if [ "$MODE" = dpi ]; then
   for cap in data/pcap/example.pcap data/pcap/tls2.pcap; do
     for path in "--device cpu --cpu-path scalar" "--device cpu --cpu-path batched" "--device gpu"; do
       for po in "" --patterns-only; do
-        s=$(date +%s%N)
-        sum=$(timeout 120 $T match --rules $RULES --skip-bad --pcap $cap $path $po 2>/tmp/match.err | md5sum | cut -c1-12)
-        echo "$(basename $cap) $path $po: $sum $(tail -n 1 /tmp/match.err) ($(( ($(date +%s%N) - s) / 1000000 )) ms)" | tee -a "$LOG"
+        timeout 120 $T match --rules $RULES --skip-bad --pcap $cap $path $po > /tmp/match.out 2> /tmp/match.err
+        rc=$?
+        echo "$(basename $cap) $path $po: exit $rc, output md5 $(md5sum < /tmp/match.out | cut -c1-12), $(tail -n 1 /tmp/match.err)" \
+          | tee -a "$LOG"
       done
     done
   done
@@ -201,7 +202,7 @@ if [ "$MODE" = dpi ]; then
       --json "$OUT/bench_dpi_group$g.json" >> "$LOG" 2>&1
     echo "exit $?" | tee -a "$LOG"
   done
-  grep -E "^==|^exit|^gpu|^stage1|^hyperscan|^rules_|Gbps|traffic:|results" "$LOG" | tail -100
+  grep -E "^==|^exit|^gpu|^stage1|^hyperscan|^rules_|Gbps|traffic:|results|pcap --device" "$LOG" | tail -100
   exit 0
 fi
 if [ "$MODE" = apps-lookup ]; then
