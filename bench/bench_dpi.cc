@@ -92,6 +92,11 @@ int run_bench(const BenchDpiOptions& o) {
               "(%.1f MiB of automata in all), built in %.1f s\n", set.rules.size(), set.patterns.size(), set.errors.size(),
               ac.states(), ac.classes(), ac.memory_bytes() / 1048576.0, engine.groups(), engine.memory_bytes() / 1048576.0,
               build_s);
+  // The batched walk's misses overlap only as far as the TLB lets them: a table on 4 KiB pages
+  // (THP refused on a fragmented machine) makes it slower run to run, so each run says.
+  const size_t huge = ac.table_huge_bytes();
+  std::printf("transition table: %.1f of %.1f MiB on 2 MiB pages (THP %s)\n", std::min(huge, ac.delta_entries() * 4) / 1048576.0,
+              ac.delta_entries() * 4 / 1048576.0, transparent_hugepage_mode());
 #ifdef TANDEM_HAVE_HYPERSCAN
   std::unique_ptr<bench::HyperscanPatterns> hs;
   try {
@@ -256,7 +261,8 @@ int run_bench(const BenchDpiOptions& o) {
                              {"config", {{"rules", o.rules}, {"gen", o.gen}, {"heavy_fraction", o.heavy}, {"threads", o.threads},
                                          {"core", o.core}, {"reps", o.reps}, {"batch", o.batch}, {"group", o.group}, {"device", o.device}}},
                              {"automaton", {{"states", ac.states()}, {"classes", ac.classes()}, {"bytes", ac.memory_bytes()},
-                                            {"port_groups", engine.groups()}, {"build_seconds", build_s}}},
+                                            {"port_groups", engine.groups()}, {"build_seconds", build_s},
+                                            {"table_bytes_on_2mib_pages", huge}}},
                              {"patterns", set.patterns.size()},
                              {"traffic", traffic_json}};
     bench::write_json(o.json, report);

@@ -2,7 +2,9 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -46,6 +48,28 @@ HugeRegion& HugeRegion::operator=(HugeRegion&& o) noexcept {
   std::swap(p_, o.p_);
   std::swap(bytes_, o.bytes_);
   return *this;
+}
+
+size_t HugeRegion::huge_bytes() const {
+  if (!p_) return 0;
+  std::ifstream f("/proc/self/smaps");
+  const auto lo = reinterpret_cast<uintptr_t>(p_), hi = lo + bytes_;
+  std::string line;
+  bool inside = false;
+  size_t total = 0;
+  while (std::getline(f, line)) {
+    unsigned long a = 0, b = 0;
+    char dash = 0;
+    // A VMA's header: "start-end perms ..."; its fields follow ("AnonHugePages:   2048 kB").
+    if (std::sscanf(line.c_str(), "%lx%c%lx", &a, &dash, &b) == 3 && dash == '-' && line.find(' ') != std::string::npos &&
+        line.find(':') > line.find(' ')) {
+      inside = a < hi && b > lo;
+      continue;
+    }
+    size_t kb = 0;
+    if (inside && std::sscanf(line.c_str(), "AnonHugePages: %zu kB", &kb) == 1) total += kb << 10;
+  }
+  return std::min(total, bytes_);
 }
 
 const char* transparent_hugepage_mode() {

@@ -20,6 +20,10 @@ class HugeRegion {
 
   void* data() const { return p_; }
   size_t size() const { return bytes_; }
+  // How much of the region the kernel backs with 2 MiB pages now (its VMAs' AnonHugePages in
+  // /proc/self/smaps; 0 where that cannot be read). THP is advisory: a fragmented machine hands
+  // out 4 KiB pages, and a table walked at random then misses the TLB, so benches report this.
+  size_t huge_bytes() const;
 
  private:
   void* map_ = nullptr;  // the whole mapping, including alignment slack

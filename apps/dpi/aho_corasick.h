@@ -56,6 +56,9 @@ class AhoCorasick {
   const AcView& view() const { return view_; }
   const uint32_t* delta() const { return view_.delta; }
   size_t delta_entries() const { return delta_entries_; }
+  // How much of the transition table sits on 2 MiB pages now (HugeRegion::huge_bytes; 0 for the
+  // small tables kept in ordinary memory).
+  size_t table_huge_bytes() const { return delta_.huge_bytes(); }
   const std::vector<uint32_t>& report_begin() const { return rep_begin_; }
   const std::vector<uint32_t>& reports() const { return rep_; }
   const std::vector<AcPattern>& pattern_records() const { return pats_; }
