@@ -35,7 +35,8 @@ def plot_dpi(report, src, out_path):
                 if y > 0:
                     ax.text(x, y * 1.05, f"{y:.2g}", ha="center", va="bottom", fontsize=7)
         ax.set_xticks(range(len(paths)))
-        ax.set_xticklabels([p.replace("_t", "\n") + (" thr" if "_t" in p else "") for p in paths], fontsize=8)
+        labels = [p.replace("stage1_", "").replace("_t", "\n") + (" thr" if "_t" in p else "") for p in paths]
+        ax.set_xticklabels([lb.replace("rules_", "rules\n") if "\n" not in lb else lb for lb in labels], fontsize=8)
         ax.set_yscale("log")
         ax.set_ylabel("payload throughput (Gbps, median of repetitions)")
         ax.legend()
