@@ -315,7 +315,8 @@ void sort_unique(std::vector<uint32_t>* v) {
 
 }  // namespace
 
-void DpiEngine::match(const PacketInfo& p, std::vector<uint32_t>* sids) const {
+template <class FoundIn>
+void DpiEngine::rules_over_groups(const PacketInfo& p, std::vector<uint32_t>* sids, FoundIn found_in) const {
   sids->clear();
   int32_t cand[3];
   const int m = candidate_groups(p, cand);
@@ -323,10 +324,16 @@ void DpiEngine::match(const PacketInfo& p, std::vector<uint32_t>* sids) const {
   for (int c = 0; c < m; ++c) {
     const Group& g = *groups_[cand[c]];
     found.clear();
-    if (p.payload) g.ac.patterns_in(p.payload, p.len, &found);
+    found_in(g, &found);
     group_rules(g, p, found, sids);
   }
   sort_unique(sids);
+}
+
+void DpiEngine::match(const PacketInfo& p, std::vector<uint32_t>* sids) const {
+  rules_over_groups(p, sids, [&p](const Group& g, std::vector<uint32_t>* found) {
+    if (p.payload) g.ac.patterns_in(p.payload, p.len, found);
+  });
 }
 
 void DpiEngine::match_batch(const PacketInfo* p, size_t n, std::vector<uint32_t>* sids, size_t batch, size_t group) const {
@@ -372,24 +379,16 @@ void DpiEngine::match_batch(const PacketInfo* p, size_t n, std::vector<uint32_t>
 }
 
 void DpiEngine::match_from_patterns(const PacketInfo& p, const std::vector<uint32_t>& ids, std::vector<uint32_t>* sids) const {
-  sids->clear();
-  int32_t cand[3];
-  const int m = candidate_groups(p, cand);
-  thread_local std::vector<uint32_t> found;
-  for (int c = 0; c < m; ++c) {
-    const Group& g = *groups_[cand[c]];
+  rules_over_groups(p, sids, [&ids](const Group& g, std::vector<uint32_t>* found) {
     // The group's patterns among the ids: both lists are sorted, so one merge-like pass with
     // binary searches over the (usually much longer) group list.
-    found.clear();
     auto from = g.global_sorted.begin();
     for (uint32_t id : ids) {
       from = std::lower_bound(from, g.global_sorted.end(), id);
       if (from == g.global_sorted.end()) break;
-      if (*from == id) found.push_back(g.local_of_sorted[static_cast<size_t>(from - g.global_sorted.begin())]);
+      if (*from == id) found->push_back(g.local_of_sorted[static_cast<size_t>(from - g.global_sorted.begin())]);
     }
-    group_rules(g, p, found, sids);
-  }
-  sort_unique(sids);
+  });
 }
 
 }  // namespace tandem::dpi

@@ -86,6 +86,10 @@ class DpiEngine {
   struct Group;
   // The groups whose rules apply to the packet (up to 3: generic, destination port, source port).
   int candidate_groups(const PacketInfo& p, int32_t out[3]) const;
+  // Stage 2 over p's candidate groups: found_in(group, &ids) gives each group's local pattern ids
+  // found in p's payload (match: the group's automaton; match_from_patterns: stage 1's ids).
+  template <class FoundIn>
+  void rules_over_groups(const PacketInfo& p, std::vector<uint32_t>* sids, FoundIn found_in) const;
   // Appends the sids of group g's rules that match p, given the group's local pattern ids (from
   // 1, any order) found in p's payload.
   void group_rules(const Group& g, const PacketInfo& p, const std::vector<uint32_t>& found, std::vector<uint32_t>* sids) const;
