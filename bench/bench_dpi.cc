@@ -93,10 +93,10 @@ int run_bench(const BenchDpiOptions& o) {
               ac.states(), ac.classes(), ac.memory_bytes() / 1048576.0, engine.groups(), engine.memory_bytes() / 1048576.0,
               build_s);
   // The batched walk's misses overlap only as far as the TLB lets them: a table on 4 KiB pages
-  // (THP refused on a fragmented machine) makes it slower run to run, so each run says.
-  const size_t huge = ac.table_huge_bytes();
-  std::printf("transition table: %.1f of %.1f MiB on 2 MiB pages (THP %s)\n", std::min(huge, ac.delta_entries() * 4) / 1048576.0,
-              ac.delta_entries() * 4 / 1048576.0, transparent_hugepage_mode());
+  // (THP refused on a fragmented machine) would slow it, so each run says where it stood.
+  const size_t table = ac.delta_entries() * sizeof(uint32_t), huge = std::min(ac.table_huge_bytes(), table);
+  std::printf("transition table: %.1f of %.1f MiB on 2 MiB pages (THP %s)\n", huge / 1048576.0, table / 1048576.0,
+              transparent_hugepage_mode());
 #ifdef TANDEM_HAVE_HYPERSCAN
   std::unique_ptr<bench::HyperscanPatterns> hs;
   try {
@@ -138,8 +138,8 @@ int run_bench(const BenchDpiOptions& o) {
     uint64_t bytes = 0;
     for (size_t i = 0; i < store.size(); ++i) {
       info[i] = dpi::packet_info(store.frame(i), store.caplen[i]);
-      ptr[i] = info[i].payload ? info[i].payload : store.frame(i);
-      len[i] = info[i].payload ? info[i].len : 0;
+      ptr[i] = info[i].bytes();
+      len[i] = info[i].len;
       bytes += len[i];
     }
     const size_t n = store.size();

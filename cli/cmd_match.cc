@@ -84,8 +84,8 @@ void run_match(const MatchOptions& o) {
     len.resize(n);
     for (size_t i = 0; i < n; ++i) {
       info[i] = dpi::packet_info(store.frame(c0 + i), store.caplen[c0 + i]);
-      ptr[i] = info[i].payload ? info[i].payload : reinterpret_cast<const uint8_t*>("");
-      len[i] = info[i].payload ? info[i].len : 0;
+      ptr[i] = info[i].bytes();
+      len[i] = info[i].len;
     }
     if (gpu_ac) {
       gpu_ac->patterns_in_batch(ptr.data(), len.data(), n, o.patterns_only ? res.data() : ids.data());

@@ -390,7 +390,7 @@ TEST(DpiStage2, EachModifier) {
 std::vector<uint32_t> brute_force(const IdsRuleSet& s, const PacketInfo& p) {
   std::vector<uint32_t> sids;
   for (const IdsRule& r : s.rules) {
-    if (rule_applies(r, p) && contents_hold(r, p.payload ? p.payload : reinterpret_cast<const uint8_t*>(""), p.len)) {
+    if (rule_applies(r, p) && contents_hold(r, p.bytes(), p.len)) {
       sids.push_back(r.sid);
     }
   }
@@ -514,8 +514,8 @@ TEST(DpiStage2Gpu, GpuPatternsThenRulesEqualOnePacketAtATime) {
   std::vector<const uint8_t*> ptr;
   std::vector<uint32_t> len;
   for (const PacketInfo& p : info) {
-    ptr.push_back(p.payload ? p.payload : reinterpret_cast<const uint8_t*>(""));
-    len.push_back(p.payload ? p.len : 0);
+    ptr.push_back(p.bytes());
+    len.push_back(p.len);
   }
   AhoCorasickGpu g(engine.all_patterns());
   std::vector<std::vector<uint32_t>> ids(info.size());

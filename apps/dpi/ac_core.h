@@ -23,7 +23,7 @@ inline constexpr uint32_t kAcOutput = 0x80000000u;  // an entry's "the next stat
 inline constexpr uint32_t kAcRowMask = ~kAcOutput;
 // Zero ids after the last report range, so that a reader may take the first kAcRepPad ids of any
 // range without a bounds check and drop those past its end (aho_corasick.cc's batched walk).
-inline constexpr uint32_t kAcRepPad = 4;
+inline constexpr uint32_t kAcRepPad = 2;
 
 // What confirming a case-sensitive match needs of a pattern, in one 16-byte record.
 struct AcPattern {

@@ -279,10 +279,11 @@ void DpiEngine::patterns_in(const PacketInfo& p, std::vector<uint32_t>* ids) con
 int DpiEngine::candidate_groups(const PacketInfo& p, int32_t out[3]) const {
   if (!p.ip) return 0;
   const int k = class_of(p.proto);
+  // Distinct slots have distinct groups, so the one repeat is a packet whose ports are equal.
   const int32_t cand[3] = {generic_[k], port_group_[k][p.dport], p.sport != p.dport ? port_group_[k][p.sport] : -1};
   int m = 0;
   for (int32_t gi : cand) {
-    if (gi >= 0 && (m == 0 || out[m - 1] != gi) && (m < 2 || out[0] != gi)) out[m++] = gi;
+    if (gi >= 0) out[m++] = gi;
   }
   return m;
 }
@@ -292,13 +293,12 @@ void DpiEngine::group_rules(const Group& g, const PacketInfo& p, const std::vect
   thread_local std::vector<uint8_t> present;
   present.assign(g.users.size(), 0);
   for (uint32_t l : found) present[l - 1] = 1;  // the group's automaton numbers its patterns from 1
-  const uint8_t* payload = p.payload ? p.payload : reinterpret_cast<const uint8_t*>("");
   auto consider = [&](uint32_t pos) {
     for (uint32_t l : g.needs[pos]) {
       if (!present[l]) return;
     }
     const IdsRule& r = set_.rules[g.rules[pos]];
-    if (rule_applies(r, p) && contents_hold(r, payload, p.len)) sids->push_back(r.sid);
+    if (rule_applies(r, p) && contents_hold(r, p.bytes(), p.len)) sids->push_back(r.sid);
   };
   for (uint32_t pos : g.always) consider(pos);
   for (uint32_t l : found) {
@@ -363,8 +363,8 @@ void DpiEngine::match_batch(const PacketInfo* p, size_t n, std::vector<uint32_t>
     len.resize(items.size());
     for (size_t k = 0; k < items.size(); ++k) {
       const PacketInfo& pi = p[items[k].packet];
-      ptr[k] = pi.payload ? pi.payload : reinterpret_cast<const uint8_t*>("");
-      len[k] = pi.payload ? pi.len : 0;
+      ptr[k] = pi.bytes();
+      len[k] = pi.len;
     }
     for (size_t k0 = 0; k0 < items.size();) {
       size_t k1 = k0 + 1;

@@ -33,7 +33,9 @@ struct PacketInfo {
   uint8_t proto = 0;      // transport protocol
   uint16_t sport = 0, dport = 0;
   const uint8_t* payload = nullptr;
-  uint32_t len = 0;
+  uint32_t len = 0;  // 0 where there is no payload
+  // The payload, or an empty one: a pointer the walks and content checks can always take.
+  const uint8_t* bytes() const { return payload ? payload : reinterpret_cast<const uint8_t*>(""); }
 };
 
 // The packet's payload: after the TCP or UDP header, after the IP header for other IP protocols;

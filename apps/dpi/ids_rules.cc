@@ -366,7 +366,10 @@ IdsRuleSet load_ids_rules(const std::vector<std::string>& paths, const IdsLoadOp
         line.assign(buf);
         ++lineno;
         if (line.size() == sizeof buf - 1 && line.back() != '\n') {  // no room for the whole line
-          for (size_t k = 0; gzgets(f, buf, sizeof buf) && ((k = std::strlen(buf)) == 0 || buf[k - 1] != '\n');) {
+          bool line_end = false;  // skip the rest of it
+          while (!line_end && gzgets(f, buf, sizeof buf)) {
+            const size_t k = std::strlen(buf);
+            line_end = k > 0 && buf[k - 1] == '\n';
           }
           const std::string msg = path + ":" + std::to_string(lineno) + ": line over " + std::to_string(sizeof buf - 2) + " bytes";
           logical.clear();
