@@ -37,18 +37,30 @@ namespace tandem::fuzz {
 inline size_t g_inputs_with_rules = 0;
 inline size_t g_inputs_with_matches = 0;
 
-// The input written to a file of this process's own (the loaders read files).
-inline std::string write_input(const uint8_t* data, size_t size, const char* suffix) {
-  const std::string path = "/tmp/tandem-fuzz-" + std::to_string(::getpid()) + suffix;
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) return "";
-  const bool ok = std::fwrite(data, 1, size, f) == size;
-  std::fclose(f);
-  return ok ? path : "";
-}
+// The input written to a file of this process's own (the loaders read files), removed when the
+// check is done; path is empty where it could not be written.
+struct InputFile {
+  std::string path;
+  InputFile(const uint8_t* data, size_t size, const char* suffix)
+      : path("/tmp/tandem-fuzz-" + std::to_string(::getpid()) + suffix) {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    const bool ok = f && std::fwrite(data, 1, size, f) == size;
+    if (f) std::fclose(f);
+    if (!ok) {
+      std::remove(path.c_str());
+      path.clear();
+    }
+  }
+  ~InputFile() {
+    if (!path.empty()) std::remove(path.c_str());
+  }
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+};
 
 inline const char* check_ids_rules_input(const uint8_t* data, size_t size) {
-  const std::string path = write_input(data, size, ".rules");
+  const InputFile in(data, size, ".rules");
+  const std::string& path = in.path;
   if (path.empty()) return nullptr;  // no room to write: nothing tested
   dpi::IdsRuleSet s;
   try {
@@ -114,7 +126,8 @@ inline const char* check_ids_rules_input(const uint8_t* data, size_t size) {
 }
 
 inline const char* check_acl_rules_input(const uint8_t* data, size_t size) {
-  const std::string path = write_input(data, size, ".acl");
+  const InputFile in(data, size, ".acl");
+  const std::string& path = in.path;
   if (path.empty()) return nullptr;
   try {
     acl::load_trace(path);
