@@ -86,6 +86,7 @@ LoadedApp load_ipv6(const AppOptions& o) {
     throw UsageError(e.what());
   }
   if (st->fib.routes.empty()) throw UsageError(o.fib + ": no IPv6 routes");
+  warn(st->fib.duplicates.warning("routes"));
   LoadedApp a;
   char buf[256];
   std::snprintf(buf, sizeof buf, "%s: %zu IPv6 routes (%llu IPv4 lines skipped), Lpm6 built in %.2f s", o.fib.c_str(),
@@ -123,6 +124,7 @@ LoadedApp load_l2(const AppOptions& o) {
     throw UsageError(e.what());
   }
   if (st->setup.entries.empty()) throw UsageError(st->setup.source + ": no MAC entries");
+  warn(st->setup.warning);
   LoadedApp a;
   char buf[256];
   std::snprintf(buf, sizeof buf, "%s: %zu MACs in a 2-8 cuckoo table of %zu slots (%.0f MiB), built in %.2f s",
@@ -153,6 +155,7 @@ LoadedApp load_ndn(const AppOptions& o) {
   } catch (const std::exception& e) {  // TableError, std::runtime_error, std::invalid_argument
     throw UsageError(e.what());
   }
+  warn(st->setup.warning);
   LoadedApp a;
   char buf[320];
   std::snprintf(buf, sizeof buf, "%s: %zu FIB prefixes (%.1f MiB), %zu names for traffic, built in %.2f s",

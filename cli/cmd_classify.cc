@@ -1,7 +1,8 @@
 // `tandem classify --rules FILE --keys FILE`: the 5-tuple firewall's first matching rule for each
 // header of a ClassBench trace ("src dst sport dport proto ..." as integers, extra columns
-// ignored), one line per header in input order: the rule's 1-based index in the file's rule
-// order, or 0 when none matches.
+// ignored), one line per header in input order: the rule's 1-based number among the file's rule
+// lines (a line skipped by --skip-bad keeps its number), or 0 when none matches. The trace is
+// streamed: memory does not grow with its length.
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -29,41 +30,60 @@ struct ClassifyOptions {
 
 void run_classify(const ClassifyOptions& o) {
   acl::RuleSet set;
-  std::vector<acl::Header> hdr;
+  std::unique_ptr<acl::TraceReader> trace;
   try {
     acl::LoadOptions lo;
     lo.skip_bad = o.skip_bad;
     set = acl::load_rules(o.rules, lo);
-    hdr = acl::load_trace(o.keys);
+    trace = std::make_unique<acl::TraceReader>(o.keys);
   } catch (const TableError& e) {
     throw UsageError(e.what());
   }
   for (const std::string& e : set.errors) std::fprintf(stderr, "skipped: %s\n", e.c_str());
-  std::vector<uint32_t> out(hdr.size());
   const Device dev = choose_device(o.device, /*quiet=*/true);
-  if (o.algo == "linear") {
-    if (dev == Device::kGpu) throw UsageError("--algo linear runs on the CPU only: use --device cpu or --algo hypersplit");
-    for (size_t i = 0; i < hdr.size(); ++i) {
-      out[i] = acl::classify_linear(set.rules.data(), static_cast<uint32_t>(set.rules.size()), hdr[i]);
-    }
-  } else {
-    const acl::HyperSplit tree = acl::HyperSplit::build(set.rules);
-    if (dev == Device::kGpu) {
-      acl::AclGpuTable g(tree);
-      g.classify(hdr.data(), out.data(), hdr.size());
-    } else {
-      tree.classify_batch(hdr.data(), out.data(), hdr.size());
-    }
+  if (o.algo == "linear" && dev == Device::kGpu) {
+    throw UsageError("--algo linear runs on the CPU only: use --device cpu or --algo hypersplit");
   }
+  std::unique_ptr<acl::HyperSplit> tree;
+  std::unique_ptr<acl::AclGpuTable> gpu;
+  if (o.algo != "linear") {
+    tree = std::make_unique<acl::HyperSplit>(acl::HyperSplit::build(set.rules));
+    if (dev == Device::kGpu) gpu = std::make_unique<acl::AclGpuTable>(*tree);
+  }
+  // The trace is classified a chunk at a time: memory stays bounded however long it is.
+  constexpr size_t kChunk = 1 << 16;
+  std::vector<acl::Header> hdr(kChunk);
+  std::vector<uint32_t> out(kChunk);
   std::string text;
-  text.reserve(out.size() * 6);
-  for (uint32_t r : out) {
-    text += std::to_string(r == acl::kNoMatch ? 0 : r + 1);
-    text += '\n';
+  for (;;) {
+    size_t n = 0;
+    try {
+      n = trace->read(hdr.data(), kChunk);
+    } catch (const TableError& e) {
+      throw UsageError(e.what());
+    }
+    if (n == 0) break;
+    if (!tree) {
+      for (size_t i = 0; i < n; ++i) {
+        out[i] = acl::classify_linear(set.rules.data(), static_cast<uint32_t>(set.rules.size()), hdr[i]);
+      }
+    } else if (gpu) {
+      gpu->classify(hdr.data(), out.data(), n);
+    } else {
+      tree->classify_batch(hdr.data(), out.data(), n);
+    }
+    text.clear();
+    for (size_t i = 0; i < n; ++i) {
+      // The rule's number in the file (a line skipped by --skip-bad keeps its number).
+      const uint32_t r = out[i];
+      text += std::to_string(r == acl::kNoMatch ? 0 : r < set.number.size() ? set.number[r] : r + 1);
+      text += '\n';
+    }
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size()) {
+      throw UsageError("cannot write the results to standard output");
+    }
   }
-  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
-    throw UsageError("cannot write the results to standard output");
-  }
+  if (std::fflush(stdout) != 0) throw UsageError("cannot write the results to standard output");
   if (!set.errors.empty()) std::fprintf(stderr, "%zu bad rule line(s) skipped\n", set.errors.size());
 }
 

@@ -1,12 +1,16 @@
 // `tandem lookup --app ipv4|ipv6|ndn|l2`: keys in (one per line), "key nexthop" out, in input order
 // ('-' where no route matches). IPv6 addresses are printed in their canonical form (RFC 5952), NDN
 // names in the NDN URI form, MACs as aa:bb:cc:dd:ee:ff.
+//
+// The table is loaded first; the keys are then streamed a chunk at a time (read, looked up,
+// written), so that memory does not grow with the key file and a pipe can feed it without end. A
+// bad key stops the command with an error naming its line, after the results of the chunks
+// before it have been written.
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <iostream>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,27 +41,7 @@ struct LookupOptions {
   std::string device = "cpu";
 };
 
-// The keys file's non-blank, non-comment lines, trimmed, with their line numbers.
-std::vector<std::pair<uint64_t, std::string>> read_keys(const std::string& keys, const std::string& name) {
-  std::ifstream file;
-  std::istream* in = &std::cin;
-  if (keys != "-") {
-    file.open(keys);
-    if (!file) throw UsageError(keys + ": cannot open");
-    in = &file;
-  }
-  std::vector<std::pair<uint64_t, std::string>> out;
-  uint64_t lineno = 0;
-  for (std::string line; std::getline(*in, line);) {
-    ++lineno;
-    const size_t b = line.find_first_not_of(" \t\r");
-    const size_t e = line.find_last_not_of(" \t\r");
-    if (b == std::string::npos || line[b] == '#') continue;
-    out.emplace_back(lineno, line.substr(b, e + 1 - b));
-  }
-  if (in->bad() || !in->eof()) throw UsageError(name + ": read error after line " + std::to_string(lineno));
-  return out;
-}
+constexpr size_t kChunk = 1 << 16;  // keys read, looked up and written at a time
 
 void write_results(const std::string& out) {
   if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() || std::fflush(stdout) != 0) {
@@ -65,47 +49,65 @@ void write_results(const std::string& out) {
   }
 }
 
-void append_result(std::string& out, const std::string& key, uint32_t nh) {
-  out += key;
-  out += ' ';
-  out += nh == ipv4::kNoRoute ? std::string("-") : std::to_string(nh);
-  out += '\n';
+// Streams the key file through `lookup`. parse(text, &key) -> false with a message names a bad
+// key; lookup(keys, results, n) answers a chunk; format(key) prints a key.
+template <class Key, class Parse, class Lookup, class Format>
+void stream_keys(const LookupOptions& o, const std::string& name, Parse parse, Lookup lookup, Format format) {
+  LineReader in(o.keys, {}, name);
+  std::vector<Key> keys;
+  keys.reserve(kChunk);
+  std::vector<uint32_t> nh(kChunk);
+  std::string out;
+  for (bool more = true; more;) {
+    keys.clear();
+    std::string_view line;
+    while (keys.size() < kChunk && (more = in.next(&line))) {
+      const size_t b = line.find_first_not_of(" \t\r");
+      if (b == std::string_view::npos || line[b] == '#') continue;
+      const std::string_view text = line.substr(b, line.find_last_not_of(" \t\r") + 1 - b);
+      Key k{};
+      std::string why;
+      if (!parse(text, &k, &why)) {
+        throw UsageError(name + ":" + std::to_string(in.line_number()) + ": " + why + ": `" + quote_excerpt(text) + "`");
+      }
+      keys.push_back(std::move(k));
+    }
+    if (keys.empty()) continue;
+    lookup(keys.data(), nh.data(), keys.size());
+    out.clear();
+    for (size_t i = 0; i < keys.size(); ++i) {
+      out += format(keys[i]);
+      out += ' ';
+      out += nh[i] == ipv4::kNoRoute ? std::string("-") : std::to_string(nh[i]);
+      out += '\n';
+    }
+    write_results(out);
+  }
 }
 
 void lookup_ipv4(const LookupOptions& o, const std::string& name) {
-  std::vector<uint32_t> ips;
-  for (const auto& [lineno, text] : read_keys(o.keys, name)) {
-    uint32_t a = 0;
-    if (!ipv4::parse_ipv4_addr(text.data(), text.data() + text.size(), &a)) {
-      throw UsageError(name + ":" + std::to_string(lineno) + ": not an IPv4 address: `" + text + "`");
-    }
-    ips.push_back(a);
-  }
   const LoadedTable t = load_table(o.fib, /*quiet=*/true);
-  std::vector<uint32_t> nh(ips.size());
-  const Device dev = choose_device(o.device, /*quiet=*/true);
-  if (dev == Device::kGpu) {
-    ipv4::Ipv4GpuTable g(*t.table);
-    g.lookup(ips.data(), nh.data(), ips.size());
-  } else {
-    ipv4::lookup_batched(*t.table, ips.data(), nh.data(), ips.size());
-  }
-  std::string out;
-  out.reserve(ips.size() * 24);
-  for (size_t i = 0; i < ips.size(); ++i) append_result(out, ipv4::format_ipv4(ips[i]), nh[i]);
-  write_results(out);
+  std::unique_ptr<ipv4::Ipv4GpuTable> gpu;
+  if (choose_device(o.device, /*quiet=*/true) == Device::kGpu) gpu = std::make_unique<ipv4::Ipv4GpuTable>(*t.table);
+  stream_keys<uint32_t>(
+      o, name,
+      [](std::string_view s, uint32_t* a, std::string* why) {
+        *why = "not an IPv4 address";
+        return ipv4::parse_ipv4_addr(s.data(), s.data() + s.size(), a);
+      },
+      [&](const uint32_t* k, uint32_t* nh, size_t n) {
+        if (gpu) {
+          gpu->lookup(k, nh, n);
+        } else {
+          ipv4::lookup_batched(*t.table, k, nh, n);
+        }
+      },
+      [](uint32_t a) { return ipv4::format_ipv4(a); });
 }
 
 void lookup_ipv6(const LookupOptions& o, const std::string& name) {
-  std::vector<ipv6::Addr6> addrs;
-  for (const auto& [lineno, text] : read_keys(o.keys, name)) {
-    ipv6::Addr6 a{};
-    if (!ipv6::parse_ipv6_addr(text.data(), text.data() + text.size(), &a)) {
-      throw UsageError(name + ":" + std::to_string(lineno) + ": not an IPv6 address: `" + text + "`");
-    }
-    addrs.push_back(a);
-  }
   const ipv6::Fib6 fib = ipv6::load_fib6(o.fib);
+  warn(fib.duplicates.warning("routes"));
   ipv6::Lpm6 table;
   for (const auto& r : fib.routes) {
     const auto st = table.add(r.prefix.data(), r.len, r.next_hop);
@@ -114,65 +116,69 @@ void lookup_ipv6(const LookupOptions& o, const std::string& name) {
                        ": " + ipv6::Lpm6::status_name(st));
     }
   }
-  std::vector<uint32_t> nh(addrs.size());
-  if (choose_device(o.device, /*quiet=*/true) == Device::kGpu) {
-    ipv6::Ipv6GpuTable g(table);
-    g.lookup(ipv6::addr_rows(addrs.data()), nh.data(), addrs.size());
-  } else {
-    table.lookup_batch(ipv6::addr_rows(addrs.data()), nh.data(), addrs.size());
-  }
-  std::string out;
-  out.reserve(addrs.size() * 48);
-  for (size_t i = 0; i < addrs.size(); ++i) append_result(out, ipv6::format_ipv6(addrs[i].data()), nh[i]);
-  write_results(out);
+  std::unique_ptr<ipv6::Ipv6GpuTable> gpu;
+  if (choose_device(o.device, /*quiet=*/true) == Device::kGpu) gpu = std::make_unique<ipv6::Ipv6GpuTable>(table);
+  stream_keys<ipv6::Addr6>(
+      o, name,
+      [](std::string_view s, ipv6::Addr6* a, std::string* why) {
+        *why = "not an IPv6 address";
+        return ipv6::parse_ipv6_addr(s.data(), s.data() + s.size(), a);
+      },
+      [&](const ipv6::Addr6* k, uint32_t* nh, size_t n) {
+        if (gpu) {
+          gpu->lookup(ipv6::addr_rows(k), nh, n);
+        } else {
+          table.lookup_batch(ipv6::addr_rows(k), nh, n);
+        }
+      },
+      [](const ipv6::Addr6& a) { return ipv6::format_ipv6(a.data()); });
 }
 
 void lookup_ndn(const LookupOptions& o, const std::string& name) {
-  std::vector<ndn::Name> names;
-  for (const auto& [lineno, text] : read_keys(o.keys, name)) {
-    try {
-      names.push_back(ndn::parse_uri(text));
-    } catch (const ndn::NameError& e) {
-      throw UsageError(name + ":" + std::to_string(lineno) + ": " + e.what());
-    }
-  }
   ndn::NdnFibFile file;
   try {
     file = ndn::load_ndn_fib(o.fib);
   } catch (const TableError& e) {
     throw UsageError(e.what());
   }
+  warn(file.duplicates.warning("names"));
   ndn::NdnFib fib(file.routes.size());
   for (const auto& [prefix, nh] : file.routes) fib.add(prefix, nh);
-  std::vector<uint32_t> nh(names.size());
-  if (choose_device(o.device, /*quiet=*/true) == Device::kGpu) {
-    // Names as GPU items (their Name TLV values); one too long for an item is looked up here.
-    std::vector<ndn::NdnItem> items(names.size());
-    for (size_t i = 0; i < names.size(); ++i) {
-      const std::vector<uint8_t> wire = ndn::name_wire_bytes(names[i]);
-      ndn::make_item(wire.data(), static_cast<uint32_t>(wire.size()), &items[i]);
-      if (names[i].size() > static_cast<size_t>(ndn::kMaxComponents)) items[i].len = ndn::NdnItem::kTooLong;
-    }
-    ndn::NdnGpuTable g(fib);
-    g.lookup(items.data(), nh.data(), items.size());
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (nh[i] == ndn::kResolveOnCpu) nh[i] = fib.lookup(names[i]);
-    }
-  } else {
-    for (size_t i = 0; i < names.size(); ++i) nh[i] = fib.lookup(names[i]);
-  }
-  std::string out;
-  for (size_t i = 0; i < names.size(); ++i) append_result(out, ndn::to_uri(names[i]), nh[i]);
-  write_results(out);
+  std::unique_ptr<ndn::NdnGpuTable> gpu;
+  if (choose_device(o.device, /*quiet=*/true) == Device::kGpu) gpu = std::make_unique<ndn::NdnGpuTable>(fib);
+  std::vector<ndn::NdnItem> items;
+  stream_keys<ndn::Name>(
+      o, name,
+      [](std::string_view s, ndn::Name* n, std::string* why) {
+        try {
+          *n = ndn::parse_uri(std::string(s));
+          return true;
+        } catch (const ndn::NameError& e) {
+          *why = e.what();
+          return false;
+        }
+      },
+      [&](const ndn::Name* names, uint32_t* nh, size_t n) {
+        if (!gpu) {
+          for (size_t i = 0; i < n; ++i) nh[i] = fib.lookup(names[i]);
+          return;
+        }
+        // Names as GPU items (their Name TLV values); one too long for an item is looked up here.
+        items.resize(n);
+        for (size_t i = 0; i < n; ++i) {
+          const std::vector<uint8_t> wire = ndn::name_wire_bytes(names[i]);
+          ndn::make_item(wire.data(), static_cast<uint32_t>(wire.size()), &items[i]);
+          if (names[i].size() > static_cast<size_t>(ndn::kMaxComponents)) items[i].len = ndn::NdnItem::kTooLong;
+        }
+        gpu->lookup(items.data(), nh, n);
+        for (size_t i = 0; i < n; ++i) {
+          if (nh[i] == ndn::kResolveOnCpu) nh[i] = fib.lookup(names[i]);
+        }
+      },
+      [](const ndn::Name& n) { return ndn::to_uri(n); });
 }
 
 void lookup_l2(const LookupOptions& o, const std::string& name) {
-  std::vector<uint64_t> macs;
-  for (const auto& [lineno, text] : read_keys(o.keys, name)) {
-    uint64_t m = 0;
-    if (!l2::parse_mac(text, &m)) throw UsageError(name + ":" + std::to_string(lineno) + ": not a MAC address: `" + text + "`");
-    macs.push_back(m);
-  }
   // Sized from a first pass over the table file (its lines with columns).
   l2::MacTable table(std::max<size_t>(1024, [&] {
     try {
@@ -182,36 +188,46 @@ void lookup_l2(const LookupOptions& o, const std::string& name) {
     }
   }()));
   try {
-    l2::load_l2_table(o.fib, table);
+    warn(l2::load_l2_table(o.fib, table).duplicates.warning("MAC entries"));
   } catch (const l2::L2TableError& e) {
     throw UsageError(e.what());
   }
-  std::vector<uint32_t> ports(macs.size());
-  if (choose_device(o.device, /*quiet=*/true) == Device::kGpu) {
-    // The GPU runs the forwarding decision; the table's answer is the lookup (no flooding here).
-    l2::L2GpuTable g(table);
-    g.forward(macs.data(), ports.data(), macs.size());
-    for (size_t i = 0; i < macs.size(); ++i) {
-      if (ports[i] == l2::kFlood) ports[i] = l2::kMiss;
-    }
-  } else {
-    table.lookup_batch(macs.data(), ports.data(), macs.size());
-  }
-  std::string out;
-  for (size_t i = 0; i < macs.size(); ++i) append_result(out, l2::format_mac(macs[i]), ports[i]);
-  write_results(out);
+  std::unique_ptr<l2::L2GpuTable> gpu;
+  if (choose_device(o.device, /*quiet=*/true) == Device::kGpu) gpu = std::make_unique<l2::L2GpuTable>(table);
+  stream_keys<uint64_t>(
+      o, name,
+      [](std::string_view s, uint64_t* m, std::string* why) {
+        *why = "not a MAC address";
+        return l2::parse_mac(std::string(s), m);
+      },
+      [&](const uint64_t* macs, uint32_t* ports, size_t n) {
+        if (!gpu) {
+          table.lookup_batch(macs, ports, n);
+          return;
+        }
+        // The GPU runs the forwarding decision; the table's answer is the lookup (no flooding here).
+        gpu->forward(macs, ports, n);
+        for (size_t i = 0; i < n; ++i) {
+          if (ports[i] == l2::kFlood) ports[i] = l2::kMiss;
+        }
+      },
+      [](uint64_t m) { return l2::format_mac(m); });
 }
 
 void run_lookup(const LookupOptions& o) {
   const std::string name = o.keys == "-" ? "<stdin>" : o.keys;
-  if (o.app == "ipv6") {
-    lookup_ipv6(o, name);
-  } else if (o.app == "ndn") {
-    lookup_ndn(o, name);
-  } else if (o.app == "l2") {
-    lookup_l2(o, name);
-  } else {
-    lookup_ipv4(o, name);
+  try {
+    if (o.app == "ipv6") {
+      lookup_ipv6(o, name);
+    } else if (o.app == "ndn") {
+      lookup_ndn(o, name);
+    } else if (o.app == "l2") {
+      lookup_l2(o, name);
+    } else {
+      lookup_ipv4(o, name);
+    }
+  } catch (const TableError& e) {
+    throw UsageError(e.what());
   }
 }
 

@@ -49,6 +49,11 @@ void run_match(const MatchOptions& o) {
     throw UsageError(e.what());
   }
   for (const std::string& e : set.errors) std::fprintf(stderr, "skipped: %s\n", e.c_str());
+  for (const std::string& e : set.duplicate_sid_examples) std::fprintf(stderr, "warning: %s\n", e.c_str());
+  if (set.duplicate_sids > set.duplicate_sid_examples.size()) {
+    std::fprintf(stderr, "warning: %llu rules in all reuse a sid already defined; output lines name sids and cannot tell them apart\n",
+                 static_cast<unsigned long long>(set.duplicate_sids));
+  }
   PacketStore store;
   if (!o.pcap.empty()) {
     store = load_pcap(o.pcap);

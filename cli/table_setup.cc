@@ -21,6 +21,7 @@ LoadedTable load_table(const std::string& path, bool quiet) {
                        std::to_string(r.len) + ": " + ipv4::Dir24_8::status_name(s));
     }
   }
+  warn(t.fib.duplicates.warning("routes"));
   auto t2 = std::chrono::steady_clock::now();
   t.load_seconds = std::chrono::duration<double>(t1 - t0).count();
   t.build_seconds = std::chrono::duration<double>(t2 - t1).count();
@@ -32,6 +33,10 @@ LoadedTable load_table(const std::string& path, bool quiet) {
                 t.build_seconds, t.table->tbl8_groups_in_use());
   }
   return t;
+}
+
+void warn(const std::string& text) {
+  if (!text.empty()) std::fprintf(stderr, "warning: %s\n", text.c_str());
 }
 
 GenSpec parse_gen_flag(const std::string& flag, const std::string& spec) {

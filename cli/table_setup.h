@@ -20,6 +20,9 @@ struct LoadedTable {
 // Loads and builds; throws FibError / UsageError naming the file and the failing route.
 LoadedTable load_table(const std::string& path, bool quiet);
 
+// Prints "warning: TEXT" on standard error unless `text` is empty.
+void warn(const std::string& text);
+
 // The generator spec given to `flag`, parsed; a bad spec is a UsageError naming the flag.
 GenSpec parse_gen_flag(const std::string& flag, const std::string& spec);
 // The routes of a table as (prefix, length) pairs: what the generator samples dst=fib from.

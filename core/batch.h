@@ -18,6 +18,9 @@ struct Verdict {
   static constexpr uint32_t kUnset = 0xFFFFFFFFu;
   // The port of a frame sent out of every port but the one it came in on (the L2 switch's flood).
   static constexpr uint32_t kFloodPort = 0x00FFFFFFu;
+  // The largest port a table may name: the one above it is the flood marker, so a route to it
+  // would be counted as flooded. Table loaders refuse it.
+  static constexpr uint32_t kMaxPort = kFloodPort - 1;
   TANDEM_HD static constexpr uint32_t port(uint32_t p) { return p & 0x00FFFFFFu; }
   TANDEM_HD static constexpr uint32_t drop(DropReason r) {
     return kDropFlag | static_cast<uint32_t>(r);

@@ -126,7 +126,7 @@ TEST(IdsRules, AnOverlongLineIsReportedWithItsNumber) {
     load_ids_rules({a});
     ADD_FAILURE() << "an overlong line must fail the load";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("long.rules:1: line over"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("long.rules:1: line too long"), std::string::npos) << e.what();
   }
   IdsLoadOptions o;
   o.skip_bad = true;

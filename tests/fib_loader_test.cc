@@ -45,7 +45,7 @@ TEST_F(FibLoaderTest, ParsesPrefixesNextHopsCommentsAndIpv6) {
   ASSERT_EQ(f.routes.size(), 4u);
   EXPECT_EQ(f.lines, 8u);
   EXPECT_EQ(f.ipv6_skipped, 1u);
-  EXPECT_EQ(f.duplicates, 1u);
+  EXPECT_EQ(f.duplicates.count, 1u);
   EXPECT_EQ(f.host_bits_cleared, 1u);
   EXPECT_EQ(f.derived_next_hops, 1u);
   EXPECT_EQ(f.routes[0].prefix, 0x0A000000u);

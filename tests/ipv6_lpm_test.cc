@@ -460,7 +460,7 @@ TEST_F(Fib6LoaderTest, ParsesCommentsFamiliesHostBitsAndDuplicates) {
   EXPECT_EQ(fib.lines, 8u);
   EXPECT_EQ(fib.ipv4_skipped, 1u);
   EXPECT_EQ(fib.host_bits_cleared, 1u);
-  EXPECT_EQ(fib.duplicates, 1u);
+  EXPECT_EQ(fib.duplicates.count, 1u);
   EXPECT_EQ(fib.derived_next_hops, 1u);
   EXPECT_EQ(fib.routes[0].prefix, addr("2001:db8::"));
   EXPECT_EQ(fib.routes[0].next_hop, 8u) << "last wins, in the first one's place";

@@ -426,7 +426,7 @@ TEST_F(L2LoaderTest, LoadsEntriesCommentsDuplicatesAndGzip) {
     EXPECT_EQ(st.path, path);
     EXPECT_EQ(st.lines, 6u);
     EXPECT_EQ(st.entries, 4u);
-    EXPECT_EQ(st.duplicates, 1u);
+    EXPECT_EQ(st.duplicates.count, 1u);
     EXPECT_EQ(st.max_port, 65534u);
     EXPECT_EQ(t.size(), 3u);
     EXPECT_EQ(t.lookup(0x001B213A4F01), 7u) << "the later duplicate wins";

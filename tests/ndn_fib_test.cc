@@ -126,7 +126,7 @@ TEST(NdnFib, LoaderErrorsNameFileAndLine) {
   };
   const NdnFibFile ok = load_ndn_fib(write("ok.fib", "# fib\n/com/example 3\n\n/ 1\n/com/example 4\n/a/.../b 2\n"));
   ASSERT_EQ(ok.routes.size(), 3u);
-  EXPECT_EQ(ok.duplicates, 1u);
+  EXPECT_EQ(ok.duplicates.count, 1u);
   EXPECT_EQ(ok.routes[0].second, 4u);
   EXPECT_EQ(ok.routes[2].first, (Name{"a", "", "b"}));
   const std::pair<std::string, std::string> bad[] = {

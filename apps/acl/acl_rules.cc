@@ -240,6 +240,7 @@ RuleSet load_rules(const std::string& path, const LoadOptions& opts) {
   TableReader in(path);
   TableReader::Column col[kMaxColumns];
   bool decided = false;
+  uint32_t rule_lines = 0;
   for (int n; (n = in.next(col, kMaxColumns, "too many columns for a rule")) > 0;) {
     if (!decided) {
       s.classbench = col[0].view()[0] == '@';
@@ -263,13 +264,15 @@ RuleSet load_rules(const std::string& path, const LoadOptions& opts) {
       ok = parse_rule(text, &r, &why);
     }
     if (!ok) {
-      const std::string msg = in.path() + ":" + std::to_string(in.line_number()) + ": " + why + ": `" + in.line() + "`";
+      const std::string msg = in.path() + ":" + std::to_string(in.line_number()) + ": " + why + ": `" + quote_excerpt(in.line()) + "`";
       if (!opts.skip_bad) throw TableError(msg);
       s.errors.push_back(msg);
+      ++rule_lines;  // a skipped rule keeps its number: the rules after it are not renumbered
       continue;
     }
     s.rules.push_back(r);
     s.line.push_back(in.line_number());
+    s.number.push_back(++rule_lines);
   }
   s.lines = in.line_number();
   return s;
@@ -314,6 +317,7 @@ RuleSet random_rules(size_t n, uint64_t seed) {
     r.action = next() % 5 == 0 ? kDrop : kAccept;
     s.rules.push_back(r);
     s.line.push_back(i + 1);
+    s.number.push_back(static_cast<uint32_t>(i + 1));
   }
   s.lines = n;
   return s;
@@ -335,26 +339,40 @@ Header header_in_rule(const Rule& r, uint64_t random) {
   return h;
 }
 
-std::vector<Header> load_trace(const std::string& path) {
-  std::vector<Header> out;
-  TableReader in(path);
+TraceReader::TraceReader(const std::string& path) : in_(path) {}
+
+size_t TraceReader::read(Header* out, size_t max) {
   TableReader::Column col[kMaxColumns];
-  for (int n; (n = in.next(col, kMaxColumns, "too many columns for a trace line")) > 0;) {
-    if (n < 5) in.fail("a trace line has 5 columns or more: src dst sport dport proto");
+  size_t got = 0;
+  for (int n; got < max && (n = in_.next(col, kMaxColumns, "too many columns for a trace line")) > 0;) {
+    if (n < 5) in_.fail("a trace line has 5 columns or more: src dst sport dport proto");
     uint64_t v[5];
-    const uint64_t max[5] = {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFF, 0xFFFF, 0xFF};
+    const uint64_t lim[5] = {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFF, 0xFFFF, 0xFF};
     for (int k = 0; k < 5; ++k) {
-      if (!parse_decimal(col[k].view(), max[k], &v[k])) {
-        in.fail("column " + std::to_string(k + 1) + " is not an integer 0.." + std::to_string(max[k]));
+      if (!parse_decimal(col[k].view(), lim[k], &v[k])) {
+        in_.fail("column " + std::to_string(k + 1) + " is not an integer 0.." + std::to_string(lim[k]));
       }
     }
-    Header h;
+    Header& h = out[got++];
+    h = Header{};
     h.src = static_cast<uint32_t>(v[0]);
     h.dst = static_cast<uint32_t>(v[1]);
     h.sport = static_cast<uint16_t>(v[2]);
     h.dport = static_cast<uint16_t>(v[3]);
     h.proto = static_cast<uint8_t>(v[4]);
-    out.push_back(h);
+  }
+  return got;
+}
+
+std::vector<Header> load_trace(const std::string& path) {
+  TraceReader in(path);
+  std::vector<Header> out;
+  constexpr size_t kChunk = 1 << 14;
+  for (size_t n = kChunk; n == kChunk;) {
+    const size_t have = out.size();
+    out.resize(have + kChunk);
+    n = in.read(out.data() + have, kChunk);
+    out.resize(have + n);
   }
   return out;
 }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "apps/acl/acl_core.h"
+#include "core/table_reader.h"
 
 namespace tandem::acl {
 
@@ -28,6 +29,9 @@ enum Action : uint8_t { kAccept = 0, kDrop = 1 };
 struct RuleSet {
   std::vector<Rule> rules;     // priority order
   std::vector<uint64_t> line;  // each rule's line in the file (for messages)
+  // Each rule's 1-based number among the file's rule lines, bad ones skipped by skip_bad
+  // included, so that a skipped line never renumbers the rules after it.
+  std::vector<uint32_t> number;
   Action default_action = kAccept;
   std::string path;
   bool classbench = false;
@@ -59,5 +63,16 @@ Header header_in_rule(const Rule& r, uint64_t random);
 // ClassBench trace lines: "src dst sport dport proto ..." as decimal integers (extra columns
 // ignored); throws TableError naming the line.
 std::vector<Header> load_trace(const std::string& path);
+
+// The same lines read a chunk at a time, so that a trace of any length classifies in bounded
+// memory. read() fills up to `max` headers and returns how many (0 at the end); throws TableError.
+class TraceReader {
+ public:
+  explicit TraceReader(const std::string& path);
+  size_t read(Header* out, size_t max);
+
+ private:
+  TableReader in_;
+};
 
 }  // namespace tandem::acl

@@ -18,18 +18,10 @@ uint8_t lower(uint8_t c) { return c >= 'A' && c <= 'Z' ? static_cast<uint8_t>(c 
 // Protocol classes of the groups: TCP, UDP, other IP.
 enum { kTcp, kUdp, kOtherIp, kClasses };
 
-// Which classes a rule's protocol keyword covers (a bit per class).
+// Which classes a rule's protocol keyword covers (a bit per class; ids_rules.h's bits).
 unsigned proto_classes(const std::string& p) {
-  if (p == "tcp" || p == "http" || p == "tls" || p == "ssh" || p == "ftp" || p == "smtp" || p == "smb" ||
-      p == "imap" || p == "pop3" || p == "dcerpc" || p == "ftp-data" || p == "http2" || p == "rdp") {
-    return 1u << kTcp;
-  }
-  if (p == "udp" || p == "dhcp" || p == "tftp" || p == "snmp" || p == "sip" || p == "ntp" || p == "ikev2" || p == "krb5") {
-    return 1u << kUdp;
-  }
-  if (p == "dns") return (1u << kTcp) | (1u << kUdp);
-  if (p == "icmp" || p == "icmpv6") return 1u << kOtherIp;
-  return (1u << kTcp) | (1u << kUdp) | (1u << kOtherIp);  // ip and unknown keywords: any IP packet
+  static_assert(kClassTcp == 1u << kTcp && kClassUdp == 1u << kUdp && kClassOtherIp == 1u << kOtherIp);
+  return protocol_classes(p);
 }
 
 bool proto_admits(const std::string& p, uint8_t proto) {

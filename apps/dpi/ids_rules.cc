@@ -1,13 +1,14 @@
 #include "apps/dpi/ids_rules.h"
 
-#include <zlib.h>
-
 #include <cctype>
 #include <climits>
 #include <cstring>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <unordered_map>
+
+#include "core/table_reader.h"
 
 namespace tandem::dpi {
 
@@ -206,22 +207,50 @@ bool parse_content(const std::string& value, Content* c, std::string* why) {
   return true;
 }
 
-bool parse_int(const std::string& s, int32_t* v) {
+// A rule line over this many bytes (after joining continued lines) is refused.
+constexpr size_t kMaxRuleLine = 65534;
+
+enum class IntParse { kOk, kNotNumber, kOutOfRange };
+
+// A decimal integer (optionally negative) within +-`limit`. A token that is not a number (a
+// byte_extract variable, say) is kNotNumber; digits beyond the limit are kOutOfRange, never
+// taken for a variable, so that an absurd `offset:` fails the rule instead of being ignored.
+IntParse parse_int(const std::string& s, int64_t limit, int32_t* v) {
   const std::string t = trim(s);
-  if (t.empty()) return false;
+  if (t.empty()) return IntParse::kNotNumber;
   size_t i = t[0] == '-' ? 1 : 0;
-  if (i == t.size()) return false;
+  if (i == t.size()) return IntParse::kNotNumber;
   int64_t x = 0;
+  bool over = false;
   for (; i < t.size(); ++i) {
-    if (t[i] < '0' || t[i] > '9') return false;
-    x = x * 10 + (t[i] - '0');
-    if (x > INT32_MAX) return false;
+    if (t[i] < '0' || t[i] > '9') return IntParse::kNotNumber;
+    if (!over) x = x * 10 + (t[i] - '0');
+    over = over || x > limit;
   }
+  if (over) return IntParse::kOutOfRange;
   *v = static_cast<int32_t>(t[0] == '-' ? -x : x);
-  return true;
+  return IntParse::kOk;
 }
 
+// Payload positions fit 16 bits: larger offsets, depths and distances can never be met.
+constexpr int64_t kMaxPosition = 65535;
+
 }  // namespace
+
+unsigned protocol_classes(const std::string& p) {
+  static const std::map<std::string, unsigned> kClasses = {
+      {"tcp", kClassTcp}, {"tcp-pkt", kClassTcp}, {"tcp-stream", kClassTcp}, {"http", kClassTcp},
+      {"http1", kClassTcp}, {"http2", kClassTcp}, {"tls", kClassTcp}, {"ssh", kClassTcp}, {"ftp", kClassTcp},
+      {"ftp-data", kClassTcp}, {"smtp", kClassTcp}, {"smb", kClassTcp}, {"imap", kClassTcp}, {"pop3", kClassTcp},
+      {"dcerpc", kClassTcp}, {"rdp", kClassTcp}, {"modbus", kClassTcp}, {"dnp3", kClassTcp}, {"mqtt", kClassTcp},
+      {"rfb", kClassTcp}, {"udp", kClassUdp}, {"dhcp", kClassUdp}, {"tftp", kClassUdp}, {"snmp", kClassUdp},
+      {"sip", kClassUdp}, {"ntp", kClassUdp}, {"ikev2", kClassUdp}, {"ike", kClassUdp}, {"krb5", kClassUdp},
+      {"dns", kClassTcp | kClassUdp}, {"nfs", kClassTcp | kClassUdp}, {"enip", kClassTcp | kClassUdp},
+      {"icmp", kClassOtherIp}, {"icmpv6", kClassOtherIp},
+      {"ip", kClassTcp | kClassUdp | kClassOtherIp}, {"pkthdr", kClassTcp | kClassUdp | kClassOtherIp}};
+  const auto it = kClasses.find(p);
+  return it == kClasses.end() ? 0 : it->second;
+}
 
 bool PortSet::contains(uint16_t p) const {
   bool in = any;
@@ -248,6 +277,10 @@ bool parse_ids_rule(const std::string& text, IdsRule* rule, std::string* why, st
   IdsRule r;
   r.action = h[0];
   r.proto = h[1];
+  if (protocol_classes(r.proto) == 0) {
+    *why = "unknown protocol `" + r.proto + "` in the rule header";
+    return false;
+  }
   if (h[4] != "->" && h[4] != "<>") {
     *why = "direction must be -> or <>, not `" + h[4] + "`";
     return false;
@@ -308,7 +341,13 @@ bool parse_ids_rule(const std::string& text, IdsRule* rule, std::string* why, st
         continue;
       }
       int32_t v = 0;
-      if (!parse_int(value, &v)) {  // a byte_extract variable, say: not applied
+      const IntParse got = parse_int(value, kMaxPosition, &v);
+      if (got == IntParse::kOutOfRange) {
+        *why = "`" + name + ":" + trim(value) + "` is out of range (-" + std::to_string(kMaxPosition) + ".." +
+               std::to_string(kMaxPosition) + ")";
+        return false;
+      }
+      if (got == IntParse::kNotNumber) {  // a byte_extract variable, say: not applied
         ignored_here.insert(name + " (variable)");
         continue;
       }
@@ -322,8 +361,8 @@ bool parse_ids_rule(const std::string& text, IdsRule* rule, std::string* why, st
       if (name == "within") c.within = v;
     } else if (name == "sid") {
       int32_t v = 0;
-      if (!parse_int(value, &v) || v <= 0) {
-        *why = "bad sid `" + trim(value) + "`";
+      if (parse_int(value, INT32_MAX, &v) != IntParse::kOk || v <= 0) {
+        *why = "bad sid `" + trim(value) + "` (an integer 1.." + std::to_string(INT32_MAX) + ")";
         return false;
       }
       r.sid = static_cast<uint32_t>(v);
@@ -350,44 +389,40 @@ IdsRuleSet load_ids_rules(const std::vector<std::string>& paths, const IdsLoadOp
   IdsRuleSet s;
   std::map<std::pair<std::string, bool>, uint32_t> ids;
   static const char* kActions[] = {"alert", "drop", "pass", "reject", "rejectsrc", "rejectdst", "rejectboth", "log"};
+  std::unordered_map<uint32_t, size_t> sid_at;  // sid -> its first rule
+  constexpr uint64_t kDuplicateExamples = 5;
   for (const std::string& path : paths) {
-    gzFile f = gzopen(path.c_str(), "rb");
-    if (!f) throw std::runtime_error(path + ": cannot open");
-    std::string line, logical;
-    uint64_t lineno = 0, first = 0;
-    char buf[65536];
-    bool eof = false;
-    while (!eof) {
-      if (!gzgets(f, buf, sizeof buf)) {
-        eof = true;
-        if (logical.empty()) break;
-        line.clear();
-      } else {
-        line.assign(buf);
-        ++lineno;
-        if (line.size() == sizeof buf - 1 && line.back() != '\n') {  // no room for the whole line
-          bool line_end = false;  // skip the rest of it
-          while (!line_end && gzgets(f, buf, sizeof buf)) {
-            const size_t k = std::strlen(buf);
-            line_end = k > 0 && buf[k - 1] == '\n';
-          }
-          const std::string msg = path + ":" + std::to_string(lineno) + ": line over " + std::to_string(sizeof buf - 2) + " bytes";
-          logical.clear();
-          if (!opts.skip_bad) {
-            gzclose(f);
-            throw std::runtime_error(msg);
-          }
-          s.errors.push_back(msg);
-          continue;
-        }
-        while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
-        if (logical.empty()) first = lineno;
-        if (!line.empty() && line.back() == '\\') {  // continues on the next line
-          logical += line.substr(0, line.size() - 1);
-          continue;
-        }
+    LineReader in(path, {kMaxRuleLine});
+    std::string logical;
+    uint64_t first = 0;
+    bool more = true;
+    while (more) {
+      std::string_view line;
+      try {
+        more = in.next(&line);
+      } catch (const LineError& e) {
+        logical.clear();
+        if (!opts.skip_bad) throw;
+        s.errors.push_back(e.what());
+        continue;
       }
-      logical += line;
+      if (more) {
+        if (logical.empty()) first = in.line_number();
+        if (!line.empty() && line.back() == '\\') {  // continues on the next line
+          logical.append(line.substr(0, line.size() - 1));
+          if (logical.size() > kMaxRuleLine) {
+            const std::string msg = path + ":" + std::to_string(first) + ": rule over " + std::to_string(kMaxRuleLine) +
+                                    " bytes (continued lines)";
+            logical.clear();
+            if (!opts.skip_bad) throw TableError(msg);
+            s.errors.push_back(msg);
+          }
+          continue;
+        }
+        logical.append(line);
+      } else if (logical.empty()) {
+        break;
+      }
       const std::string t = trim(logical);
       logical.clear();
       if (t.empty()) continue;
@@ -405,15 +440,19 @@ IdsRuleSet load_ids_rules(const std::vector<std::string>& paths, const IdsLoadOp
       std::string why;
       if (!parse_ids_rule(t, &r, &why, &s.ignored_options, &s.unknown_port_variables)) {
         const std::string msg = path + ":" + std::to_string(first) + ": " + why;
-        if (!opts.skip_bad) {
-          gzclose(f);
-          throw std::runtime_error(msg);
-        }
+        if (!opts.skip_bad) throw TableError(msg);
         s.errors.push_back(msg);
         continue;
       }
       r.file = path;
       r.line = first;
+      if (auto [it, fresh] = sid_at.emplace(r.sid, s.rules.size()); !fresh) {
+        const IdsRule& was = s.rules[it->second];
+        if (++s.duplicate_sids <= kDuplicateExamples) {
+          s.duplicate_sid_examples.push_back(path + ":" + std::to_string(first) + ": sid " + std::to_string(r.sid) +
+                                             " already at " + was.file + ":" + std::to_string(was.line));
+        }
+      }
       for (Content& c : r.contents) {
         if (c.negated) continue;
         auto [it, fresh] = ids.emplace(std::make_pair(c.bytes, c.nocase), static_cast<uint32_t>(s.patterns.size() + 1));
@@ -423,9 +462,6 @@ IdsRuleSet load_ids_rules(const std::vector<std::string>& paths, const IdsLoadOp
       if (r.contents.empty()) ++s.without_content;
       s.rules.push_back(std::move(r));
     }
-    const bool bad = !gzeof(f);
-    gzclose(f);
-    if (bad) throw std::runtime_error(path + ": read error after line " + std::to_string(lineno));
   }
   return s;
 }

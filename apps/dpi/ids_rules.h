@@ -67,14 +67,25 @@ struct IdsRuleSet {
   std::map<std::string, uint64_t> ignored_options;  // pcre, flow, byte_test, ...: rules using each
   uint64_t unknown_port_variables = 0;
   std::vector<std::string> errors;     // with skip_bad: "FILE:LINE: what"
+  // A sid defined again: "FILE:LINE: sid N already at FILE:LINE" for the first few, and how
+  // many in all. Both rules are kept (both can match), but a report by sid is then ambiguous.
+  std::vector<std::string> duplicate_sid_examples;
+  uint64_t duplicate_sids = 0;
 };
 
 struct IdsLoadOptions {
   bool skip_bad = false;
 };
 
+// Which packets a rule's protocol keyword covers, as bits: TCP, UDP, other IP. 0 for a keyword
+// Tandem does not know, which the loader refuses (a rule silently widened to every packet, or
+// narrowed to none, is worse than an error).
+inline constexpr unsigned kClassTcp = 1, kClassUdp = 2, kClassOtherIp = 4;
+unsigned protocol_classes(const std::string& keyword);
+
 // Loads the files in order into one set (pattern ids continue across files). Throws
-// std::runtime_error naming the file and line for a malformed rule, unless skip_bad.
+// std::runtime_error naming the file and line for a malformed rule, unless skip_bad; the reader's
+// errors (NUL bytes, over-long lines, truncated or endless input) are core/table_reader.h's.
 IdsRuleSet load_ids_rules(const std::vector<std::string>& paths, const IdsLoadOptions& opts = {});
 
 // Parses one rule's text; false with *why when malformed.

@@ -11,7 +11,7 @@
 // hold both families. Host bits below LEN are cleared (and counted). A later line for the same
 // prefix replaces the earlier one (counted as a duplicate).
 //
-// NEXTHOP is an integer 0..16777215 (a port / next-hop id). Without it, the next hop is derived
+// NEXTHOP is an integer 0..16777214 (a port / next-hop id; 16777215 is the flood marker). Without it, the next hop is derived
 // from the prefix so that real tables without next hops (BGP dumps) still spread traffic over
 // ports deterministically:
 //     next_hop = mix64(network_address * 64 + LEN) mod ports
@@ -23,6 +23,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "core/table_reader.h"
 
 namespace tandem::ipv4 {
 
@@ -48,7 +50,7 @@ struct Fib {
   uint64_t lines = 0;
   uint64_t ipv6_skipped = 0;
   uint64_t host_bits_cleared = 0;
-  uint64_t duplicates = 0;
+  DuplicateKeys duplicates;
   uint64_t derived_next_hops = 0;  // routes whose next hop came from the derivation rule
   uint32_t max_next_hop = 0;
   // MRT input (io/mrt.h): records read; RIB entries of a prefix after its first (other peers'

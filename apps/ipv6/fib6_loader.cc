@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "core/flow_hash.h"
+#include "core/batch.h"
 #include "core/table_reader.h"
 #include "io/mrt.h"
 
@@ -92,7 +93,7 @@ Fib6 load_fib6_mrt(const std::string& path, const Fib6LoadOptions& opts) {
     x.len = f.len;
     fib.host_bits_cleared += f.host_bits_cleared;
     if (f.has_next_hop) {
-      if (f.port > kMaxNextHop) throw Fib6Error(path + ": more than 2^24 distinct next hops");
+      if (f.port > Verdict::kMaxPort) throw Fib6Error(path + ": more than 2^24 - 1 distinct next hops");
       x.next_hop = f.port;
     } else {
       x.next_hop = derived_next_hop6(x.prefix.data(), x.len, opts.derive_ports);
@@ -152,7 +153,7 @@ Fib6 load_fib6(const std::string& path, const Fib6LoadOptions& opts) {
       r.prefix = masked;
       if (ncol == 2) {
         uint64_t nh = 0;
-        if (!parse_decimal(col[1].view(), kMaxNextHop, &nh)) in.fail("next hop must be an integer 0..16777215");
+        if (!parse_decimal(col[1].view(), Verdict::kMaxPort, &nh)) in.fail("next hop must be an integer 0..16777214 (16777215 marks a flood)");
         r.next_hop = static_cast<uint32_t>(nh);
       } else {
         r.next_hop = derived_next_hop6(r.prefix.data(), r.len, opts.derive_ports);
@@ -163,7 +164,7 @@ Fib6 load_fib6(const std::string& path, const Fib6LoadOptions& opts) {
       if (inserted) {
         fib.routes.push_back(r);
       } else {
-        ++fib.duplicates;
+        fib.duplicates.add(in, fib.routes[it->second].next_hop != r.next_hop);
         fib.routes[it->second] = r;
       }
     }

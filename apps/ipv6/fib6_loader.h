@@ -10,7 +10,7 @@
 // Host bits below LEN are cleared (and counted). A later line for the same prefix replaces the
 // earlier one (counted as a duplicate).
 //
-// NEXTHOP is an integer 0..16777215. Without it, the next hop is derived from the prefix:
+// NEXTHOP is an integer 0..16777214 (16777215 is the flood marker). Without it, the next hop is derived from the prefix:
 //     next_hop = mix64(mix64(high64 ^ LEN) ^ low64) mod ports
 // with mix64 the finalizer in core/flow_hash.h, high64/low64 the big-endian halves of the masked
 // prefix, and ports = Fib6LoadOptions::derive_ports (default 16).
@@ -22,6 +22,7 @@
 
 #include "apps/ipv4/fib_loader.h"
 #include "apps/ipv6/lpm6.h"
+#include "core/table_reader.h"
 
 namespace tandem::ipv6 {
 
@@ -48,7 +49,7 @@ struct Fib6 {
   uint64_t lines = 0;
   uint64_t ipv4_skipped = 0;
   uint64_t host_bits_cleared = 0;
-  uint64_t duplicates = 0;
+  DuplicateKeys duplicates;
   uint64_t derived_next_hops = 0;  // routes whose next hop came from the derivation rule
   uint32_t max_next_hop = 0;
   uint64_t mrt_records = 0;  // MRT input, as ipv4::Fib (first RIB entry per prefix, next hops numbered)

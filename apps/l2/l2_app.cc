@@ -26,6 +26,7 @@ L2Setup load_l2_setup(const std::string& path) {
   const L2LoadStats st = load_l2_table(path, *s.table, &s.entries);
   s.max_port = st.max_port;
   s.source = path;
+  s.warning = st.duplicates.warning("MAC entries");
   return s;
 }
 

@@ -30,6 +30,7 @@ struct L2Setup {
   std::vector<std::pair<uint64_t, uint32_t>> entries;  // in insertion order; a later one wins
   uint32_t max_port = 0;
   std::string source;  // the file, or "random N"
+  std::string warning;  // duplicate entries in the file (DuplicateKeys::warning), or ""
 };
 
 // From a `MAC PORT` file (l2_loader.h); throws L2TableError naming the file and line.

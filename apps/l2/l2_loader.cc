@@ -22,11 +22,12 @@ L2LoadStats load_l2_table(const std::string& path, MacTable& table, std::vector<
       if (!parse_decimal(col[1].view(), kMaxPort, &port)) {
         in.fail("port must be an integer 0.." + std::to_string(kMaxPort));
       }
+      const uint32_t before = table.lookup(mac);
       switch (table.insert(mac, static_cast<uint32_t>(port))) {
         case MacTable::Status::kInserted:
           break;
         case MacTable::Status::kUpdated:
-          ++stats.duplicates;
+          stats.duplicates.add(in, before != port);
           break;
         case MacTable::Status::kFull:
           in.fail("MAC table full (" + std::to_string(table.size()) + " entries in " +

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "apps/l2/mac_table.h"
+#include "core/table_reader.h"
 
 namespace tandem::l2 {
 
@@ -30,7 +31,7 @@ struct L2LoadStats {
   std::string path;
   uint64_t lines = 0;       // lines read
   uint64_t entries = 0;     // lines that gave an entry (duplicates included)
-  uint64_t duplicates = 0;  // entries whose MAC was already in the table (replaced: last wins)
+  DuplicateKeys duplicates;  // entries whose MAC was already in the table (replaced: last wins)
   uint32_t max_port = 0;
 };
 

@@ -1,7 +1,5 @@
 #include "apps/ndn/ndn_app.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <stdexcept>
 
@@ -12,6 +10,9 @@
 namespace tandem::ndn {
 
 namespace {
+
+// URL lists hold long URLs (query strings): a line may be longer than a table's.
+constexpr size_t kMaxUrlLine = 65535;
 
 // Bytes a component of `v` value bytes takes as a TLV (type 8: one octet; length: 1 or 3 octets).
 uint32_t tlv_size(size_t v) { return static_cast<uint32_t>(1 + (v < 253 ? 1 : 3) + v); }
@@ -93,14 +94,14 @@ NdnSetup load_ndn_setup(const std::string& fib_path, uint64_t seed) {
   }
   s.routes = std::move(file.routes);
   s.source = fib_path;
+  s.warning = file.duplicates.warning("names");
   return s;
 }
 
 NdnSetup ndn_setup_from_urls(const std::string& url_path, uint32_t ports, uint32_t fixed_bytes, uint32_t replicas) {
   if (ports == 0) throw std::invalid_argument("NDN setup: at least one port");
   if (replicas == 0) throw std::invalid_argument("NDN setup: at least one replica");
-  gzFile f = gzopen(url_path.c_str(), "rb");
-  if (!f) throw std::runtime_error(url_path + ": cannot open");
+  LineReader in(url_path, {kMaxUrlLine});
   NdnSetup s;
   std::unordered_map<std::string, size_t> seen;
   auto add_route = [&](const Name& prefix) {
@@ -110,18 +111,9 @@ NdnSetup ndn_setup_from_urls(const std::string& url_path, uint32_t ports, uint32
     }
   };
   std::vector<std::pair<Name, size_t>> urls;  // each URL's name and its host's component count
-  std::string line;
-  char buf[65536];
-  uint64_t lineno = 0;
-  while (gzgets(f, buf, sizeof buf)) {
-    line.assign(buf);
-    if (!line.empty() && line.back() != '\n' && !gzeof(f)) {
-      gzclose(f);
-      throw std::runtime_error(url_path + ":" + std::to_string(lineno + 1) + ": line longer than 64 KiB");
-    }
-    ++lineno;
-    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
-    if (line.empty() || (lineno == 1 && line == "URLs")) continue;
+  for (std::string_view view; in.next(&view);) {
+    const std::string line(view);
+    if (line.empty() || (in.line_number() == 1 && line == "URLs")) continue;
     Name name, host;
     try {
       name = name_of_url(line);
@@ -129,14 +121,10 @@ NdnSetup ndn_setup_from_urls(const std::string& url_path, uint32_t ports, uint32
       const size_t start = scheme == std::string::npos ? 0 : scheme + 3;
       host = name_of_url(line.substr(0, line.find_first_of("/?#", start)));
     } catch (const NameError& e) {
-      gzclose(f);
-      throw std::runtime_error(url_path + ":" + std::to_string(lineno) + ": " + e.what());
+      in.fail(e.what());
     }
     urls.emplace_back(std::move(name), host.size());
   }
-  const bool failed = !gzeof(f);
-  gzclose(f);
-  if (failed) throw std::runtime_error(url_path + ": read error after line " + std::to_string(lineno));
   if (urls.empty()) throw std::runtime_error(url_path + ": no URLs");
   s.names.reserve(urls.size() * replicas);
   for (uint32_t r = 0; r < replicas; ++r) {

@@ -32,6 +32,7 @@ struct NdnSetup {
   std::vector<Name> names;  // traffic: Interests are sent for these
   uint32_t max_port = 0;
   std::string source;
+  std::string warning;  // duplicate names in the FIB file (DuplicateKeys::warning), or ""
 };
 
 // A FIB file (`name nexthop`, ndn_fib.h); the traffic's names are the FIB's prefixes, each

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "core/flow_hash.h"
+#include "core/batch.h"
 #include "core/table_reader.h"
 
 namespace tandem::ndn {
@@ -185,11 +186,11 @@ NdnFibFile load_ndn_fib(const std::string& path) {
       in.fail("name has " + std::to_string(name.size()) + " components (at most " + std::to_string(kMaxComponents) + ")");
     }
     uint64_t nh = 0;
-    if (!parse_decimal(col[1].view(), 0xFFFFFF, &nh)) in.fail("next hop must be an integer 0..16777215");
+    if (!parse_decimal(col[1].view(), Verdict::kMaxPort, &nh)) in.fail("next hop must be an integer 0..16777214 (16777215 marks a flood)");
     const std::vector<uint8_t> wire = name_wire_bytes(name);
     std::string key(wire.begin(), wire.end());
     if (auto it = seen.find(key); it != seen.end()) {
-      ++f.duplicates;
+      f.duplicates.add(in, f.routes[it->second].second != nh);
       f.routes[it->second].second = static_cast<uint32_t>(nh);
       continue;
     }

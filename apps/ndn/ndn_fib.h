@@ -22,6 +22,7 @@
 #include "apps/ndn/ndn_name.h"
 #include "apps/ndn/ndn_tlv.h"
 #include "core/compiler.h"
+#include "core/table_reader.h"
 
 namespace tandem::ndn {
 
@@ -90,7 +91,7 @@ class NdnFib {
 struct NdnFibFile {
   std::vector<std::pair<Name, uint32_t>> routes;
   uint64_t lines = 0;
-  uint64_t duplicates = 0;
+  DuplicateKeys duplicates;  // names given again (the last line wins)
 };
 // Throws tandem::TableError (core/table_reader.h): "FILE:LINE: what: `line`".
 NdnFibFile load_ndn_fib(const std::string& path);
