@@ -157,7 +157,7 @@ bool LineReader::next(std::string_view* out) {
     size_t len;
     if (nl) {
       len = static_cast<size_t>(nl - b);
-    } else if (avail > limits_.max_line) {
+    } else if (avail > limits_.max_line + 1) {  // + 1: room for the CR of a CRLF
       len = limits_.max_line + 1;  // enough to report it: checked below, NUL bytes first
     } else {
       scanned = avail;

@@ -29,6 +29,7 @@
 #include "apps/dpi/dpi_match.h"
 #include "apps/dpi/ids_rules.h"
 #include "core/table_reader.h"
+#include "fuzz/input_file.h"
 
 namespace tandem::fuzz {
 
@@ -36,27 +37,6 @@ namespace tandem::fuzz {
 // whose HyperSplit tree was checked (firewall): a run whose inputs all fail to load tests little.
 inline size_t g_inputs_with_rules = 0;
 inline size_t g_inputs_with_matches = 0;
-
-// The input written to a file of this process's own (the loaders read files), removed when the
-// check is done; path is empty where it could not be written.
-struct InputFile {
-  std::string path;
-  InputFile(const uint8_t* data, size_t size, const char* suffix)
-      : path("/tmp/tandem-fuzz-" + std::to_string(::getpid()) + suffix) {
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    const bool ok = f && std::fwrite(data, 1, size, f) == size;
-    if (f) std::fclose(f);
-    if (!ok) {
-      std::remove(path.c_str());
-      path.clear();
-    }
-  }
-  ~InputFile() {
-    if (!path.empty()) std::remove(path.c_str());
-  }
-  InputFile(const InputFile&) = delete;
-  InputFile& operator=(const InputFile&) = delete;
-};
 
 inline const char* check_ids_rules_input(const uint8_t* data, size_t size) {
   const InputFile in(data, size, ".rules");

@@ -188,6 +188,9 @@ namespace {
 
 // A record larger than this is taken as corruption rather than allocated.
 constexpr uint32_t kMaxRecord = 64u << 20;
+// A dump larger than this (decompressed) is refused, so that endless input (a pipe, a device)
+// ends; today's full RIB dumps are a few GiB.
+constexpr uint64_t kMaxDumpBytes = uint64_t{64} << 30;
 
 }  // namespace
 
@@ -203,7 +206,13 @@ MrtStats read_file(const std::string& path, const RouteSink& sink) {
       uint8_t header[12];
       const int got = gzread(f, header, sizeof header);
       if (got < 0) fail_at(path, stats.records + 1, offset, std::string("read error: ") + gzerror(f, nullptr));
-      if (got == 0) break;
+      if (got == 0) {
+        int err = Z_OK;
+        gzerror(f, &err);
+        if (err == Z_BUF_ERROR) fail_at(path, stats.records + 1, offset, "truncated input (the compressed stream ends early)");
+        break;
+      }
+      if (offset > kMaxDumpBytes) fail_at(path, stats.records + 1, offset, "input larger than " + std::to_string(kMaxDumpBytes) + " bytes");
       if (got != static_cast<int>(sizeof header)) fail_at(path, stats.records + 1, offset, "truncated record header");
       const uint32_t length = be32(header + 8);
       if (length > kMaxRecord) fail_at(path, stats.records + 1, offset, "record length " + std::to_string(length) + " is implausible");

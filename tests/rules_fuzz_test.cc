@@ -12,43 +12,13 @@
 #include <vector>
 
 #include "fuzz/rules_invariants.h"
+#include "tests/mutation.h"
 #include "tests/test_util.h"
 
 namespace tandem::fuzz {
 namespace {
 
 using Bytes = std::string;
-
-std::vector<std::string> lines_of_gz(const std::string& path, size_t max_lines) {
-  std::vector<std::string> out;
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) return out;
-  char buf[65536];
-  while (out.size() < max_lines && gzgets(f, buf, sizeof buf)) out.emplace_back(buf);
-  gzclose(f);
-  return out;
-}
-
-void mutate(Bytes& s, std::mt19937_64& rng) {
-  static const char kSyntax[] = "|\"\\;:(),!-/.[]$ 0123456789abcdefABCDEF\n\t#*x";
-  const int edits = 1 + static_cast<int>(rng() % 4);
-  for (int e = 0; e < edits && !s.empty(); ++e) {
-    const size_t at = rng() % s.size();
-    switch (rng() % 7) {
-      case 0: s[at] = kSyntax[rng() % (sizeof kSyntax - 1)]; break;
-      case 1: s.insert(at, 1, kSyntax[rng() % (sizeof kSyntax - 1)]); break;
-      case 2: s.erase(at, 1 + rng() % 8); break;
-      case 3: s[at] = static_cast<char>(rng()); break;
-      case 4: s.resize(at); break;  // truncated
-      case 5: {                     // a span repeated
-        const size_t n = std::min<size_t>(1 + rng() % 40, s.size() - at);
-        s.insert(at, s.substr(at, n));
-        break;
-      }
-      default: s.insert(at, std::to_string(static_cast<int64_t>(rng()) >> (rng() % 64))); break;  // numbers of any size
-    }
-  }
-}
 
 // `rounds` inputs, each a few lines drawn from `lines` and mutated; every check must pass, and at
 // least `min_loaded` inputs must load rules (of which `min_matched` match), or little was tested.
