@@ -119,7 +119,6 @@ Fib load_fib(const std::string& path, const FibLoadOptions& opts) {
   fib.path = path;
   // key: prefix << 6 | len -> index in routes, so duplicates replace in place.
   std::unordered_map<uint64_t, size_t> seen;
-  seen.reserve(1 << 20);
   try {
     TableReader in(path);
     constexpr const char* kTooMany = "too many columns (expected PREFIX/LEN [NEXTHOP])";
@@ -146,6 +145,8 @@ Fib load_fib(const std::string& path, const FibLoadOptions& opts) {
         ++fib.derived_next_hops;
       }
       const uint64_t key = (uint64_t{r.prefix} << 6) | r.len;
+      // Room for a full table once the file looks like one; a small file does not pay for it.
+      if (fib.routes.size() == 4096) seen.reserve(1 << 20);
       auto [it, inserted] = seen.emplace(key, fib.routes.size());
       if (inserted) {
         fib.routes.push_back(r);

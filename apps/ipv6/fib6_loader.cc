@@ -131,7 +131,6 @@ Fib6 load_fib6(const std::string& path, const Fib6LoadOptions& opts) {
     size_t operator()(const Key& k) const { return static_cast<size_t>(mix64(k.hi ^ mix64(k.lo ^ k.len))); }
   };
   std::unordered_map<Key, size_t, KeyHash> seen;
-  seen.reserve(1 << 18);
   try {
     TableReader in(path);
     TableReader::Column col[2];
@@ -159,6 +158,8 @@ Fib6 load_fib6(const std::string& path, const Fib6LoadOptions& opts) {
         r.next_hop = derived_next_hop6(r.prefix.data(), r.len, opts.derive_ports);
         ++fib.derived_next_hops;
       }
+      // Room for a full table once the file looks like one; a small file does not pay for it.
+      if (fib.routes.size() == 4096) seen.reserve(1 << 18);
       auto [it, inserted] = seen.emplace(Key{high64(r.prefix.data()), low64(r.prefix.data()), r.len},
                                          fib.routes.size());
       if (inserted) {
