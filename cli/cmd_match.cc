@@ -54,13 +54,35 @@ void run_match(const MatchOptions& o) {
     std::fprintf(stderr, "warning: %llu rules in all reuse a sid already defined; output lines name sids and cannot tell them apart\n",
                  static_cast<unsigned long long>(set.duplicate_sids));
   }
+  // A capture is read a chunk at a time, so that memory does not grow with it; generated traffic
+  // is made whole (its size is the spec's count).
+  std::unique_ptr<PcapReader> reader;
   PacketStore store;
   if (!o.pcap.empty()) {
-    store = load_pcap(o.pcap);
+    reader = std::make_unique<PcapReader>(o.pcap);
   } else {
     store = generate(parse_gen_flag("--gen", o.gen));
   }
-  if (o.match_heavy > 0) dpi::make_match_heavy(store, set.patterns, o.match_heavy);
+  size_t generated_next = 0;
+  uint64_t chunks = 0;
+  // The next chunk of at most kChunk packets into `chunk`; false when there are none left.
+  auto next_chunk = [&](PacketStore& chunk) {
+    chunk = PacketStore{};
+    if (reader) {
+      const uint8_t* data;
+      uint32_t cap, wire;
+      uint64_t ts;
+      while (chunk.size() < kChunk && reader->next(&data, &cap, &wire, &ts)) chunk.add(data, cap, wire, ts);
+    } else {
+      for (; chunk.size() < kChunk && generated_next < store.size(); ++generated_next) {
+        chunk.add(store.frame(generated_next), store.caplen[generated_next], store.wire_len[generated_next],
+                  store.ts_ns[generated_next]);
+      }
+    }
+    if (chunk.size() && o.match_heavy > 0) dpi::make_match_heavy(chunk, set.patterns, o.match_heavy, 0x5eed + chunks);
+    ++chunks;
+    return chunk.size() > 0;
+  };
   const dpi::DpiEngine engine(set);
   std::fprintf(stderr, "rules: %zu enabled (%llu disabled, %llu without content, %zu skipped as malformed), %zu patterns, "
                "%zu port groups, automata %.1f MiB\n", set.rules.size(), static_cast<unsigned long long>(set.disabled),
@@ -80,15 +102,21 @@ void run_match(const MatchOptions& o) {
   std::vector<dpi::PacketInfo> info;
   std::vector<const uint8_t*> ptr;
   std::vector<uint32_t> len;
-  std::vector<std::vector<uint32_t>> ids(std::min(kChunk, store.size())), res(ids.size());
+  std::vector<std::vector<uint32_t>> ids, res;
   uint64_t with_match = 0, cpu_fallbacks = 0;
-  for (size_t c0 = 0; c0 < store.size(); c0 += kChunk) {
-    const size_t n = std::min(kChunk, store.size() - c0);
+  PacketStore chunk;
+  size_t c0 = 0;
+  for (; next_chunk(chunk); c0 += chunk.size()) {
+    const size_t n = chunk.size();
+    if (ids.size() < n) {
+      ids.resize(n);
+      res.resize(n);
+    }
     info.resize(n);
     ptr.resize(n);
     len.resize(n);
     for (size_t i = 0; i < n; ++i) {
-      info[i] = dpi::packet_info(store.frame(c0 + i), store.caplen[c0 + i]);
+      info[i] = dpi::packet_info(chunk.frame(i), chunk.caplen[i]);
       ptr[i] = info[i].bytes();
       len[i] = info[i].len;
     }
@@ -126,7 +154,7 @@ void run_match(const MatchOptions& o) {
     out.clear();
   }
   if (std::fflush(stdout) != 0) throw UsageError("cannot write to standard output");
-  std::fprintf(stderr, "packets: %zu, with a match: %llu", store.size(), static_cast<unsigned long long>(with_match));
+  std::fprintf(stderr, "packets: %zu, with a match: %llu", c0, static_cast<unsigned long long>(with_match));
   if (gpu_ac) std::fprintf(stderr, "; payloads redone on the CPU (over %u ids): %llu", dpi::AhoCorasickGpu::kMaxIds,
                            static_cast<unsigned long long>(cpu_fallbacks));
   std::fprintf(stderr, "\n");
