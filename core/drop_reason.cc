@@ -21,6 +21,10 @@ const char* drop_reason_name(DropReason r) {
     case DropReason::kNdnNameTooLong: return "ndn_name_too_long";
     case DropReason::kNoPayload: return "no_payload";
     case DropReason::kAclDenied: return "acl_denied";
+    case DropReason::kBadIpOptions: return "bad_ip_options";
+    case DropReason::kIpv6Rh0: return "ipv6_rh0";
+    case DropReason::kTinyFragment: return "tiny_fragment";
+    case DropReason::kFragmentOverlap: return "fragment_overlap";
     case DropReason::kCount: break;
   }
   return "unknown";

@@ -24,6 +24,10 @@ enum class DropReason : uint8_t {
   kNdnNameTooLong,    // NDN: more name components than the FIB can take (kMaxComponents)
   kNoPayload,         // Echo: no 4-byte value after the transport header
   kAclDenied,         // fw-router: the firewall's first matching rule (or its default policy) drops it
+  kBadIpOptions,      // IPv4 option list malformed: a length below 2 or past the header (RFC 791)
+  kIpv6Rh0,           // IPv6 type 0 routing header with segments left > 0 (deprecated, RFC 5095)
+  kTinyFragment,      // filtering apps: a first fragment too short to hold its transport header (RFC 1858)
+  kFragmentOverlap,   // filtering apps: a TCP fragment at offset 8 bytes, over the ports and flags (RFC 3128)
   kCount
 };
 

@@ -25,6 +25,8 @@ enum ParseFlags : uint8_t {
   kFlagL4Missing = 1 << 2,    // non-first fragment or IPv6 "no next header": no L4 header to read
   kFlagL4Malformed = 1 << 3,  // L4 header present but malformed (a router still forwards it)
   kFlagVlan = 1 << 4,         // at least one 802.1Q/802.1ad tag
+  kFlagL4Truncated = 1 << 5,  // with kFlagL4Malformed: the transport header runs past the datagram
+                              // (in a first fragment: a tiny fragment, RFC 1858)
 };
 
 struct ParsedPacket {
@@ -41,14 +43,24 @@ struct ParsedPacket {
 
 // Parses and validates one Ethernet frame of `caplen` captured bytes. Returns DropReason::kNone
 // and fills `out` when the frame is a well-formed IPv4 or IPv6 packet; otherwise returns why it
-// must be dropped (kTruncated, kNotIp, kBadVersion, kBadIhl, kBadTotalLength, kBadChecksum).
+// must be dropped (kTruncated, kNotIp, kBadVersion, kBadIhl, kBadTotalLength, kBadChecksum,
+// kBadIpOptions, kIpv6Rh0).
 // IPv4 checks: version, IHL >= 5, header within the capture, total length >= IHL*4, the whole
-// datagram within the capture (trailing Ethernet padding is allowed), header checksum.
+// datagram within the capture (trailing Ethernet padding is allowed), header checksum, the
+// options' framing (each length >= 2 and within the header; their contents are not checked).
 // IPv6 checks: version, 40-byte header and payload within the capture, extension-header chain
-// within the payload. L4 problems set flags but do not drop: routers forward such packets.
+// within the payload, no type 0 routing header with segments left (RFC 5095).
+// Those two are drops for every app, not flags: a router is expected to drop them, and hosts and
+// middleboxes disagree about what such packets mean. L4 problems set flags but do not drop:
+// routers forward such packets; filtering apps drop them before their rules (docs/DESIGN.md,
+// "Filtering malformed and fragmented packets").
 // Details of the implementation (core/parse_impl.h; tests/parse_test.cc checks each one):
 //  - On a drop, *out holds only what was decoded before the failing check; do not use it.
-//  - Empty IP payload: kFlagL4Missing (l4_off 0), plus kFlagL4Malformed for TCP/UDP/ICMP/ICMPv6.
+//  - Empty IP payload: kFlagL4Missing (l4_off 0), plus kFlagL4Malformed and kFlagL4Truncated
+//    for TCP/UDP/ICMP/ICMPv6.
+//  - kFlagL4Truncated: fewer bytes than the header needs (TCP 20 or its data offset, UDP 8,
+//    ICMP 4). A TCP data offset below 5 or a UDP length below 8 (or, outside a first fragment,
+//    past the datagram) is malformed without it.
 //  - First fragments: the UDP length covers the whole datagram, so only >= 8 is checked.
 //  - IPv6: a non-first fragment's proto is the fragment header's next header. ESP (50) and
 //    undecoded protocols get l4_off but no ports. Past 16 extension headers the walk stops:

@@ -40,10 +40,10 @@ TANDEM_HD_INLINE void parse_l4(const uint8_t* frame, uint32_t l4_off, uint32_t l
   const uint8_t proto = out->tuple.proto;
   if (avail == 0) {
     // Nothing after the IP headers: there is no transport header to point at. For protocols
-    // whose header is mandatory this is also malformed.
+    // whose header is mandatory this is also malformed, and cut short.
     out->flags |= kFlagL4Missing;
     if (proto == kProtoTcp || proto == kProtoUdp || proto == kProtoIcmp || proto == kProtoIcmpv6)
-      out->flags |= kFlagL4Malformed;
+      out->flags |= kFlagL4Malformed | kFlagL4Truncated;
     return;
   }
   out->l4_off = static_cast<uint16_t>(l4_off);
@@ -51,12 +51,16 @@ TANDEM_HD_INLINE void parse_l4(const uint8_t* frame, uint32_t l4_off, uint32_t l
   switch (proto) {
     case kProtoTcp: {
       if (avail < 20) {
-        out->flags |= kFlagL4Malformed;
+        out->flags |= kFlagL4Malformed | kFlagL4Truncated;
         return;
       }
       const uint32_t data_off = static_cast<uint32_t>(l4[12] >> 4) * 4;
-      if (data_off < 20 || data_off > avail) {
+      if (data_off < 20) {
         out->flags |= kFlagL4Malformed;
+        return;
+      }
+      if (data_off > avail) {
+        out->flags |= kFlagL4Malformed | kFlagL4Truncated;
         return;
       }
       out->tuple.src_port = load_be16(l4);
@@ -65,7 +69,7 @@ TANDEM_HD_INLINE void parse_l4(const uint8_t* frame, uint32_t l4_off, uint32_t l
     }
     case kProtoUdp: {
       if (avail < 8) {
-        out->flags |= kFlagL4Malformed;
+        out->flags |= kFlagL4Malformed | kFlagL4Truncated;
         return;
       }
       const uint32_t udp_len = load_be16(l4 + 4);
@@ -79,11 +83,32 @@ TANDEM_HD_INLINE void parse_l4(const uint8_t* frame, uint32_t l4_off, uint32_t l
     }
     case kProtoIcmp:
     case kProtoIcmpv6:
-      if (avail < 4) out->flags |= kFlagL4Malformed;
+      if (avail < 4) out->flags |= kFlagL4Malformed | kFlagL4Truncated;
       return;
     default:
       return;  // a protocol we do not decode (GRE, SCTP, ESP, ...): l4_off points at it
   }
+}
+
+// Whether the IPv4 options in hdr[20, hdr_len) are well framed (RFC 791): end of list (0) ends
+// them, a no-operation (1) is one byte, every other option has a length byte that counts its type
+// and length bytes (>= 2) and ends within the header. A bad length makes the rest of the list
+// unreadable, and routers and hosts read options differently then: such packets are dropped.
+TANDEM_HD_INLINE bool ipv4_options_ok(const uint8_t* hdr, uint32_t hdr_len) {
+  uint32_t i = 20;
+  while (i < hdr_len) {
+    const uint8_t type = hdr[i];
+    if (type == 0) return true;
+    if (type == 1) {
+      ++i;
+      continue;
+    }
+    if (hdr_len - i < 2) return false;
+    const uint32_t len = hdr[i + 1];
+    if (len < 2 || len > hdr_len - i) return false;
+    i += len;
+  }
+  return true;
 }
 
 TANDEM_HD_INLINE DropReason parse_ipv4(const uint8_t* frame, uint32_t caplen, uint32_t l3_off,
@@ -100,6 +125,7 @@ TANDEM_HD_INLINE DropReason parse_ipv4(const uint8_t* frame, uint32_t caplen, ui
   // Bytes after the datagram are Ethernet padding (or trailers) and are ignored.
   if (total_len > cap) return DropReason::kTruncated;
   if (!ipv4_checksum_ok(ip, hdr_len)) return DropReason::kBadChecksum;
+  if (!ipv4_options_ok(ip, hdr_len)) return DropReason::kBadIpOptions;
 
   out->ip_version = 4;
   out->l3_len = static_cast<uint16_t>(total_len);
@@ -182,6 +208,10 @@ TANDEM_HD_INLINE DropReason parse_ipv6(const uint8_t* frame, uint32_t caplen, ui
       len = (static_cast<uint32_t>(h[1]) + 1) * 8;
     }
     if (len > left) return DropReason::kTruncated;
+    // A type 0 routing header (deprecated by RFC 5095: traffic amplification, filter evasion)
+    // that still has segments left is dropped, as a destination must drop an unknown routing
+    // type (RFC 8200 4.4) and as routers filter it; with none left it is ignored (RFC 5095 3).
+    if (next == kV6Routing && h[2] == 0 && h[3] != 0) return DropReason::kIpv6Rh0;
     next = h[0];
     off += len;
   }

@@ -32,6 +32,7 @@ inline const char* check_parse_invariants(const uint8_t* data, size_t size, Drop
     case DropReason::kNone: break;
     case DropReason::kTruncated: case DropReason::kNotIp: case DropReason::kBadVersion:
     case DropReason::kBadIhl: case DropReason::kBadTotalLength: case DropReason::kBadChecksum:
+    case DropReason::kBadIpOptions: case DropReason::kIpv6Rh0:
       return nullptr;
     default: return "a reason the parser never gives";
   }
@@ -39,6 +40,7 @@ inline const char* check_parse_invariants(const uint8_t* data, size_t size, Drop
   if (p.tuple.ip_version != p.ip_version) return "tuple.ip_version";
   if (p.vlan_count > 2 || p.l3_off != kEthHeaderLen + 4u * p.vlan_count) return "l3_off/vlan_count";
   if (bool(p.flags & kFlagVlan) != (p.vlan_count > 0)) return "vlan flag";
+  if ((p.flags & kFlagL4Truncated) && !(p.flags & kFlagL4Malformed)) return "L4Truncated without L4Malformed";
   if (p.vlan_count == 0 && p.vlan_tci != 0) return "vlan_tci without a tag";
   if (size_t(p.l3_off) + p.l3_len > size) return "l3_off + l3_len > caplen";
   if (p.l3_len < (p.ip_version == 4 ? 20 : 41)) return "l3_len too small";

@@ -193,15 +193,22 @@ TEST(FwRouter, HandMadeRulesAndFrames) {
     EXPECT_EQ(c.drops[int(DropReason::kAclDenied)], 2u);
     EXPECT_TRUE(c.balanced());
   }
-  // A protocol without ports: the firewall sees ports 0.
+  // A protocol without ports (kNoPorts, as fw_header_of makes it): only rules without ports may
+  // match it, here none, so the default policy accepts it.
   acl::Header icmp;
   icmp.src = 0x0A000001;
   icmp.dst = 0x08080808;
   icmp.proto = 1;
+  icmp.flags = acl::kNoPorts;
   EXPECT_EQ(t.decide(icmp), 1u);
-  icmp.dport = 22;
-  icmp.proto = 6;
-  EXPECT_EQ(t.decide(icmp), kDenied);
+  acl::Header ssh = icmp;
+  ssh.dport = 22;
+  ssh.proto = 6;
+  ssh.flags = 0;
+  EXPECT_EQ(t.decide(ssh), kDenied);
+  ssh.dport = 0;  // a later fragment of that flow: no ports, and the ssh rule does not apply
+  ssh.flags = acl::kNoPorts;
+  EXPECT_EQ(t.decide(ssh), 1u);
 }
 
 // Headers (half inside rules, the rest with destinations in the table or uniform): the scalar,

@@ -79,12 +79,46 @@ uint32_t martian_or_neighbour(std::mt19937_64& rng) {
 
 enum Kind {
   kValid, kTtl, kMartianSrc, kMartianDst, kBadChecksum, kBadVersion, kBadIhl, kLongIhl, kOptions,
-  kTotalLength, kTruncated, kEtherType, kVlan, kIpv6, kRandomBytes, kKinds
+  kBadOptions, kTotalLength, kTruncated, kEtherType, kVlan, kIpv6, kRandomBytes, kKinds
 };
 constexpr const char* kKindNames[kKinds] = {
     "valid", "ttl", "martian src", "martian dst", "bad checksum", "bad version", "bad ihl",
-    "ihl past capture", "options", "total length", "truncated", "ether type", "vlan", "ipv6",
-    "random bytes"};
+    "ihl past capture", "options", "bad options", "total length", "truncated", "ether type", "vlan",
+    "ipv6", "random bytes"};
+
+// Writes an option list into ip[20, hdr) (RFC 791): no-operations, options of random types and
+// lengths, perhaps an end of list with junk after it. With `bad`, the list is well framed up to a
+// last option whose length is 0, 1, past the header, or missing (the option starts at the last
+// byte).
+void write_options(uint8_t* ip, uint32_t hdr, std::mt19937_64& rng, bool bad) {
+  const uint32_t stop = bad ? 20 + static_cast<uint32_t>(rng() % (hdr - 20)) : hdr;
+  uint32_t i = 20;
+  while (i < stop) {
+    const uint32_t room = stop - i;
+    const uint64_t pick = rng() % 4;
+    if (pick == 0 || room < 2) {
+      ip[i++] = 1;
+    } else if (pick == 1 && !bad) {
+      for (ip[i++] = 0; i < hdr; ++i) ip[i] = static_cast<uint8_t>(rng());
+      return;
+    } else {
+      const uint32_t len = 2 + static_cast<uint32_t>(rng() % (room - 1));
+      ip[i] = static_cast<uint8_t>(2 + rng() % 254);
+      ip[i + 1] = static_cast<uint8_t>(len);
+      for (uint32_t k = 2; k < len; ++k) ip[i + k] = static_cast<uint8_t>(rng());
+      i += len;
+    }
+  }
+  if (!bad) return;
+  ip[i] = static_cast<uint8_t>(2 + rng() % 254);
+  if (i + 1 == hdr) return;
+  const uint32_t room = hdr - i;
+  switch (rng() % 3) {
+    case 0: ip[i + 1] = 0; break;
+    case 1: ip[i + 1] = 1; break;
+    default: ip[i + 1] = static_cast<uint8_t>(room + 1 + rng() % (255 - room)); break;
+  }
+}
 
 // 802.1Q/802.1ad tags in front of a shortened datagram (IPv4 + 8 bytes of L4), so that it still
 // fits in the cell. Three tags are one more than the parser accepts.
@@ -185,10 +219,15 @@ TestFrame mutate(const uint8_t* gen, std::mt19937_64& rng, const RefTrie& trie) 
     case kLongIhl:  // 48..60 header bytes; the cell has 46 after Ethernet
       ip[0] = static_cast<uint8_t>(0x40 | (12 + rng() % 4));
       return drop(DropReason::kTruncated);
-    case kOptions:  // 24..44 header bytes, checksum right: forwarded
-      ip[0] = static_cast<uint8_t>(0x40 | (6 + rng() % 6));
+    case kOptions:  // 24..44 header bytes of well-framed options, checksum right: forwarded
+    case kBadOptions: {
+      const uint32_t words = 6 + static_cast<uint32_t>(rng() % 6);
+      ip[0] = static_cast<uint8_t>(0x40 | words);
+      write_options(ip, words * 4, rng, k == kBadOptions);
       fix_checksum(ip);
+      if (k == kBadOptions) return drop(DropReason::kBadIpOptions);
       break;
+    }
     case kTotalLength:
       switch (rng() % 3) {
         case 0:
@@ -407,7 +446,7 @@ TEST(Ipv4Frame, CpuFrameForwardingMatchesTheBatchPathsAndTheRules) {
   for (DropReason r : {DropReason::kTruncated, DropReason::kNotIp, DropReason::kBadVersion,
                        DropReason::kBadIhl, DropReason::kBadTotalLength, DropReason::kBadChecksum,
                        DropReason::kTtlExceeded, DropReason::kNoRoute, DropReason::kNotHandled,
-                       DropReason::kMartian}) {
+                       DropReason::kMartian, DropReason::kBadIpOptions}) {
     EXPECT_GT(reasons[static_cast<int>(r)], 500u) << drop_reason_name(r);
   }
   for (int k = 0; k < kKinds; ++k) {

@@ -100,6 +100,13 @@ Bytes tcp(int words, size_t payload) {  // words >= 5
   std::copy(hdr, hdr + 20, b.begin());
   return b;
 }
+// IPv4 with the given options (a multiple of 4 bytes) in place of the NOPs.
+Bytes ipv4_opts(uint8_t proto, const Bytes& opts, const Bytes& l4) {
+  Bytes b = ipv4(proto, 5 + int(opts.size() / 4), 0, l4);
+  std::copy(opts.begin(), opts.end(), b.begin() + 20);
+  set_ipv4_checksum(b.data(), uint32_t(20 + opts.size()));
+  return b;
+}
 Bytes ext(uint8_t next, uint8_t len_units) {  // hop-by-hop, routing or destination options
   Bytes b((len_units + 1) * 8u, 0);
   b[0] = next;
@@ -128,6 +135,11 @@ std::vector<Bytes> hand_made_seeds() {
       cat(eth(kEthTypeIpv6), ipv6(60, cat(ext(59, 0), Bytes(8, 0)))),
       cat(eth(kEthTypeIpv6), ipv6(50, Bytes(32, 0xEE))),
       cat(eth(0x0806), Bytes(28, 0x01)),
+      // Options with lengths (router alert, record route), and a type 0 routing header with no
+      // segments left: the mutations reach the option walk and RH0's check from both sides.
+      cat(eth(kEthTypeIpv4), ipv4_opts(kProtoUdp, {148, 4, 0, 0, 7, 7, 4, 0, 0, 0, 0, 0}, udp(4))),
+      cat(eth(kEthTypeIpv6), ipv6(43, cat(ext(kProtoUdp, 2), udp(8)))),
+      cat(eth(kEthTypeIpv6, {kEthTypeVlan}), ipv6(43, cat(ext(kProtoTcp, 0), tcp(5, 0)))),
   };
 }
 
@@ -223,7 +235,7 @@ TEST(ParseFuzz, RandomMutations) {
 
   std::mt19937_64 rng(0x5EED);
   std::array<size_t, kDropReasonCount> reasons{};
-  std::array<size_t, 5> flags{};
+  std::array<size_t, 6> flags{};
   constexpr int kIterations = 200000;
   for (int i = 0; i < kIterations; ++i) {
     // Half the inputs start from hand-made seeds: they hold the rare structures.
@@ -232,7 +244,7 @@ TEST(ParseFuzz, RandomMutations) {
     ParsedPacket p;
     const DropReason r = fuzz::parse_exact(f.data(), f.size(), &p);
     ++reasons[size_t(r)];
-    for (int b = 0; b < 5 && r == DropReason::kNone; ++b) flags[b] += (p.flags >> b) & 1;
+    for (int b = 0; b < 6 && r == DropReason::kNone; ++b) flags[b] += (p.flags >> b) & 1;
     const std::string bad = check(f, r, p, rng);
     if (!bad.empty()) {
       std::string hex;
@@ -244,11 +256,11 @@ TEST(ParseFuzz, RandomMutations) {
   for (int r = 0; r < kDropReasonCount; ++r)
     if (reasons[r]) std::printf("  %-17s %zu\n", drop_reason_name(DropReason(r)), reasons[r]);
   std::printf("  accepted with: options %zu, fragment %zu, l4_missing %zu, l4_malformed %zu, "
-              "vlan %zu\n", flags[0], flags[1], flags[2], flags[3], flags[4]);
+              "vlan %zu, l4_truncated %zu\n", flags[0], flags[1], flags[2], flags[3], flags[4], flags[5]);
   // The mutations must reach every outcome, or the fuzzer is not testing what it claims to.
   for (DropReason r : {DropReason::kNone, DropReason::kTruncated, DropReason::kNotIp,
                        DropReason::kBadVersion, DropReason::kBadIhl, DropReason::kBadTotalLength,
-                       DropReason::kBadChecksum})
+                       DropReason::kBadChecksum, DropReason::kBadIpOptions, DropReason::kIpv6Rh0})
     EXPECT_GT(reasons[size_t(r)], 100u) << drop_reason_name(r);
   for (size_t b = 0; b < flags.size(); ++b) EXPECT_GT(flags[b], 100u) << "flag bit " << b;
 }

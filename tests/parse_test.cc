@@ -119,11 +119,25 @@ Bytes v6opts(uint8_t next, uint8_t len_units) {
 Bytes v6ah(uint8_t next, uint8_t len_field) {
   return cat({next, len_field}, Bytes(len_field * 4 + 6));
 }
+// Routing header of (len_units + 1) * 8 bytes: routing type and segments left, then zeros.
+Bytes v6rh(uint8_t next, uint8_t type, uint8_t segments_left, uint8_t len_units = 2) {
+  return cat({next, len_units, type, segments_left}, Bytes(len_units * 8 + 4));
+}
 Bytes v6frag(uint8_t next, uint16_t offset_units, bool more) {
   const uint16_t w = uint16_t(offset_units << 3 | (more ? 1 : 0));
   return {next, 0, uint8_t(w >> 8), uint8_t(w), 0xBE, 0xEF, 0, 1};
 }
 Bytes v4f(const V4& o, const Bytes& l4) { return cat(eth(kEthTypeIpv4), ipv4(o, l4)); }
+// An IPv4 UDP frame whose options are `opts` (a multiple of 4 bytes), checksum right.
+Bytes v4opts(const Bytes& opts) {
+  Bytes f = v4f({.ihl = 5 + int(opts.size() / 4)}, udp(1, 2, 0));
+  std::copy(opts.begin(), opts.end(), f.begin() + 14 + 20);
+  f[14 + 10] = f[14 + 11] = 0;
+  const uint16_t c = ref_checksum(f.data() + 14, 20 + opts.size());
+  f[14 + 10] = uint8_t(c >> 8);
+  f[14 + 11] = uint8_t(c);
+  return f;
+}
 Bytes v6f(uint8_t next, const Bytes& payload, int payload_len = -1) {
   return cat(eth(kEthTypeIpv6), ipv6(next, payload, payload_len));
 }
@@ -155,6 +169,7 @@ ParsedPacket expect_ok(const Bytes& frame, const Want& w, const char* what = "")
 
 const Bytes kV4Udp = v4f({}, udp(1234, 53, 10));
 constexpr int kMissing = kFlagL4Missing, kBadL4 = kFlagL4Malformed, kFrag = kFlagFragment;
+constexpr int kCutL4 = kFlagL4Malformed | kFlagL4Truncated;  // malformed: the header is cut short
 
 // ---- accepted packets ----
 
@@ -184,7 +199,7 @@ TEST(Parse, Ipv4TcpIcmpOptions) {
             {14, 46, 32 + 32 + 5, kFlagIpv4Options, kProtoTcp, 40000, 443});
   expect_ok(v4f({.proto = kProtoIcmp}, icmp_echo()), {14, 34, 30, 0, kProtoIcmp, 0, 0});
   // Three bytes cannot hold type, code and checksum: flagged, still forwarded.
-  expect_ok(v4f({.proto = kProtoIcmp}, {8, 0, 0}), {14, 34, 23, kBadL4, kProtoIcmp, 0, 0});
+  expect_ok(v4f({.proto = kProtoIcmp}, {8, 0, 0}), {14, 34, 23, kCutL4, kProtoIcmp, 0, 0});
   // IHL 15 with a capture that holds it all.
   expect_ok(v4f({.ihl = 15}, udp(1, 2, 0)), {14, 74, 68, kFlagIpv4Options, kProtoUdp, 1, 2});
   // An unknown transport protocol is not checked; l4_off still points at it.
@@ -280,29 +295,65 @@ TEST(Parse, MalformedL4FlagsOnly) {
   const struct {
     const char* what;
     Bytes frame;
+    int flags;
   } cases[] = {
-      {"tcp data offset 4", v4f({.proto = kProtoTcp}, tcp(1, 2, 4, 10))},
-      {"tcp data offset 0", v4f({.proto = kProtoTcp}, tcp(1, 2, 0, 10))},
-      {"tcp header past segment", v4f({.proto = kProtoTcp}, with_doff(tcp(1, 2, 5, 10), 15))},
-      {"tcp 19 bytes", v4f({.proto = kProtoTcp}, Bytes(19, 0x50))},
-      {"udp length 7", v4f({}, udp(1, 2, 4, 7))},
-      {"udp length > payload", v4f({}, udp(1, 2, 4, 13))},
-      {"udp 7 bytes", v4f({}, {0, 1, 0, 2, 0, 8, 0})},
-      {"v6 tcp data offset 3", v6f(kProtoTcp, tcp(1, 2, 3, 8))},
-      {"v6 icmpv6 2 bytes", v6f(kProtoIcmpv6, {1, 2})},
+      {"tcp data offset 4", v4f({.proto = kProtoTcp}, tcp(1, 2, 4, 10)), kBadL4},
+      {"tcp data offset 0", v4f({.proto = kProtoTcp}, tcp(1, 2, 0, 10)), kBadL4},
+      {"tcp header past segment", v4f({.proto = kProtoTcp}, with_doff(tcp(1, 2, 5, 10), 15)), kCutL4},
+      {"tcp 19 bytes", v4f({.proto = kProtoTcp}, Bytes(19, 0x50)), kCutL4},
+      {"udp length 7", v4f({}, udp(1, 2, 4, 7)), kBadL4},
+      {"udp length > payload", v4f({}, udp(1, 2, 4, 13)), kBadL4},
+      {"udp 7 bytes", v4f({}, {0, 1, 0, 2, 0, 8, 0}), kCutL4},
+      {"v6 tcp data offset 3", v6f(kProtoTcp, tcp(1, 2, 3, 8)), kBadL4},
+      {"v6 icmpv6 2 bytes", v6f(kProtoIcmpv6, {1, 2}), kCutL4},
+      // First fragments (MF set, offset 0) too short for their transport header (RFC 1858).
+      {"tcp first fragment, 8 bytes", v4f({.proto = kProtoTcp, .frag = 0x2000}, Bytes(8, 0)), kFrag | kCutL4},
+      {"tcp first fragment, 16 bytes", v4f({.proto = kProtoTcp, .frag = 0x2000}, Bytes(16, 0)), kFrag | kCutL4},
+      {"tcp first fragment, header past it", v4f({.proto = kProtoTcp, .frag = 0x2000}, with_doff(tcp(1, 2, 5, 8), 8)),
+       kFrag | kCutL4},
+      {"tcp first fragment, data offset 4", v4f({.proto = kProtoTcp, .frag = 0x2000}, tcp(1, 2, 4, 8)), kFrag | kBadL4},
+      {"udp first fragment, 4 bytes", v4f({.frag = 0x2000}, {0, 1, 0, 2}), kFrag | kCutL4},
+      {"udp first fragment, length 7", v4f({.frag = 0x2000}, udp(1, 2, 8, 7)), kFrag | kBadL4},
   };
   for (const auto& c : cases) {
     const uint8_t v = c.frame[13] == 0x00 ? 4 : 6;
     const int l3_len = int(c.frame.size()) - 14;
     const int proto = v == 4 ? c.frame[14 + 9] : c.frame[14 + 6];
-    expect_ok(c.frame, {14, v == 4 ? 34 : 54, l3_len, kBadL4, proto, 0, 0}, c.what);
+    expect_ok(c.frame, {14, v == 4 ? 34 : 54, l3_len, c.flags, proto, 0, 0}, c.what);
   }
   // Boundaries that are fine: TCP header filling the segment exactly, UDP length == payload.
   expect_ok(v4f({.proto = kProtoTcp}, tcp(3, 4, 15)), {14, 34, 80, 0, kProtoTcp, 3, 4});
   expect_ok(v4f({}, udp(3, 4, 0)), {14, 34, 28, 0, kProtoUdp, 3, 4});
   // Nothing after the IP header at all: no transport header to point at, and it is malformed.
-  expect_ok(v4f({}, {}), {14, 0, 20, kMissing | kBadL4, kProtoUdp, 0, 0});
-  expect_ok(v6f(0, v6opts(kProtoTcp, 0)), {14, 0, 48, kMissing | kBadL4, kProtoTcp, 0, 0});
+  expect_ok(v4f({}, {}), {14, 0, 20, kMissing | kCutL4, kProtoUdp, 0, 0});
+  expect_ok(v6f(0, v6opts(kProtoTcp, 0)), {14, 0, 48, kMissing | kCutL4, kProtoTcp, 0, 0});
+  expect_ok(v4f({.proto = kProtoTcp, .frag = 0x2000}, {}), {14, 0, 20, kFrag | kMissing | kCutL4, kProtoTcp, 0, 0});
+}
+
+TEST(Parse, Ipv4OptionsWellFramed) {
+  const struct {
+    const char* what;
+    Bytes opts;
+  } cases[] = {
+      {"NOPs and end of list", {1, 1, 1, 0}},
+      {"router alert", {148, 4, 0, 0}},
+      {"record route, then end of list", {7, 7, 4, 0, 0, 0, 0, 0}},
+      {"bytes after end of list are padding", {0, 0xFF, 0x00, 0x33}},
+      {"an option ending at the header's end", {1, 1, 1, 1, 68, 8, 5, 0, 0, 0, 0, 0}},
+      {"one option of 40 bytes", cat({7, 40, 4}, Bytes(37, 0))},
+  };
+  for (const auto& c : cases) {
+    const int hdr = 20 + int(c.opts.size());
+    expect_ok(v4opts(c.opts), {14, 14 + hdr, hdr + 8, kFlagIpv4Options, kProtoUdp, 1, 2}, c.what);
+  }
+}
+
+TEST(Parse, Ipv6RoutingHeaders) {
+  // Type 0 with no segments left is ignored (RFC 5095 3), as is another type with segments left.
+  expect_ok(v6f(43, cat(v6rh(kProtoUdp, 0, 0), udp(1, 2, 0))), {14, 78, 72, 0, kProtoUdp, 1, 2});
+  expect_ok(v6f(43, cat(v6rh(kProtoUdp, 2, 1), udp(1, 2, 0))), {14, 78, 72, 0, kProtoUdp, 1, 2});
+  // A routing header in a later fragment's bytes is payload, not a header: never read.
+  expect_ok(v6f(44, cat(v6frag(43, 10, false), v6rh(kProtoUdp, 0, 1))), {14, 0, 72, kFrag | kMissing, 43, 0, 0});
 }
 
 // ---- every drop reason ----
@@ -373,6 +424,15 @@ TEST(ParseDrop, Ipv4) {
   Bytes opt = v4f({.ihl = 7}, udp(1, 2, 0));
   opt[14 + 22] ^= 0x80;
   cases.push_back({"bad checksum in options", opt, kAll, DropReason::kBadChecksum});
+  // Option lists that cannot be read to their end (RFC 791): every app drops them.
+  const DropReason kOpt = DropReason::kBadIpOptions;
+  cases.push_back({"option length 0", v4opts({148, 0, 0, 0}), kAll, kOpt});
+  cases.push_back({"option length 1", v4opts({148, 1, 0, 0}), kAll, kOpt});
+  cases.push_back({"option past the header", v4opts({148, 5, 0, 0}), kAll, kOpt});
+  cases.push_back({"option past the header after NOPs", v4opts({1, 1, 7, 3}), kAll, kOpt});
+  cases.push_back({"no length byte at the header's end", v4opts({1, 1, 1, 148}), kAll, kOpt});
+  cases.push_back({"second option past the header", v4opts({148, 4, 0, 0, 7, 9, 0, 0}), kAll, kOpt});
+  cases.push_back({"40-byte header, option of 41", v4opts(cat({7, 41, 4}, Bytes(37, 0))), kAll, kOpt});
   check_drops(cases);
 }
 
@@ -397,6 +457,13 @@ TEST(ParseDrop, Ipv6) {
   cases.push_back({"1-byte ext header", v6f(60, {17}), kAll, kTrunc});
   cases.push_back({"second ext header overrun", v6f(0, cat(v6opts(43, 0), v6opts(6, 1)), 16),
                    kAll, kTrunc});
+  // A type 0 routing header with segments left (RFC 5095), alone or after another header.
+  const DropReason kRh0 = DropReason::kIpv6Rh0;
+  cases.push_back({"RH0, 1 segment left", v6f(43, cat(v6rh(kProtoUdp, 0, 1), udp(1, 2, 0))), kAll, kRh0});
+  cases.push_back({"RH0 after hop-by-hop", v6f(0, cat(v6opts(43, 0), cat(v6rh(kProtoTcp, 0, 255), tcp(1, 2)))),
+                   kAll, kRh0});
+  cases.push_back({"RH0 before a first fragment", v6f(43, cat(v6rh(44, 0, 1), cat(v6frag(17, 0, true), udp(1, 2, 0)))),
+                   kAll, kRh0});
   check_drops(cases);
 }
 
@@ -579,7 +646,12 @@ DropReason ref_verdict(const Bytes& f, size_t* l3, bool* ext) {
     if (hl > cap) return kTrunc;
     if (tot < hl) return DropReason::kBadTotalLength;
     if (tot > cap) return kTrunc;
-    return ref_checksum(ip, hl) == 0 ? DropReason::kNone : DropReason::kBadChecksum;
+    if (ref_checksum(ip, hl) != 0) return DropReason::kBadChecksum;
+    // RFC 791 options: 0 ends the list, 1 is one byte, any other has a length >= 2 inside it.
+    for (size_t i = 20; i < hl && ip[i] != 0; i += ip[i] == 1 ? 1 : ip[i + 1]) {
+      if (ip[i] != 1 && (i + 1 == hl || ip[i + 1] < 2 || i + ip[i + 1] > hl)) return DropReason::kBadIpOptions;
+    }
+    return DropReason::kNone;
   }
   if (type != 0x86DD) return DropReason::kNotIp;
   if (cap < 40) return kTrunc;
@@ -596,7 +668,7 @@ void check_real_frame(const Bytes& f, DropReason r, const ParsedPacket& p) {
   bool ext = false;
   const DropReason want = ref_verdict(f, &l3, &ext);
   if (want == DropReason::kNone && ext) {
-    ASSERT_TRUE(r == DropReason::kNone || r == kTrunc);
+    ASSERT_TRUE(r == DropReason::kNone || r == kTrunc || r == DropReason::kIpv6Rh0);
   } else {
     ASSERT_EQ(r, want);
   }
@@ -637,12 +709,12 @@ TEST(ParsePcap, RealCaptures) {
     const auto frames = read_pcap(test::source_path(std::string("data/pcap/") + name));
     ASSERT_FALSE(frames.empty());
     std::array<size_t, kDropReasonCount> count{};
-    size_t flag_count[5] = {}, v6 = 0;
+    size_t flag_count[6] = {}, v6 = 0;
     for (size_t i = 0; i < frames.size(); ++i) {
       ParsedPacket p;
       const DropReason r = parse(frames[i], &p);
       ++count[static_cast<size_t>(r)];
-      for (int b = 0; b < 5 && r == DropReason::kNone; ++b) flag_count[b] += (p.flags >> b) & 1;
+      for (int b = 0; b < 6 && r == DropReason::kNone; ++b) flag_count[b] += (p.flags >> b) & 1;
       v6 += p.ip_version == 6;
       check_real_frame(frames[i], r, p);
       ASSERT_FALSE(HasFatalFailure()) << "packet " << i;
@@ -653,8 +725,8 @@ TEST(ParsePcap, RealCaptures) {
       total += count[r];
       if (count[r]) std::printf("  %-17s %zu\n", drop_reason_name(DropReason(r)), count[r]);
     }
-    std::printf("  flags: options %zu, fragment %zu, l4_missing %zu, l4_malformed %zu, vlan %zu\n",
-                flag_count[0], flag_count[1], flag_count[2], flag_count[3], flag_count[4]);
+    std::printf("  flags: options %zu, fragment %zu, l4_missing %zu, l4_malformed %zu, vlan %zu, l4_truncated %zu\n",
+                flag_count[0], flag_count[1], flag_count[2], flag_count[3], flag_count[4], flag_count[5]);
     EXPECT_EQ(total, frames.size());
     EXPECT_GT(count[0], frames.size() / 2);  // real traffic: most of it is forwardable IP
   }

@@ -18,6 +18,11 @@ namespace tandem::acl {
 
 inline constexpr uint32_t kNoMatch = 0xFFFFFFFFu;
 
+// Header::flags: the packet has no transport ports (a protocol without them, or an IPv4 fragment
+// after the first, whose bytes continue an earlier fragment's payload); sport and dport are 0.
+// As in iptables, a rule that restricts either port never matches it, whatever its ports' ranges.
+inline constexpr uint8_t kNoPorts = 1;
+
 // Host byte order. 16 bytes, so that a GPU item is one aligned 16-byte load.
 struct alignas(16) Header {
   uint32_t src = 0;
@@ -25,7 +30,8 @@ struct alignas(16) Header {
   uint16_t sport = 0;
   uint16_t dport = 0;
   uint8_t proto = 0;
-  uint8_t pad[3] = {0, 0, 0};
+  uint8_t flags = 0;  // kNoPorts
+  uint8_t pad[2] = {0, 0};
 };
 static_assert(sizeof(Header) == 16);
 
@@ -52,10 +58,17 @@ TANDEM_HD_INLINE uint32_t header_field(const Header& h, int f) {
   }
 }
 
+// Whether the rule names ports: a range other than 0-65535 for either one.
+TANDEM_HD_INLINE bool restricts_ports(const Rule& r) {
+  return (r.lo[kSport] | r.lo[kDport]) != 0 || r.hi[kSport] < 0xFFFF || r.hi[kDport] < 0xFFFF;
+}
+
+// The port check comes last: it is reached only by a header that matches otherwise.
 TANDEM_HD_INLINE bool rule_matches(const Rule& r, const Header& h) {
   return h.src - r.lo[kSrc] <= r.hi[kSrc] - r.lo[kSrc] && h.dst - r.lo[kDst] <= r.hi[kDst] - r.lo[kDst] &&
          uint32_t{h.sport} - r.lo[kSport] <= r.hi[kSport] - r.lo[kSport] &&
-         uint32_t{h.dport} - r.lo[kDport] <= r.hi[kDport] - r.lo[kDport] && (h.proto & r.proto_mask) == r.proto_value;
+         uint32_t{h.dport} - r.lo[kDport] <= r.hi[kDport] - r.lo[kDport] && (h.proto & r.proto_mask) == r.proto_value &&
+         !((h.flags & kNoPorts) && restricts_ports(r));
 }
 
 // Index of the first rule matching h, or kNoMatch.
@@ -92,7 +105,10 @@ struct HsView {
 };
 
 // The header's fields as an array indexed by Field: a node reads its field with one indexed load
-// instead of a switch (a jump per level that the branch predictor cannot learn).
+// instead of a switch (a jump per level that the branch predictor cannot learn). A kNoPorts
+// header walks the tree as ports 0 and 0; its leaf then holds every rule that can match it
+// (hypersplit.cc: a rule restricting ports does not shadow the rules after it in a region with
+// ports 0 and 0), and rule_matches skips those that restrict ports.
 struct HeaderFields {
   uint32_t v[kFields];
 };

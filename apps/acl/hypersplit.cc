@@ -12,10 +12,14 @@ struct Box {
   uint32_t hi[kFields];
 };
 
+// Whether r matches every header that reaches the box, so that the rules after it are shadowed
+// there. kNoPorts headers reach a box as ports 0 and 0, and a rule that restricts ports does not
+// match them (acl_core.h): such a rule covers no box that holds that corner.
 bool covers(const Rule& r, const Box& b) {
   for (int f = 0; f < kFields; ++f) {
     if (r.lo[f] > b.lo[f] || r.hi[f] < b.hi[f]) return false;
   }
+  if (b.lo[kSport] == 0 && b.lo[kDport] == 0 && restricts_ports(r)) return false;
   return r.proto_mask == 0 || (r.proto_mask == 0xFF && b.lo[kProto] == b.hi[kProto]);
 }
 

@@ -98,7 +98,13 @@ bool eval(const std::vector<Content>& cs, size_t i, const uint8_t* p, long n, lo
 PacketInfo packet_info(const uint8_t* frame, uint32_t caplen) {
   PacketInfo info;
   ParsedPacket pp;
-  if (parse_packet(frame, caplen, &pp) != DropReason::kNone) return info;
+  const DropReason r = parse_packet(frame, caplen, &pp);
+  if (r != DropReason::kNone) {
+    info.not_inspected = r != DropReason::kNotIp;
+    return info;
+  }
+  constexpr uint8_t kLaterFragment = kFlagFragment | kFlagL4Missing;
+  info.not_inspected = (pp.flags & kFlagL4Malformed) || (pp.flags & kLaterFragment) == kLaterFragment;
   info.ip = true;
   info.proto = pp.tuple.proto;
   info.sport = pp.tuple.src_port;

@@ -34,12 +34,18 @@ struct PacketInfo {
   uint16_t sport = 0, dport = 0;
   const uint8_t* payload = nullptr;
   uint32_t len = 0;  // 0 where there is no payload
+  // Bytes DPI cannot see: a frame of an IP type that the parser rejects (cut, bad IPv4 options,
+  // an IPv6 type 0 routing header, ...), a malformed or cut transport header (a tiny first
+  // fragment among them), or an IP fragment after the first, whose bytes continue an earlier
+  // fragment's payload (nothing here reassembles). Such a packet has no payload and ports 0: no
+  // content is found in it, and callers count it as not inspected rather than as clean.
+  bool not_inspected = false;
   // The payload, or an empty one: a pointer the walks and content checks can always take.
   const uint8_t* bytes() const { return payload ? payload : reinterpret_cast<const uint8_t*>(""); }
 };
 
 // The packet's payload: after the TCP or UDP header, after the IP header for other IP protocols;
-// none for frames that are not IP or do not parse.
+// none for frames that are not IP or do not parse (PacketInfo::not_inspected says which).
 PacketInfo packet_info(const uint8_t* frame, uint32_t caplen);
 
 // Whether the rule's protocol and ports admit the packet (both directions for `<>`).

@@ -59,10 +59,8 @@ FwRouterTraits::FwRouterTraits(FwRouterTraits&&) noexcept = default;
 DropReason FwRouterTraits::classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off,
                                     uint32_t* flow) const {
   ParsedPacket pp;
-  uint32_t dst = 0;
-  const DropReason r = ipv4::ipv4_classify_frame(frame, len, &pp, &dst);
+  const DropReason r = fw_classify_frame(frame, len, &pp, key);
   if (r == DropReason::kNone) {
-    *key = fw_header_of(pp);
     *l3_off = pp.l3_off;
     *flow = flow_hash(pp.tuple);
   }

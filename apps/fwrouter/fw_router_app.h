@@ -3,6 +3,16 @@
 // expiring TTLs dropped first, ipv4_frame_core.h), then the firewall (HyperSplit, first match
 // wins; no match: the rule set's default policy), a denied packet dropped as kAclDenied, an
 // accepted one looked up in DIR-24-8 and forwarded (TTL, checksum, port) or dropped as kNoRoute.
+//
+// Packets a rule cannot judge fairly (RFC 1858, RFC 3128; docs/DESIGN.md, "Filtering malformed
+// and fragmented packets") never reach the rules: a malformed transport header (kBadL4), a first
+// fragment too short for its transport header (kTinyFragment), a TCP fragment at offset 8 bytes
+// (kFragmentOverlap); fw_drop_before_rules. Packets without ports (later fragments, protocols
+// other than TCP and UDP) match no rule that names ports, as in iptables: a later fragment of a
+// denied flow falls through to the rules without ports and the default policy (`default drop`
+// drops it; reassembly at the destination fails without the first fragment anyway). IPv6 is not
+// handled (kNotHandled).
+//
 // The decision is fw_router_core.h's, the same code on every path:
 //
 //   scalar:  one header at a time through fw_router_decide;

@@ -45,9 +45,31 @@ TANDEM_HD_INLINE uint32_t fw_router_decide(const acl::HsView& tree, const uint8_
   return fw_router_route(acl::classify_hypersplit(tree, h), actions, default_action, tbl24, tbl8, h.dst);
 }
 
+// What the firewall drops before its rules, because a rule could not judge the packet fairly
+// (RFC 1858, RFC 3128; docs/DESIGN.md, "Filtering malformed and fragmented packets"), or kNone.
+// `ip` is the IPv4 header of a packet ipv4_classify_frame accepted, `pp` its parse:
+//  - a malformed transport header (a TCP data offset below 5, a UDP length below 8, ...), whose
+//    ports would read as 0: kBadL4;
+//  - a first fragment too short to hold its transport header (TCP 20 bytes or its data offset,
+//    UDP 8, ICMP 4), whose ports or TCP flags are in the next fragment: kTinyFragment;
+//  - a TCP fragment at offset 1 (8 bytes), which reassembly may lay over the first fragment's
+//    ports and flags after the firewall let that one pass: kFragmentOverlap.
+// Later fragments are not dropped: they have no ports (fw_header_of), so only rules that do not
+// name ports can match them.
+TANDEM_HD_INLINE DropReason fw_drop_before_rules(const uint8_t* ip, const ParsedPacket& pp) {
+  if (pp.flags & kFlagL4Malformed) {
+    const uint8_t tiny = kFlagFragment | kFlagL4Truncated;
+    return (pp.flags & tiny) == tiny ? DropReason::kTinyFragment : DropReason::kBadL4;
+  }
+  const uint32_t frag_off = ((uint32_t{ip[6]} << 8) | ip[7]) & 0x1FFF;
+  if (pp.tuple.proto == kProtoTcp && frag_off == 1) return DropReason::kFragmentOverlap;
+  return DropReason::kNone;
+}
+
 // The 5-tuple of a packet ipv4_classify_frame accepted: addresses in host order, the transport
-// ports (0 for protocols without ports, non-first fragments and malformed transport headers, as
-// the parser leaves them) and the protocol.
+// ports and the protocol. A packet without ports (neither TCP nor UDP, a fragment after the first,
+// a malformed transport header) gets ports 0 and acl::kNoPorts, so that no rule naming ports
+// matches it.
 TANDEM_HD_INLINE acl::Header fw_header_of(const ParsedPacket& pp) {
   acl::Header h;
   h.src = ipv4::frame_detail::load_be32(pp.tuple.src);
@@ -55,7 +77,20 @@ TANDEM_HD_INLINE acl::Header fw_header_of(const ParsedPacket& pp) {
   h.sport = pp.tuple.src_port;
   h.dport = pp.tuple.dst_port;
   h.proto = pp.tuple.proto;
+  const bool ports = (pp.tuple.proto == kProtoTcp || pp.tuple.proto == kProtoUdp) &&
+                     !(pp.flags & (kFlagL4Missing | kFlagL4Malformed));
+  h.flags = ports ? 0 : acl::kNoPorts;
   return h;
+}
+
+// A frame through the IPv4 router's checks (ipv4_classify_frame), then fw_drop_before_rules;
+// kNone with the firewall's header in *h and the parse in *pp when the rules are to decide.
+TANDEM_HD_INLINE DropReason fw_classify_frame(const uint8_t* frame, uint32_t len, ParsedPacket* pp, acl::Header* h) {
+  uint32_t dst = 0;
+  DropReason r = ipv4::ipv4_classify_frame(frame, len, pp, &dst);
+  if (r == DropReason::kNone) r = fw_drop_before_rules(frame + pp->l3_off, *pp);
+  if (r == DropReason::kNone) *h = fw_header_of(*pp);
+  return r;
 }
 
 // Applies a decision to the classified IPv4 header at `ip`: a denied packet is dropped untouched
