@@ -103,7 +103,7 @@ void run_match(const MatchOptions& o) {
   std::vector<const uint8_t*> ptr;
   std::vector<uint32_t> len;
   std::vector<std::vector<uint32_t>> ids, res;
-  uint64_t with_match = 0, cpu_fallbacks = 0;
+  uint64_t with_match = 0, cpu_fallbacks = 0, not_inspected = 0;
   PacketStore chunk;
   size_t c0 = 0;
   for (; next_chunk(chunk); c0 += chunk.size()) {
@@ -117,6 +117,7 @@ void run_match(const MatchOptions& o) {
     len.resize(n);
     for (size_t i = 0; i < n; ++i) {
       info[i] = dpi::packet_info(chunk.frame(i), chunk.caplen[i]);
+      not_inspected += info[i].not_inspected;
       ptr[i] = info[i].bytes();
       len[i] = info[i].len;
     }
@@ -154,7 +155,8 @@ void run_match(const MatchOptions& o) {
     out.clear();
   }
   if (std::fflush(stdout) != 0) throw UsageError("cannot write to standard output");
-  std::fprintf(stderr, "packets: %zu, with a match: %llu", c0, static_cast<unsigned long long>(with_match));
+  std::fprintf(stderr, "packets: %zu, with a match: %llu, not inspected (later fragments, malformed or rejected headers): %llu",
+               c0, static_cast<unsigned long long>(with_match), static_cast<unsigned long long>(not_inspected));
   if (gpu_ac) std::fprintf(stderr, "; payloads redone on the CPU (over %u ids): %llu", dpi::AhoCorasickGpu::kMaxIds,
                            static_cast<unsigned long long>(cpu_fallbacks));
   std::fprintf(stderr, "\n");
