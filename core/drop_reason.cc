@@ -21,6 +21,7 @@ const char* drop_reason_name(DropReason r) {
     case DropReason::kNdnNameTooLong: return "ndn_name_too_long";
     case DropReason::kNoPayload: return "no_payload";
     case DropReason::kAclDenied: return "acl_denied";
+    case DropReason::kOversize: return "oversize";
     case DropReason::kCount: break;
   }
   return "unknown";

@@ -24,6 +24,7 @@ enum class DropReason : uint8_t {
   kNdnNameTooLong,    // NDN: more name components than the FIB can take (kMaxComponents)
   kNoPayload,         // Echo: no 4-byte value after the transport header
   kAclDenied,         // fw-router: the firewall's first matching rule (or its default policy) drops it
+  kOversize,          // longer than 65,535 bytes, more than the data path's 16-bit frame length holds
   kCount
 };
 
