@@ -113,19 +113,21 @@ void check_outputs(const std::vector<NamedPath>& inputs, const std::vector<Named
 
 OutputFile::OutputFile(const std::string& path, size_t buffer_bytes) : path_(path) {
   if (path.empty()) throw IoError("an output file needs a name");
-  target_ = resolve_symlinks(path);
   struct stat st;
   mode_t mode = 0666 & ~process_umask();
-  if (stat(target_.c_str(), &st) == 0) {
+  if (stat(path.c_str(), &st) == 0) {  // what `path` leads to, through any links
     if (S_ISDIR(st.st_mode)) throw IoError(path + ": is a directory");
     if (!S_ISREG(st.st_mode)) {
-      file_ = std::fopen(target_.c_str(), "wb");
+      // Opened by its own name: /dev/stdout and /proc/self/fd/N lead to pipes through links that
+      // only the kernel can follow.
+      file_ = std::fopen(path.c_str(), "wb");
       if (file_ == nullptr) fail("cannot open for writing", errno);
       set_buffer(file_, buffer_bytes);
       return;
     }
     mode = st.st_mode & 07777;
   }
+  target_ = resolve_symlinks(path);
   const std::filesystem::path t(target_);
   // A hidden name beside the destination; long names are cut so that the suffix still fits.
   temp_ = (t.parent_path() / ("." + t.filename().string().substr(0, 200) + ".tmp-XXXXXX")).string();

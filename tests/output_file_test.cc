@@ -127,6 +127,27 @@ TEST_F(OutputFileTest, WritesThroughASymlinkToItsTarget) {
   EXPECT_EQ(read(path("later.txt")), "made");
 }
 
+// Devices and pipes cannot be renamed over: they are written in place, also through the links of
+// /proc/self/fd (what /dev/stdout leads to).
+TEST_F(OutputFileTest, APipeIsWrittenInPlace) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const std::string p = "/proc/self/fd/" + std::to_string(fds[1]);
+  EXPECT_NO_THROW(check_outputs({}, {{"--out", p}, {"--json", p}}));
+  {
+    OutputFile out(p);
+    std::fputs("through the pipe", out.stream());
+    out.commit();
+  }
+  close(fds[1]);
+  char buf[64] = {};
+  EXPECT_EQ(::read(fds[0], buf, sizeof buf - 1), 16);
+  EXPECT_STREQ(buf, "through the pipe");
+  close(fds[0]);
+  write_text_file("/dev/null", "discarded");
+  EXPECT_TRUE(listing().empty());
+}
+
 TEST_F(OutputFileTest, ErrorsNameTheFile) {
   const std::string missing = path("no/such/dir/out.txt");
   try {
