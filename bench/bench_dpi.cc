@@ -279,7 +279,7 @@ void register_bench_dpi(CLI::App& bench) {
   c->add_option("--rules", o->rules, "Snort/Suricata rule files (.gz ok)")->required()->check(CLI::ExistingFile);
   c->add_option("--gen", o->gen, "the traffic (tandem gen spec)")->capture_default_str();
   c->add_option("--heavy", o->heavy, "match-heavy traffic: the fraction of payload bytes covered by patterns")
-      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+      ->capture_default_str()->check(FiniteRange(0.0, 1.0));
   c->add_option("--threads", o->threads, "thread counts, e.g. 1,16 (thread t on CPU core + t)")->capture_default_str();
   c->add_option("--core", o->core, "the first CPU to pin to")->capture_default_str();
   c->add_option("--reps", o->reps, "repetitions (the median is reported)")->capture_default_str()->check(CLI::Range(1, 100));

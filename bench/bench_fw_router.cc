@@ -238,7 +238,7 @@ void register_bench_fw_router(CLI::App& bench) {
       ->check(CLI::IsMember({"accept", "drop"}));
   c->add_option("--acl-drop-share", o->acl_drop_share, "give this share of the rules the drop action (default: 0.2 for "
                                                         "ClassBench sets, which have no actions; other sets as written)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(FiniteRange(0.0, 1.0));
   c->add_option("--n", o->n, "headers per CPU repetition")->capture_default_str()->check(CLI::Range(size_t{1}, size_t{1} << 27));
   c->add_option("--linear-n", o->linear_n, "headers for linear search (it is slow)")->capture_default_str()
       ->check(CLI::Range(size_t{1}, size_t{1} << 27));

@@ -214,13 +214,13 @@ void register_bench_gpu_load(CLI::App& bench) {
   c->add_option("--burst", o->burst, "frames per receive burst")->capture_default_str()->check(CLI::Range(1u, 256u));
   c->add_option("--batch", o->batch, "GPU batch size (addresses)")->capture_default_str()->check(CLI::Range(1u, 1u << 24));
   c->add_option("--slots", o->slots, "GPU batches in flight")->capture_default_str()->check(CLI::Range(1, 8));
-  c->add_option("--point-ms", o->point_ms, "duration of each offered-load point")->capture_default_str()->check(CLI::Range(1.0, 1e5));
-  c->add_option("--peak-ms", o->peak_ms, "rough duration of each peak run")->capture_default_str()->check(CLI::Range(1.0, 1e5));
-  c->add_option("--floor-us", o->floor_us, "the raw persistent round trip the p99 target is built on")->capture_default_str();
+  c->add_option("--point-ms", o->point_ms, "duration of each offered-load point")->capture_default_str()->check(FiniteRange(1.0, 1e5));
+  c->add_option("--peak-ms", o->peak_ms, "rough duration of each peak run")->capture_default_str()->check(FiniteRange(1.0, 1e5));
+  c->add_option("--floor-us", o->floor_us, "the raw persistent round trip the p99 target is built on")->capture_default_str()->check(FiniteRange(0.01, 1e6));
   c->add_option("--engine", o->engine, "GPU: staged or gather (see tandem run --help)")
       ->capture_default_str()->check(CLI::IsMember({"staged", "gather"}));
   c->add_option("--rx-hold-us", o->rx_hold_us, "GPU: a worker holds a partial burst this long")
-      ->capture_default_str()->check(CLI::Range(0.0, 1e6));
+      ->capture_default_str()->check(FiniteRange(0.0, 1e6));
   c->add_option("--cores", o->cores, "pin the workers to these CPUs (e.g. 2-5), the GPU master to the next one");
   c->add_option("--json", o->json, "write the report here");
   c->callback([o] {

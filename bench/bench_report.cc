@@ -8,10 +8,10 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <stdexcept>
 
 #include "core/machine_info.h"
 #include "gpu/gpu_runtime.h"
+#include "io/output_file.h"
 
 namespace tandem::bench {
 
@@ -117,10 +117,7 @@ nlohmann::json rows_json(const std::vector<Row>& rows) {
 void write_json(const std::string& path, const nlohmann::json& report) {
   const std::filesystem::path p(path);
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error(path + ": cannot write");
-  f << report.dump(2) << "\n";
-  if (!f) throw std::runtime_error(path + ": write failed");
+  write_text_file(path, report.dump(2) + "\n");
 }
 
 }  // namespace tandem::bench

@@ -70,7 +70,8 @@ void print_table(const std::string& title, const std::string& unit, const std::v
 
 nlohmann::json rows_json(const std::vector<Row>& rows);
 
-// Writes `report` to `path` (creating parent directories); throws std::runtime_error on failure.
+// Writes `report` to `path` (creating parent directories), whole or not at all
+// (io/output_file.h); throws IoError naming the file on failure.
 void write_json(const std::string& path, const nlohmann::json& report);
 
 }  // namespace tandem::bench

@@ -315,7 +315,7 @@ void add_app_options(CLI::App* c, AppOptions& o) {
   c->add_option("--acl-drop-share", o.acl_drop_share,
                 "fw-router: give this share of the rules the drop action, the rest accept (default: 0.2 for "
                 "ClassBench sets, which have no actions; other sets as written)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(FiniteRange(0.0, 1.0));
 }
 
 LoadedApp load_app(const AppOptions& o) {

@@ -1,4 +1,5 @@
 // `tandem gen`: write generated traffic to a capture file, for other tools or for later replay.
+// Frames are made and written a chunk at a time, so any count takes the same, small memory.
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -7,12 +8,16 @@
 
 #include "cli/commands.h"
 #include "cli/table_setup.h"
+#include "core/stop_signal.h"
 #include "io/pcap_io.h"
 #include "io/traffic_gen.h"
 
 namespace tandem::cli {
 
 namespace {
+
+// Frames per chunk: at most ~25 MB of 1518-byte frames.
+constexpr uint64_t kChunk = 16384;
 
 struct GenOptions {
   std::string spec;
@@ -22,17 +27,35 @@ struct GenOptions {
 
 void run_gen(const GenOptions& o) {
   const GenSpec spec = parse_gen_flag("--spec", o.spec);
+  const PacketWriter::Format format = capture_format("--out", o.out);
   std::vector<std::pair<uint32_t, uint8_t>> prefixes;
   if (!o.fib.empty()) {
     prefixes = prefixes_of(ipv4::load_fib(o.fib));
   } else if (spec.dst == GenSpec::Dst::kFib) {
     throw UsageError("--spec dst=fib needs --fib FILE to sample destinations from");
   }
+  install_stop_handler();
   const auto t0 = std::chrono::steady_clock::now();
-  const PacketStore store = generate(spec, prefixes);
-  save_pcap(store, o.out);
-  std::printf("wrote %s: %zu packets, %.1f MB (%s), in %.2f s\n", o.out.c_str(), store.size(),
-              store.total_caplen() / 1e6, format_gen_spec(spec).c_str(),
+  TrafficGenerator gen(spec, prefixes);
+  PacketWriter writer(o.out, format);
+  PacketStore chunk;
+  uint64_t bytes = 0;
+  while (gen.next(chunk, kChunk) != 0) {
+    for (size_t i = 0; i < chunk.size(); ++i) {
+      writer.write(chunk.frame(i), chunk.caplen[i], chunk.wire_len[i], chunk.ts_ns[i]);
+    }
+    bytes += chunk.total_caplen();
+    if (const int sig = stop_signal()) {
+      // The writer, not closed, discards its file: a capture cut short is not what was asked for.
+      std::fprintf(stderr, "tandem: interrupted by %s after %llu of %llu packets: %s left as it was\n",
+                   stop_signal_name(sig), static_cast<unsigned long long>(writer.packets()),
+                   static_cast<unsigned long long>(spec.count), o.out.c_str());
+      throw CLI::RuntimeError(128 + sig);
+    }
+  }
+  writer.close();
+  std::printf("wrote %s: %llu packets, %.1f MB (%s), in %.2f s\n", o.out.c_str(),
+              static_cast<unsigned long long>(writer.packets()), bytes / 1e6, format_gen_spec(spec).c_str(),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
@@ -45,7 +68,7 @@ void register_gen(CLI::App& app) {
                 "what to generate, e.g. count=1000000,dst=fib,flows=10000,zipf=1.1,size=imix,proto=udp,seed=1 "
                 "(size = frame size with FCS, 64..1518, or imix 7:4:1 of 64/594/1518)")
       ->required();
-  c->add_option("--out", o->out, "output file (.pcap, or .pcapng)")->required();
+  c->add_option("--out", o->out, "output file (.pcap, or .pcapng), replaced only once complete")->required();
   c->add_option("--fib", o->fib, "forwarding table to sample destinations from (dst=fib)")->check(CLI::ExistingFile);
   c->callback([o] { run_gen(*o); });
 }

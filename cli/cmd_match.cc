@@ -174,7 +174,7 @@ void register_match(CLI::App& app) {
   gen->excludes(pcap);
   c->add_flag("--patterns-only", o->patterns_only, "report pattern ids (stage 1, no port groups) instead of sids");
   c->add_option("--match-heavy", o->match_heavy, "splice patterns over this fraction of payload bytes (0..1)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(FiniteRange(0.0, 1.0));
   c->add_flag("--skip-bad", o->skip_bad, "report malformed rules and load the rest (default: fail on the first)");
   c->add_option("--device", o->device, "cpu, gpu, or auto (the GPU when one is usable)")
       ->capture_default_str()->check(CLI::IsMember({"cpu", "gpu", "auto"}));

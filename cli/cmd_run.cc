@@ -1,5 +1,9 @@
 // `tandem run`: forward packets from a capture or the generator through an app, on the CPU or the
-// GPU, and account for every one of them.
+// GPU, and account for every one of them. SIGINT or SIGTERM stops it early: the workers finish what
+// they have in flight, the output gets whole records of what was forwarded, the summary is
+// printed, and the exit code is 128 + the signal's number.
+#include <sched.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -15,6 +19,7 @@
 #include "cli/table_setup.h"
 #include "core/latency_histogram.h"
 #include "core/machine_info.h"
+#include "core/stop_signal.h"
 #include "gpu/offload.h"
 #include "gpu/gpu_runtime.h"
 #include "gpu/offload_engine.h"
@@ -49,44 +54,125 @@ struct RunOptions {
   std::string gpu_mode = "async";
   bool verify = false;
   std::string json;
+  std::vector<std::string> gpu_flags;  // flags only the GPU path reads, given on the command line
 };
 
-PacketStore load_input(const RunOptions& o, const LoadedApp& a, std::string* desc) {
+constexpr const char* kGpuOnlyFlags[] = {"--batch",      "--max-wait-us",       "--flush-when-idle",
+                                         "--engine",     "--rx-hold-us",        "--gpu-slots",
+                                         "--gpu-mode",   "--persistent-blocks", "--inject-gpu-fault"};
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// "0-3,6": the CPUs of a set, as ranges.
+std::string format_cpus(const cpu_set_t& set) {
+  std::string s;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &set)) continue;
+    int e = c;
+    while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, &set)) ++e;
+    s += (s.empty() ? "" : ",") + std::to_string(c) + (e > c ? "-" + std::to_string(e) : "");
+    c = e;
+  }
+  return s;
+}
+
+// The CPUs of --cores, each one this process may run on.
+std::vector<int> parse_cores(const std::string& list) {
+  if (list.empty()) return {};
+  std::vector<int> cores;
+  try {
+    cores = parse_cpu_list(list);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--cores: ") + e.what());
+  }
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return cores;
+  for (const int c : cores) {
+    if (c >= CPU_SETSIZE || !CPU_ISSET(c, &allowed)) {
+      throw UsageError("--cores " + list + ": CPU " + std::to_string(c) +
+                       " is not one this process can run on (it can use CPUs " + format_cpus(allowed) + ")");
+    }
+  }
+  return cores;
+}
+
+// Says how workers (and the GPU master thread) are placed when --cores lists fewer CPUs than there
+// are threads to pin.
+void explain_cores(const std::string& list, size_t listed, int workers, bool gpu_master) {
+  const size_t threads = size_t(workers) + (gpu_master ? 1 : 0);
+  if (listed == 0 || listed >= threads) return;
+  std::string how;
+  if (listed < size_t(workers)) {
+    how = "workers share them (worker w runs on the (w mod " + std::to_string(listed) + ")-th listed)";
+  }
+  if (gpu_master) how += std::string(how.empty() ? "" : "; ") + "the GPU master thread is not pinned";
+  std::fprintf(stderr, "note: --cores %s lists %zu CPU(s) for %d worker(s)%s: %s\n", list.c_str(), listed, workers,
+               gpu_master ? " and the GPU master thread" : "", how.c_str());
+}
+
+// The capture, or the generated traffic of `gen` (checked beforehand).
+PacketStore load_input(const RunOptions& o, const LoadedApp& a, const GenSpec& gen, std::string* desc) {
   if (!o.pcap.empty()) {
     PacketStore s = load_pcap(o.pcap);
     *desc = o.pcap;
     return s;
   }
-  const GenSpec spec = parse_gen_flag("--gen", o.gen);
-  *desc = "generator " + format_gen_spec(spec);
+  *desc = "generator " + format_gen_spec(gen);
   try {
-    return a.generate(spec);
+    return a.generate(gen);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--gen: ") + e.what());
   }
 }
 
 int run(const RunOptions& o) {
+  // Flags that cannot work together are refused before anything is read or written.
+  if (o.device == "cpu" && !o.gpu_flags.empty()) {
+    throw UsageError(join(o.gpu_flags) + (o.gpu_flags.size() > 1 ? ": these flags are" : ": this flag is") +
+                     " for the GPU and would do nothing with --device cpu");
+  }
+  if (!o.out.empty() && o.workers > 1) throw UsageError("--out: writing a capture needs --workers 1");
+  if (o.burst > o.batch) throw UsageError("--burst " + std::to_string(o.burst) + " must not exceed --batch " + std::to_string(o.batch));
+  const std::vector<int> cores = parse_cores(o.cores);
+  GenSpec gen;
+  if (!o.gen.empty()) {
+    gen = parse_gen_flag("--gen", o.gen);
+    try {
+      validate_gen_spec(gen);  // e.g. a count whose frames would not fit in memory
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--gen: ") + e.what());
+    }
+  }
+  install_stop_handler();
+  std::unique_ptr<PcapSink> sink;
+  if (!o.out.empty()) sink = std::make_unique<PcapSink>(o.out, capture_format("--out", o.out));
+
   LoadedApp a = load_app(o.table);
   ForwardApp& app = *a.app;
   std::printf("app: %s; table: %s\n", app.name(), a.table_desc.c_str());
   std::string input_desc;
   const auto t_in = std::chrono::steady_clock::now();
-  const PacketStore store = load_input(o, a, &input_desc);
+  const PacketStore store = load_input(o, a, gen, &input_desc);
   std::printf("input: %s: %zu packets, %.1f MB, ready in %.2f s\n", input_desc.c_str(), store.size(),
               store.total_caplen() / 1e6,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t_in).count());
   if (store.size() == 0) throw UsageError(input_desc + ": no packets");
 
   const Device dev = choose_device(o.device, false);
+  if (dev == Device::kCpu && !o.gpu_flags.empty()) {
+    std::fprintf(stderr, "warning: %s: GPU flag(s) ignored, running on the CPU\n", join(o.gpu_flags).c_str());
+  }
+  explain_cores(o.cores, cores.size(), o.workers, dev == Device::kGpu);
   if (o.verify) app.build_reference();
-  if (!o.out.empty() && o.workers > 1) throw UsageError("--out: writing a capture needs --workers 1");
-  if (o.burst > o.batch) throw UsageError("--burst " + std::to_string(o.burst) + " must not exceed --batch " + std::to_string(o.batch));
-  std::unique_ptr<PcapSink> sink;
-  if (!o.out.empty()) sink = std::make_unique<PcapSink>(o.out);
 
   // Cells hold the largest frame of the input whole (jumbo frames, GRO/TSO captures), so that no
-  // frame is cut and then dropped as if it were malformed.
+  // frame is cut and then dropped as if it were malformed; frames beyond 0xFFFF bytes are dropped
+  // as oversize (sched/workers.h).
   uint32_t max_frame = 0;
   for (size_t i = 0; i < store.size(); ++i) max_frame = std::max(max_frame, store.caplen[i]);
   WorkersConfig wc;
@@ -97,17 +183,10 @@ int run(const RunOptions& o) {
   wc.cell_size = std::max<uint32_t>(
       PacketPool::kDefaultCellSize, (std::min<uint32_t>(max_frame, 0xFFFF) + PacketPool::kHeadroom + 63) / 64 * 64);
   wc.ports = app.ports();
-  std::vector<int> cores;
-  if (!o.cores.empty()) {
-    try {
-      cores = parse_cpu_list(o.cores);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(std::string("--cores: ") + e.what());
-    }
-    wc.cores.assign(cores.begin(), cores.begin() + std::min<size_t>(cores.size(), o.workers));
-  }
+  if (!cores.empty()) wc.cores.assign(cores.begin(), cores.begin() + std::min<size_t>(cores.size(), o.workers));
   wc.verify = o.verify;
   wc.sink = sink.get();
+  wc.stop = &stop_flag();
   const std::string threads = std::to_string(o.workers) + " worker thread" + (o.workers > 1 ? "s" : "");
   std::string dev_desc;
   GpuEngine engine;
@@ -140,6 +219,10 @@ int run(const RunOptions& o) {
                   o.flush_when_idle ? " (sooner when the GPU is idle)" : "");
     dev_desc = "gpu (" + info.name + "), " + o.engine + " engine, " + buf + threads + " + 1 GPU master thread";
   }
+  if (const int sig = stop_signal()) {
+    std::fprintf(stderr, "tandem: interrupted by %s before forwarding started: nothing written\n", stop_signal_name(sig));
+    return 128 + sig;  // the sink, not closed, leaves --out as it was
+  }
   WorkersResult res = run_workers(app, store, wc);
   gpu::EngineStats es;
   bool ended_on_gpu = false;
@@ -152,16 +235,18 @@ int run(const RunOptions& o) {
   const Counters& c = res.counters;
   const double seconds = res.seconds;
   const uint64_t rx = c.rx_packets, fwd = c.tx_packets, drop = c.dropped();
-  const bool balanced = c.balanced() && rx == res.expected;
+  // Stopped early, the run received fewer packets than planned; what it received must balance.
+  const bool balanced = c.balanced() && (rx == res.expected || res.stopped);
+  const int sig = stop_signal();
   const double mpps = rx / seconds / 1e6;
   const double gbps = res.wire_bytes * 8.0 / seconds / 1e9;
   std::printf("device: %s\n", dev_desc.c_str());
   std::printf("packets: received %llu, forwarded %llu, dropped %llu: accounting %s\n",
               static_cast<unsigned long long>(rx), static_cast<unsigned long long>(fwd),
               static_cast<unsigned long long>(drop), balanced ? "OK (received = forwarded + dropped)" : "MISMATCH");
-  std::printf("throughput: %.2f Mpps, %.2f Gbps on the wire (+24 B/frame), %.3f s, %llu pass(es)%s\n",
+  std::printf("throughput: %.2f Mpps, %.2f Gbps on the wire (+24 B/frame), %.3f s wall clock, %llu pass(es)%s\n",
               mpps, gbps, seconds, static_cast<unsigned long long>(o.repeat),
-              o.verify ? " (time spent verifying excluded)" : "");
+              o.verify ? " (verification included)" : "");
   std::printf("forwarded per port:");
   for (size_t p = 0; p < c.tx_per_port.size(); ++p) {
     if (c.tx_per_port[p]) std::printf(" %zu:%llu", p, static_cast<unsigned long long>(c.tx_per_port[p]));
@@ -186,11 +271,16 @@ int run(const RunOptions& o) {
     if (!es.gpu_error.empty()) std::printf("gpu error: %s\n", es.gpu_error.c_str());
   }
   if (o.verify) {
-    std::printf("verify: %llu lookup decisions checked against the %s app's reference: %llu differ\n",
+    std::printf("verify: %llu lookup decisions checked against the %s app's reference: %llu differ; the workers "
+                "spent %.3f s verifying, which slows the run (leave out --verify to measure forwarding alone)\n",
                 static_cast<unsigned long long>(res.verify_checked), app.name(),
-                static_cast<unsigned long long>(res.verify_mismatches));
+                static_cast<unsigned long long>(res.verify_mismatches), res.verify_seconds);
   }
   if (sink) std::printf("output: %s: %llu packets\n", o.out.c_str(), static_cast<unsigned long long>(sink->written()));
+  if (sig) {
+    std::printf("interrupted by %s: stopped after receiving %llu of %llu packets\n", stop_signal_name(sig),
+                static_cast<unsigned long long>(rx), static_cast<unsigned long long>(res.expected));
+  }
 
   if (!o.json.empty()) {
     nlohmann::json drops = nlohmann::json::object();
@@ -217,11 +307,17 @@ int run(const RunOptions& o) {
     }
     report["workers"] = o.workers;
     report["offered_mpps"] = o.rate_mpps;
-    if (o.verify) report["verify"] = {{"checked", res.verify_checked}, {"mismatches", res.verify_mismatches}};
+    if (o.verify) {
+      report["verify"] = {{"checked", res.verify_checked}, {"mismatches", res.verify_mismatches},
+                          {"worker_seconds", res.verify_seconds}};
+    }
+    report["expected"] = res.expected;
+    report["interrupted"] = sig ? nlohmann::json(stop_signal_name(sig)) : nlohmann::json(nullptr);
     bench::write_json(o.json, report);
   }
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw UsageError("cannot write to standard output");
   if (!balanced) return 3;
+  if (sig) return 128 + sig;
   if (o.verify && res.verify_mismatches) return 4;
   return 0;
 }
@@ -238,7 +334,8 @@ void register_run(CLI::App& app) {
                             "(dst=fib: keys from the app's table)");
   pcap->excludes(gen);
   gen->excludes(pcap);
-  c->add_option("--out", o->out, "write forwarded packets here (.pcap or .pcapng; first pass only)");
+  c->add_option("--out", o->out,
+                "write forwarded packets here (.pcap or .pcapng; first pass only), replaced only once complete");
   c->add_option("--device", o->device, "cpu, gpu, or auto (the GPU when one is usable)")
       ->capture_default_str()->check(CLI::IsMember({"cpu", "gpu", "auto"}));
   c->add_option("--cpu-path", o->cpu_path, "scalar (one packet at a time) or batched (tbl24 prefetched while the batch is parsed)")
@@ -250,11 +347,11 @@ void register_run(CLI::App& app) {
   c->add_option("--burst", o->burst, "frames per receive burst")->capture_default_str()->check(CLI::Range(1u, 256u));
   c->add_option("--rate-mpps", o->rate_mpps,
                 "offered load in Mpps over all workers, released on a schedule (0: as fast as possible)")
-      ->capture_default_str()->check(CLI::Range(0.0, 1e5));
+      ->capture_default_str()->check(FiniteRange(0.0, 1e5));
   c->add_option("--batch,--gpu-batch", o->batch, "GPU: addresses per batch (at most)")
       ->capture_default_str()->check(CLI::Range(1u, 1u << 24));
   c->add_option("--max-wait-us", o->max_wait_us, "GPU: a partial batch leaves this long after its first address")
-      ->capture_default_str()->check(CLI::Range(0.0, 1e7));
+      ->capture_default_str()->check(FiniteRange(0.0, 1e7));
   c->add_flag("--flush-when-idle", o->flush_when_idle,
               "GPU: send a batch at once when none is in flight (batch only while the GPU is busy)");
   c->add_option("--engine", o->engine,
@@ -263,7 +360,7 @@ void register_run(CLI::App& app) {
       ->capture_default_str()->check(CLI::IsMember({"staged", "gather"}));
   c->add_option("--rx-hold-us", o->rx_hold_us,
                  "GPU: a worker holds a partial burst this long for more packets before handing it over")
-      ->capture_default_str()->check(CLI::Range(0.0, 1e6));
+      ->capture_default_str()->check(FiniteRange(0.0, 1e6));
   c->add_option("--gpu-slots", o->gpu_slots, "GPU: batches in flight at once (persistent mode: 1)")
       ->capture_default_str()->check(CLI::Range(1, 8));
   c->add_option("--persistent-blocks", o->persistent_blocks, "GPU persistent mode: resident blocks (0: one per SM)")
@@ -279,8 +376,11 @@ void register_run(CLI::App& app) {
       ->capture_default_str()->check(CLI::IsMember({"async", "graph", "mapped", "persistent"}));
   c->add_flag("--verify", o->verify, "check every lookup decision against the app's reference (trie, map)");
   c->add_option("--json", o->json, "write a JSON summary here");
-  c->callback([o] {
+  c->callback([o, c] {
     if (o->pcap.empty() && o->gen.empty()) throw UsageError("run: give an input: --pcap FILE or --gen SPEC");
+    for (const char* flag : kGpuOnlyFlags) {
+      if (c->count(flag) > 0) o->gpu_flags.push_back(flag);
+    }
     const int rc = run(*o);
     if (rc) throw CLI::RuntimeError(rc);
   });

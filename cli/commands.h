@@ -3,6 +3,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace tandem::cli {
@@ -25,6 +28,23 @@ void register_bench_lookup(CLI::App& bench);
 void register_bench_classify(CLI::App& bench);
 void register_bench_fw_router(CLI::App& bench);
 void register_bench_dpi(CLI::App& bench);
+
+// A floating-point flag's check: a finite number in [lo, hi]. CLI::Range compares with < and >,
+// which NaN passes, so every floating-point flag uses this instead.
+inline CLI::Validator FiniteRange(double lo, double hi) {
+  char desc[64];
+  std::snprintf(desc, sizeof desc, "FLOAT in [%g - %g]", lo, hi);
+  return CLI::Validator(
+      [lo, hi, range = std::string(desc + 9)](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        if (s.empty() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi) {
+          return "Value " + s + " is not a finite number in " + range;
+        }
+        return {};
+      },
+      desc);
+}
 
 // Thrown by commands for user-facing failures: printed as "tandem: error: <msg>", exit code 1.
 struct UsageError : std::runtime_error {

@@ -4,6 +4,7 @@
 
 #include "apps/ipv4/fib_loader.h"
 #include "cli/commands.h"
+#include "cli/output_guard.h"
 #include "core/flow_hash.h"
 #include "gpu/gpu_runtime.h"
 #include "io/io_error.h"
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   tandem::cli::register_bench_classify(*bench);
   tandem::cli::register_bench_fw_router(*bench);
   tandem::cli::register_bench_dpi(*bench);
+  tandem::cli::guard_outputs(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

@@ -25,6 +25,7 @@ const char* drop_reason_name(DropReason r) {
     case DropReason::kIpv6Rh0: return "ipv6_rh0";
     case DropReason::kTinyFragment: return "tiny_fragment";
     case DropReason::kFragmentOverlap: return "fragment_overlap";
+    case DropReason::kOversize: return "oversize";
     case DropReason::kCount: break;
   }
   return "unknown";

@@ -26,29 +26,6 @@ void put32(uint8_t* p, uint32_t v) {
 
 uint32_t ip_len(const GenFlow& f) { return f.ip_version == 6 ? kIp6 : kIp4; }
 
-// The frame size of packet i without FCS, before the flow's minimum: fixed, or the simple IMIX
-// (64, 594, 1518 bytes 7:4:1, shuffled in blocks of 12).
-class SizeSequence {
- public:
-  explicit SizeSequence(const GenSpec& spec) : spec_(spec), rng_(spec.seed, kSizeStream) {}
-  uint32_t next() {
-    if (spec_.size_mode == GenSpec::Size::kFixed) return spec_.frame_size - 4;
-    if (k_ == 12) {
-      static constexpr uint32_t kImixBlock[12] = {60, 60, 60, 60, 60, 60, 60, 590, 590, 590, 590, 1514};
-      std::copy(kImixBlock, kImixBlock + 12, block_);
-      for (uint32_t j = 11; j > 0; --j) std::swap(block_[j], block_[rng_.below(j + 1)]);
-      k_ = 0;
-    }
-    return block_[k_++];
-  }
-
- private:
-  const GenSpec& spec_;
-  Rng rng_;
-  uint32_t block_[12] = {};
-  uint32_t k_ = 12;
-};
-
 void random_flow(Rng& rng, int ip_version, const FlowMaker& make, GenFlow& f) {
   f = GenFlow{};
   f.ip_version = ip_version;
@@ -152,7 +129,7 @@ PacketStore generate_flows(const GenSpec& spec, int ip_version, const FlowMaker&
   store.wire_len.resize(n);
   store.ts_ns.resize(n);
   store.bytes.reserve(n * (spec.size_mode == GenSpec::Size::kFixed ? spec.frame_size : 400));
-  SizeSequence sizes(spec);
+  FrameSizes sizes(spec, kSizeStream);  // before the flow's minimum
   GenFlow fresh;
   constexpr uint64_t kStartNs = 1700000000ull * 1000000000ull;
   uint64_t bits = 0;

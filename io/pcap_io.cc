@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "io/output_file.h"
 #include "io/pcapng_writer.h"
 
 namespace tandem {
@@ -75,7 +76,9 @@ bool PcapReader::next(const uint8_t** data, uint32_t* caplen, uint32_t* wire_len
   if (TANDEM_LIKELY(rc == 1)) {
     *data = pkt;
     *caplen = hdr->caplen;
-    *wire_len = hdr->len;
+    // A record cannot hold more bytes than the frame had on the wire; one that claims to (a damaged
+    // or hostile file) has at least its captured length, which the data path's checks go by.
+    *wire_len = std::max(hdr->len, hdr->caplen);
     *ts_ns =
         static_cast<uint64_t>(hdr->ts.tv_sec) * kNsPerSec + static_cast<uint64_t>(hdr->ts.tv_usec);
     ++packets_;
@@ -119,30 +122,30 @@ PacketWriter::PacketWriter(const std::string& path, Format format, uint32_t snap
   dead_ = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, static_cast<int>(snaplen_),
                                                PCAP_TSTAMP_PRECISION_NANO);
   if (dead_ == nullptr) throw IoError(path + ": cannot set up a pcap writer");
-  FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) {
-    const int err = errno;
+  try {
+    out_ = std::make_unique<OutputFile>(path, kWriteBuffer);
+  } catch (...) {
     pcap_close(dead_);
     dead_ = nullptr;
-    throw IoError(path + ": cannot create file: " + std::strerror(err));
+    throw;
   }
-  std::setvbuf(f, nullptr, _IOFBF, kWriteBuffer);
   // The nanosecond dead handle makes libpcap write the nanosecond magic (0xa1b23c4d).
-  dumper_ = pcap_dump_fopen(dead_, f);
+  dumper_ = pcap_dump_fopen(dead_, out_->stream());
   if (dumper_ == nullptr) {
-    // libpcap closes `f` itself when writing the file header fails, so it is not closed here.
+    // libpcap closes the stream itself when writing the file header fails.
     const std::string why = pcap_geterr(dead_);
+    out_->forget_stream();
+    out_.reset();
     pcap_close(dead_);
     dead_ = nullptr;
     throw IoError(path + ": cannot write pcap header: " + strip_path(why, path));
   }
 }
 
+// The dumper is a view of out_'s stream (pcap_dump_close() would only fclose it): out_ closes
+// the stream, and discards the file unless close() committed it.
 PacketWriter::~PacketWriter() {
-  try {
-    close();
-  } catch (const IoError&) {  // destructors must not throw; close() reports errors
-  }
+  if (dead_ != nullptr) pcap_close(dead_);
 }
 
 void PacketWriter::write(const uint8_t* data, uint32_t caplen, uint32_t wire_len, uint64_t ts_ns) {
@@ -160,7 +163,7 @@ void PacketWriter::write(const uint8_t* data, uint32_t caplen, uint32_t wire_len
   pcap_dump(reinterpret_cast<u_char*>(dumper_), &hdr, data);
   // pcap_dump() reports nothing; the stream's error flag is sticky, so polling it now and then
   // still catches a full disk well before close().
-  if (TANDEM_UNLIKELY((++packets_ & 0xFFF) == 0) && std::ferror(pcap_dump_file(dumper_))) {
+  if (TANDEM_UNLIKELY((++packets_ & 0xFFF) == 0) && std::ferror(out_->stream())) {
     const int err = errno;  // most likely still the failed write's
     throw IoError(path_ + ": write failed after " + std::to_string(packets_) + " packets" +
                   (err != 0 ? std::string(": ") + std::strerror(err) : std::string()));
@@ -173,26 +176,24 @@ void PacketWriter::flush() {
     return;
   }
   if (dumper_ == nullptr) return;
-  if (pcap_dump_flush(dumper_) != 0 || std::ferror(pcap_dump_file(dumper_))) {
+  if (pcap_dump_flush(dumper_) != 0 || std::ferror(out_->stream())) {
     throw IoError(path_ + ": write failed: " + std::strerror(errno));
   }
 }
 
 void PacketWriter::close() {
   if (ng_) {
-    // Reset even when close() throws, so a second close() (e.g. the destructor's) is a no-op.
+    // Reset even when close() throws, so a second close() is a no-op.
     std::unique_ptr<PcapngWriter> ng = std::move(ng_);
     ng->close();
     return;
   }
   if (dumper_ == nullptr) return;
-  const bool bad = pcap_dump_flush(dumper_) != 0 || std::ferror(pcap_dump_file(dumper_));
-  const int err = errno;
-  pcap_dump_close(dumper_);  // fcloses the stream
   dumper_ = nullptr;
   pcap_close(dead_);
   dead_ = nullptr;
-  if (bad) throw IoError(path_ + ": write failed: " + std::strerror(err));
+  const std::unique_ptr<OutputFile> out = std::move(out_);
+  out->commit();
 }
 
 void save_pcap(const PacketStore& store, const std::string& path) {

@@ -6,6 +6,8 @@
 // Only Ethernet (DLT_EN10MB) captures are accepted: every app parses from an Ethernet header.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cctype>
 #include <cstdint>
 #include <memory>
@@ -21,6 +23,7 @@ struct pcap_dumper;
 
 namespace tandem {
 
+class OutputFile;
 class PcapngWriter;
 
 // Reads a pcap or pcapng file packet by packet.
@@ -51,14 +54,15 @@ class PcapReader {
 // Loads a whole capture into memory (the first `max_packets` packets; 0 = all).
 PacketStore load_pcap(const std::string& path, uint64_t max_packets = 0);
 
-// Writes packets as pcap (nanosecond timestamps) or pcapng.
+// Writes packets as pcap (nanosecond timestamps) or pcapng, through an OutputFile
+// (io/output_file.h): `path` changes only on close(), to the whole new capture.
 class PacketWriter {
  public:
   enum class Format { kPcap, kPcapng };
 
-  // Creates (truncates) `path`; throws IoError naming the file if it cannot.
+  // Starts the file for `path`; throws IoError naming the file if it cannot.
   PacketWriter(const std::string& path, Format format, uint32_t snaplen = 262144);
-  // Closes the file, swallowing errors: call close() to see them.
+  // Without close(), the file is discarded: `path` stays as it was.
   ~PacketWriter();
   PacketWriter(const PacketWriter&) = delete;
   PacketWriter& operator=(const PacketWriter&) = delete;
@@ -66,7 +70,8 @@ class PacketWriter {
   // Frames longer than the snaplen are truncated to it (wire_len is kept).
   void write(const uint8_t* data, uint32_t caplen, uint32_t wire_len, uint64_t ts_ns);
   void flush();
-  // Flushes and closes; throws IoError naming the file on a write error. Safe to call twice.
+  // Flushes and puts the file in place; throws IoError naming the file on a write error (the file
+  // is then discarded). Safe to call twice.
   void close();
 
   uint64_t packets() const { return packets_; }
@@ -78,22 +83,38 @@ class PacketWriter {
   Format format_;
   uint32_t snaplen_;
   ::pcap* dead_ = nullptr;            // kPcap: a "dead" handle that only describes the file
-  ::pcap_dumper* dumper_ = nullptr;   // kPcap
+  std::unique_ptr<OutputFile> out_;   // kPcap
+  ::pcap_dumper* dumper_ = nullptr;   // kPcap: libpcap's view of out_'s stream
   std::unique_ptr<PcapngWriter> ng_;  // kPcapng
   uint64_t packets_ = 0;
 };
 
+// True when `path` ends in `ext` (lower case), in any case.
+inline bool has_extension(const std::string& path, const std::string& ext) {
+  if (path.size() < ext.size()) return false;
+  for (size_t i = 0; i < ext.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(path[path.size() - ext.size() + i])) != ext[i]) return false;
+  }
+  return true;
+}
+
 // kPcapng when `path` ends in ".pcapng" (any case), else kPcap. Works without libpcap too.
 inline PacketWriter::Format format_from_path(const std::string& path) {
-  static constexpr char kExt[] = ".pcapng";
-  constexpr size_t n = sizeof kExt - 1;
-  if (path.size() < n) return PacketWriter::Format::kPcap;
-  for (size_t i = 0; i < n; ++i) {
-    if (std::tolower(static_cast<unsigned char>(path[path.size() - n + i])) != kExt[i]) {
-      return PacketWriter::Format::kPcap;
-    }
+  return has_extension(path, ".pcapng") ? PacketWriter::Format::kPcapng : PacketWriter::Format::kPcap;
+}
+
+// The format of a capture a command writes to `path`, given by `flag`: .pcap or .pcapng (any
+// case). Any other name (x.pcap.gz, x.txt) throws IoError saying which extensions are written,
+// since it would get a format its name does not announce; an existing file that is not a regular
+// one (/dev/null, a FIFO) gets pcap.
+inline PacketWriter::Format capture_format(const std::string& flag, const std::string& path) {
+  struct stat st;
+  if (has_extension(path, ".pcap") || has_extension(path, ".pcapng") ||
+      (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
+    return format_from_path(path);
   }
-  return PacketWriter::Format::kPcapng;
+  throw IoError(flag + " " + path + ": Tandem writes captures as .pcap or .pcapng (uncompressed); "
+                "name the file with one of these extensions");
 }
 
 // Writes every frame of `store` to `path`, in the format format_from_path() picks.
@@ -123,7 +144,8 @@ class PcapSink final : public PacketSink {
   explicit PcapSink(const std::string& path);
   void tx_burst(const PacketPool& pool, const PacketBatch& batch) override;
   void flush() override;
-  // Flushes and closes the file; throws IoError on a write error.
+  // Flushes and puts the file in place; throws IoError on a write error. Without close(), the
+  // file is discarded.
   void close();
   uint64_t written() const { return writer_.packets(); }
 

@@ -2,6 +2,7 @@
 // every capture-file entry point throws IoError saying why, naming the file.
 #include <cctype>
 
+#include "io/output_file.h"
 #include "io/pcap_io.h"
 #include "io/pcapng_writer.h"
 
@@ -30,6 +31,7 @@ PacketWriter::PacketWriter(const std::string& path, Format format, uint32_t snap
   (void)snaplen_;
   (void)dead_;
   (void)dumper_;
+  (void)out_;
   no_pcap(path);
 }
 PacketWriter::~PacketWriter() = default;

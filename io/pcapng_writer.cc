@@ -23,17 +23,10 @@ constexpr uint32_t pad4(uint32_t n) { return (n + 3u) & ~3u; }
 
 PcapngWriter::PcapngWriter(const std::string& path, uint32_t snaplen)
     : path_(path), snaplen_(snaplen == 0 ? 262144 : snaplen) {
-  file_ = std::fopen(path.c_str(), "wb");
-  if (file_ == nullptr) fail("cannot create file", errno);
+  // Blocks are staged in buf_ and leave in ~1 MiB writes: the stream needs no buffer of its own.
+  out_ = std::make_unique<OutputFile>(path, 0);
   buf_ = std::make_unique<uint8_t[]>(kBufSize);
-
-  try {
-    write_headers();
-  } catch (...) {
-    std::fclose(file_);
-    file_ = nullptr;
-    throw;
-  }
+  write_headers();
 }
 
 void PcapngWriter::write_headers() {
@@ -64,15 +57,10 @@ void PcapngWriter::write_headers() {
   put_u32(idb_len);
 }
 
-PcapngWriter::~PcapngWriter() {
-  try {
-    close();
-  } catch (const IoError&) {  // NOLINT(bugprone-empty-catch): destructors must not throw
-  }
-}
+PcapngWriter::~PcapngWriter() = default;  // out_ discards an unfinished file
 
 void PcapngWriter::write(const uint8_t* data, uint32_t caplen, uint32_t wire_len, uint64_t ts_ns) {
-  if (file_ == nullptr) throw IoError(path_ + ": write after close");
+  if (out_ == nullptr) throw IoError(path_ + ": write after close");
   if (caplen > snaplen_) caplen = snaplen_;
   const uint32_t padded = pad4(caplen);
   const uint32_t total = 32 + padded;
@@ -91,32 +79,28 @@ void PcapngWriter::write(const uint8_t* data, uint32_t caplen, uint32_t wire_len
 }
 
 void PcapngWriter::flush() {
-  if (file_ == nullptr) return;
+  if (out_ == nullptr) return;
   drain();
-  if (std::fflush(file_) != 0) fail("write failed", errno);
+  if (std::fflush(out_->stream()) != 0) fail("write failed", errno);
 }
 
 void PcapngWriter::close() {
-  if (file_ == nullptr) return;
-  FILE* f = file_;
-  int err = 0;
+  if (out_ == nullptr) return;
   try {
     drain();
+    out_->commit();
   } catch (...) {
-    file_ = nullptr;
-    std::fclose(f);
+    out_.reset();  // the file is discarded, and a second close() is a no-op
     throw;
   }
-  file_ = nullptr;
-  if (std::fclose(f) != 0) err = errno;
-  if (err != 0) fail("write failed", err);
+  out_.reset();
 }
 
 void PcapngWriter::put_bytes(const void* p, size_t n) {
   if (used_ + n > kBufSize) {
     drain();
     if (n > kBufSize) {  // larger than the staging buffer: write straight through
-      if (std::fwrite(p, 1, n, file_) != n) fail("write failed", errno);
+      if (std::fwrite(p, 1, n, out_->stream()) != n) fail("write failed", errno);
       return;
     }
   }
@@ -139,7 +123,7 @@ void PcapngWriter::drain() {
   if (used_ == 0) return;
   const size_t n = used_;
   used_ = 0;  // dropped even on failure: the file is broken anyway and close() must not retry
-  if (std::fwrite(buf_.get(), 1, n, file_) != n) fail("write failed", errno);
+  if (std::fwrite(buf_.get(), 1, n, out_->stream()) != n) fail("write failed", errno);
 }
 
 void PcapngWriter::fail(const char* what, int err) const {

@@ -1,21 +1,22 @@
 #include "io/traffic_gen.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 #include "core/checksum.h"
-#include "core/rng.h"
 
 namespace tandem {
 namespace {
 
 constexpr const char* kValidKeys =
-    "valid keys: count (integer or e-notation, > 0), dst (uniform|fib), flows (>= 0), "
+    "valid keys: count (integer or e-notation, > 0), dst (uniform|fib), flows (0..count), "
     "zipf (>= 0, needs flows > 0), size (64..1518 or imix), proto (udp|tcp), seed";
 
 [[noreturn]] void spec_error(const std::string& what) {
@@ -173,7 +174,7 @@ void advise_hugepages(void* p, size_t bytes) {
 
 }  // namespace
 
-void validate_gen_spec(const GenSpec& spec) {
+void validate_gen_spec_values(const GenSpec& spec) {
   if (spec.size_mode == GenSpec::Size::kFixed && (spec.frame_size < 64 || spec.frame_size > 1518)) {
     throw std::invalid_argument("traffic spec: frame size " + std::to_string(spec.frame_size) +
                                 " is outside 64..1518");
@@ -188,8 +189,32 @@ void validate_gen_spec(const GenSpec& spec) {
   if (spec.zipf > 0 && spec.flows == 0) {
     throw std::invalid_argument("traffic spec: zipf needs flows > 0");
   }
+  if (spec.flows > kMaxGenFlows) {
+    throw std::invalid_argument("traffic spec: flows=" + std::to_string(spec.flows) + " is over the maximum, " +
+                                std::to_string(kMaxGenFlows) + " (the flows are held in memory)");
+  }
+  if (spec.flows > spec.count) {
+    throw std::invalid_argument("traffic spec: flows=" + std::to_string(spec.flows) + " is more than count=" +
+                                std::to_string(spec.count) + ": no more than count flows can appear");
+  }
 }
 
+void validate_gen_spec(const GenSpec& spec) {
+  validate_gen_spec_values(spec);
+  // Frames back to back plus 24 bytes of metadata each (offset, lengths, timestamp); IMIX frames
+  // average 358 bytes.
+  const double frame = spec.size_mode == GenSpec::Size::kImix ? 358 : spec.frame_size - 4;
+  const double need = static_cast<double>(spec.count) * (frame + 24);
+  const double have = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  if (have > 0 && need > have) {
+    char msg[256];
+    std::snprintf(msg, sizeof msg,
+                  "traffic spec: count=%llu: the frames would take about %.1f GB of memory, more than this "
+                  "machine's %.1f GB (tandem gen writes any count to a file without holding it)",
+                  static_cast<unsigned long long>(spec.count), need / 1e9, have / 1e9);
+    throw std::invalid_argument(msg);
+  }
+}
 
 GenSpec parse_gen_spec(const std::string& spec) {
   GenSpec g;
@@ -264,6 +289,7 @@ GenSpec parse_gen_spec(const std::string& spec) {
     seen.push_back(key);
   }
   if (g.zipf > 0 && g.flows == 0) spec_error("zipf=" + zipf_text + " needs flows > 0");
+  validate_gen_spec_values(g);  // what depends on several keys, e.g. flows and count
   return g;
 }
 
@@ -282,10 +308,39 @@ std::string format_gen_spec(const GenSpec& spec) {
   return s;
 }
 
-PacketStore generate(const GenSpec& spec,
-                     const std::vector<std::pair<uint32_t, uint8_t>>& fib_prefixes) {
-  validate_gen_spec(spec);
-  DstPicker dst{spec.dst, {}};
+FrameSizes::FrameSizes(const GenSpec& spec, uint64_t stream) : spec_(spec), rng_(spec.seed, stream) {}
+
+uint32_t FrameSizes::next() {
+  if (spec_.size_mode == GenSpec::Size::kFixed) return spec_.frame_size - 4;
+  if (k_ == 12) {
+    static constexpr uint32_t kImixBlock[12] = {60, 60, 60, 60, 60, 60, 60, 590, 590, 590, 590, 1514};
+    std::copy(kImixBlock, kImixBlock + 12, block_);
+    for (uint32_t j = 11; j > 0; --j) std::swap(block_[j], block_[rng_.below(j + 1)]);
+    k_ = 0;
+  }
+  return block_[k_++];
+}
+
+struct TrafficGenerator::State {
+  GenSpec spec;
+  DstPicker dst;
+  FrameSizes sizes;
+  Rng flow_rng;
+  Rng pick_rng;
+  std::vector<Flow> flows;
+  std::vector<double> cdf;  // Zipf: cumulative weights over ranks 1..F, sampled by binary search
+  uint64_t made = 0;
+  uint64_t bits = 0;  // on the wire so far, for the timestamps
+
+  explicit State(const GenSpec& s)
+      : spec(s), dst{s.dst, {}}, sizes(s, kSizeStream), flow_rng(s.seed, kFlowStream), pick_rng(s.seed, kPickStream) {}
+};
+
+TrafficGenerator::TrafficGenerator(const GenSpec& spec,
+                                   const std::vector<std::pair<uint32_t, uint8_t>>& fib_prefixes) {
+  validate_gen_spec_values(spec);
+  st_ = std::make_unique<State>(spec);
+  DstPicker& dst = st_->dst;
   if (spec.dst == GenSpec::Dst::kFib) {
     if (fib_prefixes.empty()) throw std::invalid_argument("dst=fib needs a FIB");
     dst.prefixes.reserve(fib_prefixes.size());
@@ -298,77 +353,77 @@ PacketStore generate(const GenSpec& spec,
       dst.prefixes.emplace_back(addr & mask, uint64_t{1} << (32 - len));
     }
   }
+  st_->flows.resize(spec.flows);
+  for (Flow& f : st_->flows) f = random_flow(st_->flow_rng, dst);
+  if (spec.zipf > 0) {
+    st_->cdf.resize(st_->flows.size());
+    double acc = 0;
+    for (size_t k = 0; k < st_->cdf.size(); ++k) {
+      acc += std::pow(static_cast<double>(k + 1), -spec.zipf);
+      st_->cdf[k] = acc;
+    }
+  }
+}
 
-  const uint64_t n = spec.count;
-  PacketStore store;
+TrafficGenerator::~TrafficGenerator() = default;
+
+uint64_t TrafficGenerator::next(PacketStore& store, uint64_t max_packets) {
+  State& st = *st_;
+  const uint64_t n = std::min(max_packets, st.spec.count - st.made);
   store.offset.resize(n);
   store.caplen.resize(n);
   store.wire_len.resize(n);
   store.ts_ns.resize(n);
 
   // Frame sizes first (FCS excluded), so that the byte buffer is sized once.
-  if (spec.size_mode == GenSpec::Size::kFixed) {
-    std::fill(store.caplen.begin(), store.caplen.end(), spec.frame_size - 4);
-  } else {
-    Rng rng(spec.seed, kSizeStream);
-    static constexpr uint32_t kImixBlock[12] = {60, 60,  60,  60,  60,  60,
-                                                60, 590, 590, 590, 590, 1514};
-    uint32_t block[12];
-    for (uint64_t i = 0; i < n; i += 12) {
-      std::copy(kImixBlock, kImixBlock + 12, block);
-      for (uint32_t k = 11; k > 0; --k) std::swap(block[k], block[rng.below(k + 1)]);
-      std::copy(block, block + std::min<uint64_t>(12, n - i), store.caplen.begin() + i);
-    }
-  }
   uint64_t total = 0;
   for (uint64_t i = 0; i < n; ++i) {
+    store.caplen[i] = st.sizes.next();
     store.offset[i] = total;
     total += store.caplen[i];
   }
-  store.bytes.reserve(total);
-  advise_hugepages(store.bytes.data(), total);
+  if (total > store.bytes.capacity()) {
+    store.bytes.clear();
+    store.bytes.shrink_to_fit();
+    store.bytes.reserve(total);
+    advise_hugepages(store.bytes.data(), total);
+  }
   store.bytes.resize(total);
   std::copy(store.caplen.begin(), store.caplen.end(), store.wire_len.begin());
 
   // Timestamps as on a saturated 100 Gb/s link: the running bit count is exact, and only its
   // conversion to ns (0.01 ns per bit) is rounded, so rounding errors never accumulate.
   constexpr uint64_t kStartNs = 1700000000ull * 1000000000ull;
-  uint64_t bits = 0;
   for (uint64_t i = 0; i < n; ++i) {
-    store.ts_ns[i] = kStartNs + (bits + 50) / 100;
-    bits += (static_cast<uint64_t>(store.caplen[i]) + 4 + 20) * 8;  // + FCS, preamble, gap
-  }
-
-  Rng flow_rng(spec.seed, kFlowStream);
-  Rng pick_rng(spec.seed, kPickStream);
-  std::vector<Flow> flows(spec.flows);
-  for (Flow& f : flows) f = random_flow(flow_rng, dst);
-  // Zipf: cumulative weights over ranks 1..F, sampled by binary search.
-  std::vector<double> cdf;
-  if (spec.zipf > 0) {
-    cdf.resize(flows.size());
-    double acc = 0;
-    for (size_t k = 0; k < cdf.size(); ++k) {
-      acc += std::pow(static_cast<double>(k + 1), -spec.zipf);
-      cdf[k] = acc;
-    }
+    store.ts_ns[i] = kStartNs + (st.bits + 50) / 100;
+    st.bits += (static_cast<uint64_t>(store.caplen[i]) + 4 + 20) * 8;  // + FCS, preamble, gap
   }
 
   for (uint64_t i = 0; i < n; ++i) {
     Flow fresh;
     const Flow* f;
-    if (flows.empty()) {
-      fresh = random_flow(flow_rng, dst);
+    if (st.flows.empty()) {
+      fresh = random_flow(st.flow_rng, st.dst);
       f = &fresh;
-    } else if (cdf.empty()) {
-      f = &flows[pick_rng.below(flows.size())];
+    } else if (st.cdf.empty()) {
+      f = &st.flows[st.pick_rng.below(st.flows.size())];
     } else {
-      const double u = pick_rng.unit() * cdf.back();
-      const size_t k = std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
-      f = &flows[std::min(k, flows.size() - 1)];
+      const double u = st.pick_rng.unit() * st.cdf.back();
+      const size_t k = std::upper_bound(st.cdf.begin(), st.cdf.end(), u) - st.cdf.begin();
+      f = &st.flows[std::min(k, st.flows.size() - 1)];
     }
-    build_frame(store.bytes.data() + store.offset[i], store.caplen[i], *f, i, spec.proto);
+    build_frame(store.bytes.data() + store.offset[i], store.caplen[i], *f, st.made + i, st.spec.proto);
   }
+  st.made += n;
+  return n;
+}
+
+PacketStore generate(const GenSpec& spec,
+                     const std::vector<std::pair<uint32_t, uint8_t>>& fib_prefixes) {
+  validate_gen_spec(spec);
+  TrafficGenerator gen(spec, fib_prefixes);
+  PacketStore store;
+  gen.next(store, spec.count);
   return store;
 }
 

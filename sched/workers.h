@@ -6,6 +6,13 @@
 // in the order it received them, as their results come back. Per-packet latency runs from a
 // packet's arrival to its verdict.
 //
+// Oversize frames: a frame longer than 65,535 bytes on the wire does not fit the data path's 16-bit
+// lengths; it is dropped (DropReason::kOversize) as soon as it is received, before the app sees it.
+//
+// Stopping early: WorkersConfig::stop (e.g. core/stop_signal.h's flag, set by SIGINT) makes every
+// worker receive nothing more, finish the bursts it has in flight (at the GPU too) and return;
+// the counters then balance over what was received.
+//
 // Offered load: with a rate, packets arrive on a schedule (open loop), each worker's queue at the
 // rate times its RSS share, as a NIC would spread them. A packet's
 // arrival time is its scheduled time, not the moment the worker got to it, so a worker that falls
@@ -13,6 +20,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -47,6 +55,7 @@ struct WorkersConfig {
   bool verify = false;                   // check every lookup decision against the app's reference
                                          // (ForwardApp::build_reference() must have run)
   PacketSink* sink = nullptr;            // write forwarded frames (first pass; one worker only)
+  const std::atomic<int>* stop = nullptr;  // non-zero: receive no more, finish what is in flight
 };
 
 struct WorkersResult {
@@ -55,8 +64,10 @@ struct WorkersResult {
   uint64_t wire_bytes = 0;   // captured bytes + 24 per frame (preamble, FCS, gap)
   uint64_t verify_checked = 0;
   uint64_t verify_mismatches = 0;
-  double seconds = 0;        // wall time of the run, verification time excluded
+  double seconds = 0;        // wall time of the run, start to the last worker's end (all included)
+  double verify_seconds = 0; // of which the workers spent verifying, summed over the workers
   uint64_t expected = 0;     // packets the workers were to receive
+  bool stopped = false;      // WorkersConfig::stop ended the run before all of them were received
 };
 
 // Runs the input through the workers and returns the merged counters and latencies.
