@@ -424,6 +424,18 @@ std::vector<std::vector<uint8_t>> rule_frames(const IdsRuleSet& s, int count, ui
   return frames;
 }
 
+TEST(DpiStage2, ManyRelativeContentsStayWithinTheInspectionBudget) {
+  // Eight relative contents that all occur everywhere, then one that never does: every way of
+  // placing the first eight would be tried (64^8 searches) without the per-rule budget. Found by
+  // ids_rules_fuzz (a timeout on a rule file read as its own payload).
+  std::string options;
+  for (int i = 0; i < 8; ++i) options += i ? "content:\"a\"; distance:0;" : "content:\"a\";";
+  options += " content:\"b\"; distance:0;";
+  EXPECT_FALSE(holds(options, std::string(4000, 'a')));
+  // Within the budget the search is complete: the b after the a's is found.
+  EXPECT_TRUE(holds(options, std::string(20, 'a') + "b"));
+}
+
 TEST(DpiStage2, EngineEqualsEveryRuleOnItsOwn) {
   if (et_files().empty()) GTEST_SKIP() << "no ET rules";
   const IdsRuleSet& s = et_rules();

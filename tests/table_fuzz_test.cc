@@ -25,6 +25,9 @@ TEST(TableFuzz, MutatedTablesLoadOrFailCleanly) {
   lines.push_back("0a:1b:2c:3d:4e:5f 65534\n");
   lines.push_back("1.2.3.0/24 16777214\n");
   lines.push_back("# a comment\n");
+  // Found by table_fuzz: a last line that is a lone CR.
+  const std::string cr_last = "1.0.0.0/8 4\n\n\r";
+  EXPECT_EQ(check_table_input(reinterpret_cast<const uint8_t*>(cr_last.data()), cr_last.size()), nullptr);
   std::mt19937_64 rng(14);
   for (int i = 0; i < 4000; ++i) {
     std::string in;

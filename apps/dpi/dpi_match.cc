@@ -77,18 +77,23 @@ void window(const Content& c, long prev_end, long n, long* from, long* to) {
   }
 }
 
-bool eval(const std::vector<Content>& cs, size_t i, const uint8_t* p, long n, long prev_end) {
+// `budget` counts the searches left for the whole rule: kMaxTries bounds each content's
+// occurrences, but a rule of several relative contents multiplies them, so hostile payloads could
+// make one rule cost 64^k searches without it.
+bool eval(const std::vector<Content>& cs, size_t i, const uint8_t* p, long n, long prev_end, int& budget) {
   if (i == cs.size()) return true;
+  if (--budget < 0) return false;
   const Content& c = cs[i];
   long from = 0, to = 0;
   window(c, prev_end, n, &from, &to);
   if (c.negated) {
     if (find_in(c, p, from, to) >= 0) return false;
-    return eval(cs, i + 1, p, n, prev_end);
+    return eval(cs, i + 1, p, n, prev_end, budget);
   }
   int tries = 0;
-  for (long s = find_in(c, p, from, to); s >= 0 && tries < kMaxTries; s = find_in(c, p, s + 1, to), ++tries) {
-    if (eval(cs, i + 1, p, n, s + static_cast<long>(c.bytes.size()))) return true;
+  for (long s = find_in(c, p, from, to); s >= 0 && tries < kMaxTries && budget > 0;
+       s = find_in(c, p, s + 1, to), ++tries) {
+    if (eval(cs, i + 1, p, n, s + static_cast<long>(c.bytes.size()), budget)) return true;
   }
   return false;
 }
@@ -186,7 +191,8 @@ bool rule_applies(const IdsRule& r, const PacketInfo& p) {
 }
 
 bool contents_hold(const IdsRule& r, const uint8_t* p, uint32_t n) {
-  return !r.contents.empty() && eval(r.contents, 0, p, static_cast<long>(n), 0);
+  int budget = kMaxInspections;
+  return !r.contents.empty() && eval(r.contents, 0, p, static_cast<long>(n), 0, budget);
 }
 
 struct DpiEngine::Group {

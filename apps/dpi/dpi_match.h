@@ -11,8 +11,11 @@
 // [offset, offset + depth) of the payload (defaults: 0 and the whole payload). With distance D
 // and/or within W it is relative to the end E of the previous content's match: it must start at or
 // after E + D and end at or before E + D + W. Every way of matching the earlier contents is tried
-// (up to kMaxTries occurrences per content), as Suricata's recursive inspection does. A negated
-// content must not occur where it would be searched; it does not move E.
+// (up to kMaxTries occurrences per content), as Suricata's recursive inspection does, within a
+// budget of kMaxInspections searches per rule and payload (Suricata's inspection recursion limit,
+// 3000 by default): past it the rule does not match, so that no payload can make a rule of many
+// relative contents cost exponential time. A negated content must not occur where it would be
+// searched; it does not move E.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +30,7 @@
 namespace tandem::dpi {
 
 inline constexpr int kMaxTries = 64;
+inline constexpr int kMaxInspections = 3000;
 
 struct PacketInfo {
   bool ip = false;        // an IPv4/IPv6 packet that parsed
