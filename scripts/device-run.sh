@@ -17,6 +17,9 @@
 #   acl-dpi: the firewall, fw-router and DPI tests (GPU included), bench classify (ClassBench
 #     acl1/fw1/ipc1 10k: linear, HyperSplit, rte_acl, GPU), bench fw-router (acl1_10k: CPU, GPU
 #     fused vs split) and bench dpi (ET rules: baseline, batched, Hyperscan, GPU; 1 and 16 threads).
+#   hardening: every test (GPU included), then `tandem run` on one core, this tree against a
+#     baseline tree in .baseline/ (git archive of an earlier commit, carried), interleaved: IPv4,
+#     IPv6 and fw-router, 64 B packets from memory, CPU batched.
 # Needs .deps/ from scripts/fetch-device-deps.sh (carried with the tree).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -147,6 +150,45 @@ if [ "$MODE" = apps-cores ]; then
   grep -E "^==|^exit|throughput vs|^[0-9]+ |^workers|batched / scalar|GPU best|matches|does not|MISMATCH" "$LOG" | tail -120
   exit 0
 fi
+if [ "$MODE" = hardening ]; then
+  (cd build-device && timeout 360 ctest --output-on-failure -j12 --timeout 300) > "$OUT/ctest_all.log" 2>&1
+  echo "ctest exit: $?"; grep -E "tests passed|\(Failed\)|Timeout|Skipped\)" "$OUT/ctest_all.log" | tail -12
+  if [ -d .baseline ]; then
+    (cmake -S .baseline -B build-baseline -G Ninja -DCMAKE_BUILD_TYPE=Release -DTANDEM_DEPS_ROOT="$ROOT" -DTANDEM_NATIVE=ON \
+       -DTANDEM_WITH_CUDA=OFF && ninja -C build-baseline -j16 tandem) > /tmp/build-baseline.log 2>&1 || { tail -20 /tmp/build-baseline.log; exit 1; }
+    CB=.deps/shared/classbench/filters
+    LOG="$OUT/ab.log"
+    for rep in 1 2 3; do
+      for which in baseline device; do
+        T=./build-$which/tandem
+        for spec in "ipv4:--app ipv4 --fib $FIB" "ipv6:--app ipv6 --fib $FIB" "fw-router:--app fw-router --fib $FIB --rules $CB/acl1_10k.gz"; do
+          echo "== rep $rep $which ${spec%%:*}" >> "$LOG"
+          timeout 120 $T run ${spec#*:} --gen count=4000000,dst=fib,flows=100000,zipf=1.1,size=64 --repeat 5 --device cpu \
+            --workers 1 --cores 2 2>&1 | grep -E "packets:|throughput:|dropped per" >> "$LOG"
+        done
+      done
+    done
+    python3 - "$LOG" <<'PY'
+import re, sys, statistics
+runs = {}
+key = None
+for line in open(sys.argv[1]):
+    m = re.match(r"== rep \d+ (\S+) (\S+)", line)
+    if m:
+        key = (m.group(2), m.group(1))
+    m = re.match(r"throughput: ([\d.]+) Mpps", line)
+    if m and key:
+        runs.setdefault(key, []).append(float(m.group(1)))
+print("app        baseline Mpps   now Mpps   now/baseline (medians of 3, one core)")
+for app in ("ipv4", "ipv6", "fw-router"):
+    b, n = runs.get((app, "baseline"), []), runs.get((app, "device"), [])
+    if b and n:
+        print(f"{app:10} {statistics.median(b):10.2f} {statistics.median(n):10.2f} {statistics.median(n) / statistics.median(b):10.3f}")
+PY
+  fi
+  exit 0
+fi
+
 if [ "$MODE" = acl-dpi ]; then
   T=./build-device/tandem
   LOG="$OUT/acl-dpi.log"
