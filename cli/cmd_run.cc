@@ -115,8 +115,21 @@ void explain_cores(const std::string& list, size_t listed, int workers, bool gpu
                gpu_master ? " and the GPU master thread" : "", how.c_str());
 }
 
-// The capture, or the generated traffic of `gen` (checked beforehand).
-PacketStore load_input(const RunOptions& o, const LoadedApp& a, const GenSpec& gen, std::string* desc) {
+// A capture forwarded once is read a window of this many frame bytes at a time, so that memory
+// does not grow with it; --repeat replays from memory and loads the capture whole.
+constexpr uint64_t kWindowBytes = uint64_t{64} << 20;
+
+// The capture (its first window into `store` when `windows` is set), or the generated traffic of
+// `gen` (checked beforehand).
+PacketStore load_input(const RunOptions& o, const LoadedApp& a, const GenSpec& gen, std::string* desc,
+                       std::unique_ptr<PcapReader>* windows) {
+  if (!o.pcap.empty() && o.repeat == 1) {
+    *windows = std::make_unique<PcapReader>(o.pcap);
+    PacketStore s;
+    read_window(**windows, s, kWindowBytes);
+    *desc = o.pcap + " (streamed: " + std::to_string(kWindowBytes >> 20) + " MiB of frames at a time)";
+    return s;
+  }
   if (!o.pcap.empty()) {
     PacketStore s = load_pcap(o.pcap);
     *desc = o.pcap;
@@ -157,9 +170,10 @@ int run(const RunOptions& o) {
   std::printf("app: %s; table: %s\n", app.name(), a.table_desc.c_str());
   std::string input_desc;
   const auto t_in = std::chrono::steady_clock::now();
-  const PacketStore store = load_input(o, a, gen, &input_desc);
-  std::printf("input: %s: %zu packets, %.1f MB, ready in %.2f s\n", input_desc.c_str(), store.size(),
-              store.total_caplen() / 1e6,
+  std::unique_ptr<PcapReader> windows;
+  PacketStore store = load_input(o, a, gen, &input_desc, &windows);
+  std::printf("input: %s: %zu packets, %.1f MB%s, ready in %.2f s\n", input_desc.c_str(), store.size(),
+              store.total_caplen() / 1e6, windows ? " in the first window" : "",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t_in).count());
   if (store.size() == 0) throw UsageError(input_desc + ": no packets");
 
@@ -173,15 +187,17 @@ int run(const RunOptions& o) {
   // Cells hold the largest frame of the input whole (jumbo frames, GRO/TSO captures), so that no
   // frame is cut and then dropped as if it were malformed; frames beyond 0xFFFF bytes are dropped
   // as oversize (sched/workers.h).
-  uint32_t max_frame = 0;
-  for (size_t i = 0; i < store.size(); ++i) max_frame = std::max(max_frame, store.caplen[i]);
+  auto cell_size = [](const PacketStore& s) {
+    uint32_t max_frame = 0;
+    for (size_t i = 0; i < s.size(); ++i) max_frame = std::max(max_frame, s.caplen[i]);
+    return std::max<uint32_t>(PacketPool::kDefaultCellSize,
+                              (std::min<uint32_t>(max_frame, 0xFFFF) + PacketPool::kHeadroom + 63) / 64 * 64);
+  };
   WorkersConfig wc;
   wc.workers = o.workers;
   wc.burst = o.burst;
   wc.rate_pps = o.rate_mpps * 1e6;
   wc.repeat = o.repeat;
-  wc.cell_size = std::max<uint32_t>(
-      PacketPool::kDefaultCellSize, (std::min<uint32_t>(max_frame, 0xFFFF) + PacketPool::kHeadroom + 63) / 64 * 64);
   wc.ports = app.ports();
   if (!cores.empty()) wc.cores.assign(cores.begin(), cores.begin() + std::min<size_t>(cores.size(), o.workers));
   wc.verify = o.verify;
@@ -223,7 +239,22 @@ int run(const RunOptions& o) {
     std::fprintf(stderr, "tandem: interrupted by %s before forwarding started: nothing written\n", stop_signal_name(sig));
     return 128 + sig;  // the sink, not closed, leaves --out as it was
   }
-  WorkersResult res = run_workers(app, store, wc);
+  // A streamed capture goes through the workers a window at a time; the run's figures add up.
+  WorkersResult res;
+  res.counters = Counters(app.ports());
+  uint64_t window_count = 0;
+  double read_seconds = 0;  // reading windows after the first, between the workers' runs
+  for (;;) {
+    wc.cell_size = cell_size(store);
+    res.add(run_workers(app, store, wc));
+    ++window_count;
+    if (stop_signal()) res.stopped = true;
+    if (!windows || res.stopped) break;
+    const auto t_read = std::chrono::steady_clock::now();
+    const bool more = read_window(*windows, store, kWindowBytes);
+    read_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_read).count();
+    if (!more) break;
+  }
   gpu::EngineStats es;
   bool ended_on_gpu = false;
   if (wc.engine || wc.staged) {
@@ -257,6 +288,10 @@ int run(const RunOptions& o) {
     if (c.drops[r]) std::printf(" %s:%llu", drop_reason_name(static_cast<DropReason>(r)), static_cast<unsigned long long>(c.drops[r]));
   }
   std::printf("%s\n", drop ? "" : " none");
+  if (windows) {
+    std::printf("input streamed in %llu window(s); reading them took %.2f s, not counted above (as loading a whole "
+                "input is not)\n", static_cast<unsigned long long>(window_count), read_seconds);
+  }
   const LatencyHistogram& lat = res.latency;
   std::printf("latency per packet, arrival to verdict: p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us\n",
               lat.percentile(0.5) / 1e3, lat.percentile(0.99) / 1e3, lat.percentile(0.999) / 1e3,

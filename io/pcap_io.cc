@@ -111,6 +111,24 @@ PacketStore load_pcap(const std::string& path, uint64_t max_packets) {
   return store;
 }
 
+bool read_window(PcapReader& reader, PacketStore& window, uint64_t max_bytes) {
+  window.bytes.clear();
+  window.offset.clear();
+  window.caplen.clear();
+  window.wire_len.clear();
+  window.ts_ns.clear();
+  // Room for the window and the largest frame that may end it, once: growing by doubling would
+  // hold the old and the new buffer at once, twice the window.
+  window.bytes.reserve(max_bytes + (uint64_t{1} << 18));
+  const uint8_t* data;
+  uint32_t caplen, wire_len;
+  uint64_t ts;
+  while (window.bytes.size() < max_bytes && reader.next(&data, &caplen, &wire_len, &ts)) {
+    window.add(data, caplen, wire_len, ts);
+  }
+  return window.size() > 0;
+}
+
 // ---- PacketWriter ----
 
 PacketWriter::PacketWriter(const std::string& path, Format format, uint32_t snaplen)

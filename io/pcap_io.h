@@ -54,6 +54,11 @@ class PcapReader {
 // Loads a whole capture into memory (the first `max_packets` packets; 0 = all).
 PacketStore load_pcap(const std::string& path, uint64_t max_packets = 0);
 
+// Replaces `window`'s frames with the reader's next ones, up to `max_bytes` of frame data (at
+// least one frame when any is left), keeping the store's memory for the next window. Returns false
+// when the capture had no frame left. For inputs too large to hold: memory stays at one window.
+bool read_window(PcapReader& reader, PacketStore& window, uint64_t max_bytes);
+
 // Writes packets as pcap (nanosecond timestamps) or pcapng, through an OutputFile
 // (io/output_file.h): `path` changes only on close(), to the whole new capture.
 class PacketWriter {

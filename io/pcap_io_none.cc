@@ -25,6 +25,7 @@ bool PcapReader::next(const uint8_t**, uint32_t*, uint32_t*, uint64_t*) { no_pca
 uint32_t PcapReader::snaplen() const { no_pcap(path_); }
 
 PacketStore load_pcap(const std::string& path, uint64_t) { no_pcap(path); }
+bool read_window(PcapReader& reader, PacketStore&, uint64_t) { no_pcap(reader.path()); }
 
 PacketWriter::PacketWriter(const std::string& path, Format format, uint32_t snaplen)
     : path_(path), format_(format), snaplen_(snaplen) {

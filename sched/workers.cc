@@ -428,4 +428,16 @@ WorkersResult run_workers(const ForwardApp& app, const PacketStore& input, const
   return total;
 }
 
+void WorkersResult::add(const WorkersResult& o) {
+  counters.merge(o.counters);
+  latency.merge(o.latency);
+  wire_bytes += o.wire_bytes;
+  verify_checked += o.verify_checked;
+  verify_mismatches += o.verify_mismatches;
+  seconds += o.seconds;
+  verify_seconds += o.verify_seconds;
+  expected += o.expected;
+  stopped = stopped || o.stopped;
+}
+
 }  // namespace tandem

@@ -68,6 +68,9 @@ struct WorkersResult {
   double verify_seconds = 0; // of which the workers spent verifying, summed over the workers
   uint64_t expected = 0;     // packets the workers were to receive
   bool stopped = false;      // WorkersConfig::stop ended the run before all of them were received
+
+  // Adds a later run over more of the input (a capture forwarded a window at a time).
+  void add(const WorkersResult& o);
 };
 
 // Runs the input through the workers and returns the merged counters and latencies.
