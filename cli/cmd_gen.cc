@@ -1,7 +1,10 @@
 // `tandem gen`: write generated traffic to a capture file, for other tools or for later replay.
 // Frames are made and written a chunk at a time, so any count takes the same, small memory.
+#include <sys/statvfs.h>
+
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +36,20 @@ void run_gen(const GenOptions& o) {
     prefixes = prefixes_of(ipv4::load_fib(o.fib));
   } else if (spec.dst == GenSpec::Dst::kFib) {
     throw UsageError("--spec dst=fib needs --fib FILE to sample destinations from");
+  }
+  // A count the disk cannot hold would run for hours and then fail: refuse it first. Each frame
+  // takes a 16-byte pcap record header (pcapng: 32) besides its bytes.
+  const double need = static_cast<double>(spec.count) * (mean_frame_bytes(spec) + 32);
+  const std::string dir = std::filesystem::absolute(o.out).parent_path().string();
+  struct statvfs fs;
+  if (statvfs(dir.c_str(), &fs) == 0) {
+    const double free_bytes = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+    if (need > free_bytes) {
+      char msg[320];
+      std::snprintf(msg, sizeof msg, "--spec count=%llu: the capture would take about %.1f GB, more than the %.1f GB free in %s",
+                    static_cast<unsigned long long>(spec.count), need / 1e9, free_bytes / 1e9, dir.c_str());
+      throw UsageError(msg);
+    }
   }
   install_stop_handler();
   const auto t0 = std::chrono::steady_clock::now();

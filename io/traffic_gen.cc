@@ -199,12 +199,14 @@ void validate_gen_spec_values(const GenSpec& spec) {
   }
 }
 
+double mean_frame_bytes(const GenSpec& spec) {
+  return spec.size_mode == GenSpec::Size::kImix ? 358 : spec.frame_size - 4;  // IMIX 7:4:1 of 60/590/1514
+}
+
 void validate_gen_spec(const GenSpec& spec) {
   validate_gen_spec_values(spec);
-  // Frames back to back plus 24 bytes of metadata each (offset, lengths, timestamp); IMIX frames
-  // average 358 bytes.
-  const double frame = spec.size_mode == GenSpec::Size::kImix ? 358 : spec.frame_size - 4;
-  const double need = static_cast<double>(spec.count) * (frame + 24);
+  // Frames back to back plus 24 bytes of metadata each (offset, lengths, timestamp).
+  const double need = static_cast<double>(spec.count) * (mean_frame_bytes(spec) + 24);
   const double have = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
   if (have > 0 && need > have) {
     char msg[256];

@@ -65,6 +65,9 @@ void validate_gen_spec_values(const GenSpec& spec);
 // fit in this machine's memory: what generate() (and io/flow_traffic.h) cannot make.
 void validate_gen_spec(const GenSpec& spec);
 
+// The mean captured size of a spec's frames (FCS excluded): the fixed size, or IMIX's 358 bytes.
+double mean_frame_bytes(const GenSpec& spec);
+
 // The canonical spec string of `spec`, with every key; parse_gen_spec() reads it back.
 std::string format_gen_spec(const GenSpec& spec);
 

@@ -111,6 +111,7 @@ def corpus():
     c["fib_duplicates.txt"] = b"20.0.0.0/8 1\n20.0.0.0/8 1\n20.0.0.0/8 2\n"
     c["fib_truncated.txt.gz"] = gz(fib)[: len(gz(fib)) // 2]
     c["fib_not_text.bin"] = bytes(range(256)) * 4
+    c["fib6_rh0.txt"] = b"2404:6800::/32 1\n"
     c["fib6_nul.txt"] = b"2001:db8::/32 1\x00\n"
     c["fw_nul.rules"] = b"drop proto tcp\x00 dport 22\naccept\n"
     c["fw_ssh.rules"] = b"drop proto tcp dport 22\ndefault accept\n"
