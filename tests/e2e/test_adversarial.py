@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 
-from e2e_util import Checker, args, run, tmpdir
+from e2e_util import Checker, args, tmpdir
 
 ERR = 1  # tandem's exit code for a user-facing error
 

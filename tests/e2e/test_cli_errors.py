@@ -2,27 +2,14 @@
 `tandem lookup` answers in input order. Needs no GPU and no scapy."""
 import os
 import shutil
-import struct
 
 from e2e_util import Checker, args, run, tmpdir
+from frames import pcap, udp_frame
 
 
 def jumbo_pcap(path, sizes):
     """A classic pcap of valid Ethernet/IPv4/UDP frames of the given sizes, to 20.1.2.3."""
-    def csum(b):
-        s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-        s = (s & 0xFFFF) + (s >> 16)
-        s = (s & 0xFFFF) + (s >> 16)
-        return ~s & 0xFFFF
-    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
-    for n in sizes:
-        ip_len = n - 14
-        hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, ip_len, 1, 0, 64, 17, 0, bytes([10, 0, 0, 1]), bytes([20, 1, 2, 3]))
-        hdr = hdr[:10] + struct.pack("!H", csum(hdr)) + hdr[12:]
-        udp = struct.pack("!HHHH", 1000, 2000, ip_len - 20, 0)
-        frame = b"\x02\0\0\0\0\x01\x02\0\0\0\0\x02\x08\x00" + hdr + udp + bytes(ip_len - 28)
-        out.append(struct.pack("<IIII", 1, 0, len(frame), len(frame)) + frame)
-    open(path, "wb").write(b"".join(out))
+    open(path, "wb").write(pcap([udp_frame(n) for n in sizes], snaplen=65535))
 
 
 def main():

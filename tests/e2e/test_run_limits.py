@@ -12,21 +12,7 @@ import subprocess
 import time
 
 from e2e_util import Checker, args, run, tmpdir
-
-
-def udp_frame(n):
-    """A valid Ethernet/IPv4/UDP frame of n bytes to 10.1.2.3 (IPv4 lengths cap at 65,535)."""
-    def csum(b):
-        s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-        s = (s & 0xFFFF) + (s >> 16)
-        s = (s & 0xFFFF) + (s >> 16)
-        return ~s & 0xFFFF
-    ip_len = min(n - 14, 65535)
-    hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, ip_len, 1, 0, 64, 17, 0, bytes([10, 0, 0, 1]), bytes([10, 1, 2, 3]))
-    hdr = hdr[:10] + struct.pack("!H", csum(hdr)) + hdr[12:]
-    udp = struct.pack("!HHHH", 1000, 2000, ip_len - 20, 0)
-    frame = b"\x02\0\0\0\0\x01\x02\0\0\0\0\x02\x08\x00" + hdr + udp
-    return frame + bytes(n - len(frame))
+from frames import udp_frame
 
 
 def main():
@@ -97,7 +83,7 @@ def main():
     big = os.path.join(d, "big.pcap")
     recs = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1)]
     for n in (60, 70000, 1514, 65535 + 14, 9000):
-        f = udp_frame(n)
+        f = udp_frame(n, dst=(10, 1, 2, 3))
         recs.append(struct.pack("<IIII", 1, 0, len(f), len(f)) + f)
     open(big, "wb").write(b"".join(recs))
     for path in (["--cpu-path", "scalar"], ["--cpu-path", "batched"]):
