@@ -53,6 +53,15 @@ def main():
     c.check(r3.returncode == 0 and j3.get("verify", {}).get("mismatches") == 0, f"verify: {r3.stdout} {r3.stderr}")
     c.check(open(out, "rb").read() == open(os.path.join(d, "out2.pcap"), "rb").read(), "the same output twice")
     c.check(os.path.getsize(out) > 0 and j1.get("forwarded") > 0, "something was forwarded")
+    # The GPU path over the windows, where a GPU is usable: the same counters, every decision checked.
+    r4 = subprocess.run([T, "run", "--fib", fib, "--pcap", cap, "--device", "gpu", "--verify", "--json", os.path.join(d, "g.json")],
+                        capture_output=True, text=True, timeout=600)
+    if "no usable GPU" not in r4.stderr:
+        j4 = json.load(open(os.path.join(d, "g.json"))) if r4.returncode == 0 else {}
+        c.check(r4.returncode == 0 and "streamed in 4 window(s)" in r4.stdout, f"gpu: {r4.returncode} {r4.stdout} {r4.stderr}")
+        c.check(j4.get("verify", {}).get("mismatches") == 0 and j4.get("verify", {}).get("checked", 0) > 0, f"gpu verify: {j4.get('verify')}")
+        for k in ("received", "forwarded", "dropped", "forwarded_per_port"):
+            c.check(j4.get(k) == j1.get(k), f"gpu {k}: {j4.get(k)} vs cpu {j1.get(k)}")
     c.done()
 
 
