@@ -19,7 +19,8 @@
 #     fused vs split) and bench dpi (ET rules: baseline, batched, Hyperscan, GPU; 1 and 16 threads).
 #   hardening: every test (GPU included), then `tandem run` on one core, this tree against a
 #     baseline tree in .baseline/ (git archive of an earlier commit, carried), interleaved: IPv4,
-#     IPv6 and fw-router, 64 B packets from memory, CPU batched.
+#     IPv6 and fw-router, 64 B packets from memory, CPU batched. AB_ONLY=1 skips the tests, REPS=N
+#     sets the repetitions (default 3; even ones run this tree first).
 # Needs .deps/ from scripts/fetch-device-deps.sh (carried with the tree).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -151,15 +152,19 @@ if [ "$MODE" = apps-cores ]; then
   exit 0
 fi
 if [ "$MODE" = hardening ]; then
-  (cd build-device && timeout 360 ctest --output-on-failure -j12 --timeout 300) > "$OUT/ctest_all.log" 2>&1
-  echo "ctest exit: $?"; grep -E "tests passed|\(Failed\)|Timeout|Skipped\)" "$OUT/ctest_all.log" | tail -12
+  if [ -z "${AB_ONLY:-}" ]; then
+    (cd build-device && timeout 360 ctest --output-on-failure -j12 --timeout 300) > "$OUT/ctest_all.log" 2>&1
+    echo "ctest exit: $?"; grep -E "tests passed|\(Failed\)|Timeout|Skipped\)" "$OUT/ctest_all.log" | tail -12
+  fi
   if [ -d .baseline ]; then
     (cmake -S .baseline -B build-baseline -G Ninja -DCMAKE_BUILD_TYPE=Release -DTANDEM_DEPS_ROOT="$ROOT" -DTANDEM_NATIVE=ON \
        -DTANDEM_WITH_CUDA=OFF && ninja -C build-baseline -j16 tandem) > /tmp/build-baseline.log 2>&1 || { tail -20 /tmp/build-baseline.log; exit 1; }
     CB=.deps/shared/classbench/filters
     LOG="$OUT/ab.log"
-    for rep in 1 2 3; do
-      for which in baseline device; do
+    for rep in $(seq 1 "${REPS:-3}"); do
+      order="baseline device"
+      [ $((rep % 2)) -eq 0 ] && order="device baseline"  # neither side always first
+      for which in $order; do
         T=./build-$which/tandem
         for spec in "ipv4:--app ipv4 --fib $FIB" "ipv6:--app ipv6 --fib $FIB" "fw-router:--app fw-router --fib $FIB --rules $CB/acl1_10k.gz"; do
           echo "== rep $rep $which ${spec%%:*}" >> "$LOG"
@@ -179,7 +184,7 @@ for line in open(sys.argv[1]):
     m = re.match(r"throughput: ([\d.]+) Mpps", line)
     if m and key:
         runs.setdefault(key, []).append(float(m.group(1)))
-print("app        baseline Mpps   now Mpps   now/baseline (medians of 3, one core)")
+print("app        baseline Mpps   now Mpps   now/baseline (medians, one core)")
 for app in ("ipv4", "ipv6", "fw-router"):
     b, n = runs.get((app, "baseline"), []), runs.get((app, "device"), [])
     if b and n:
