@@ -16,6 +16,12 @@ def args():
     return p.parse_args()
 
 
+def sanitized():
+    """Whether the tests run a sanitized build (scripts/test-sanitized.sh sets ASAN_OPTIONS): its
+    memory figures include the sanitizers' shadow and quarantine."""
+    return "ASAN_OPTIONS" in os.environ
+
+
 def run(cmd, **kw):
     """Runs a command, returns (exit code, stdout, stderr)."""
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)

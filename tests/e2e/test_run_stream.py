@@ -7,7 +7,7 @@ import os
 import resource
 import subprocess
 
-from e2e_util import Checker, args, run, tmpdir
+from e2e_util import Checker, args, run, sanitized, tmpdir
 
 
 def main():
@@ -39,7 +39,7 @@ def main():
     out = os.path.join(d, "out.pcap")
     r1, j1, peak1 = forward(["--out", out], os.path.join(d, "s.json"))
     c.check(r1.returncode == 0 and "streamed in 4 window(s)" in r1.stdout, f"streamed run: {r1.returncode} {r1.stdout} {r1.stderr}")
-    c.check(peak1 - base < 100 * 1024,
+    c.check(sanitized() or peak1 - base < 100 * 1024,
             f"streamed run: {peak1 - base} KiB above the run's own {base} KiB for a {size >> 20} MiB capture (one window: 64 MiB)")
     r2, j2, _ = forward(["--repeat", "2"], os.path.join(d, "w.json"))
     c.check(r2.returncode == 0 and "streamed" not in r2.stdout, f"loaded run: {r2.returncode} {r2.stderr}")
