@@ -11,6 +11,7 @@
 //     group MAC.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -43,10 +44,15 @@ inline const char* check_line_reader(const std::string& path, const std::string&
       joined += '\n';
     }
   } catch (const LineError& e) {
-    const std::string what = e.what();
     if (gzip) return nullptr;
-    if (what.find("NUL byte") != std::string::npos) return input.find('\0') == std::string::npos ? "a NUL error without a NUL" : nullptr;
-    if (what.find("line too long") != std::string::npos) {
+    // The reason after "PATH:LINE: " (the excerpt quoted after it may hold any text).
+    std::string what = e.what();
+    if (what.compare(0, path.size() + 1, path + ":") != 0) return "a line error that does not name the file";
+    size_t at = path.size() + 1;
+    while (at < what.size() && what[at] >= '0' && what[at] <= '9') ++at;
+    what = what.substr(std::min(what.size(), at + 2));
+    if (what.rfind("NUL byte", 0) == 0) return input.find('\0') == std::string::npos ? "a NUL error without a NUL" : nullptr;
+    if (what.rfind("line too long", 0) == 0) {
       size_t longest = 0, cur = 0;
       for (char c : input) {
         cur = c == '\n' ? 0 : cur + 1;

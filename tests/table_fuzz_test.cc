@@ -28,6 +28,9 @@ TEST(TableFuzz, MutatedTablesLoadOrFailCleanly) {
   // Found by table_fuzz: a last line that is a lone CR.
   const std::string cr_last = "1.0.0.0/8 4\n\n\r";
   EXPECT_EQ(check_table_input(reinterpret_cast<const uint8_t*>(cr_last.data()), cr_last.size()), nullptr);
+  // Found by table_fuzz: an over-long line whose own text says "NUL byte".
+  const std::string says_nul = "1.0.0.0/8 4\n" + std::string(10, 'x') + " NUL byte " + std::string(300, 'y') + "\n";
+  EXPECT_EQ(check_table_input(reinterpret_cast<const uint8_t*>(says_nul.data()), says_nul.size()), nullptr);
   std::mt19937_64 rng(14);
   for (int i = 0; i < 4000; ++i) {
     std::string in;
