@@ -155,10 +155,12 @@ bool LineReader::next(std::string_view* out) {
     const size_t avail = end_ - begin_;
     const char* nl = static_cast<const char*>(std::memchr(b + scanned, '\n', avail - scanned));
     size_t len;
+    bool overlong = false;  // no newline within the cap (+ 1 for the CR of a CRLF): refused as it is
     if (nl) {
       len = static_cast<size_t>(nl - b);
-    } else if (avail > limits_.max_line + 1) {  // + 1: room for the CR of a CRLF
+    } else if (avail > limits_.max_line + 1) {
       len = limits_.max_line + 1;  // enough to report it: checked below, NUL bytes first
+      overlong = true;
     } else {
       scanned = avail;
       if (fill()) continue;
@@ -170,9 +172,10 @@ bool LineReader::next(std::string_view* out) {
     b = buf_.data() + begin_;
     begin_ += len + (nl ? 1 : 0);
     std::string_view line(b, len);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!overlong && !line.empty() && line.back() == '\r') line.remove_suffix(1);
     line_ = line;
-    resync_ = !nl && !eof_;
+    // The rest of a line refused before its end is skipped, also when it is the file's last.
+    resync_ = overlong;
     if (const void* z = std::memchr(line.data(), '\0', line.size())) {
       const size_t col = static_cast<size_t>(static_cast<const char*>(z) - line.data()) + 1;
       fail_line("NUL byte at column " + std::to_string(col) + " (not a text file?)");

@@ -31,6 +31,10 @@ TEST(TableFuzz, MutatedTablesLoadOrFailCleanly) {
   // Found by table_fuzz: an over-long line whose own text says "NUL byte".
   const std::string says_nul = "1.0.0.0/8 4\n" + std::string(10, 'x') + " NUL byte " + std::string(300, 'y') + "\n";
   EXPECT_EQ(check_table_input(reinterpret_cast<const uint8_t*>(says_nul.data()), says_nul.size()), nullptr);
+  // Found by table_fuzz: a last line over the cap whose byte after the cap is a CR was cut to the
+  // cap and accepted.
+  const std::string cr_at_cap = std::string(256, 'x') + "\r" + std::string(100, 'y');
+  EXPECT_EQ(check_table_input(reinterpret_cast<const uint8_t*>(cr_at_cap.data()), cr_at_cap.size()), nullptr);
   std::mt19937_64 rng(14);
   for (int i = 0; i < 4000; ++i) {
     std::string in;
