@@ -1,0 +1,19 @@
+# shellcheck shell=bash
+# description: every test (GPU included), then `tandem run` on one core against the .baseline/ tree, interleaved; AB_ONLY, REPS
+if [ -z "${AB_ONLY:-}" ]; then
+  CTEST_LIMIT=360 ctest_log ctest_all.log 12 "tests passed|\(Failed\)|Timeout|Skipped\)" --output-on-failure -j12 --timeout 300
+fi
+[ -d .baseline ] || exit 0
+ab_build_baseline || exit 1
+LOG="$OUT/ab.log"
+# One measurement: 64 B packets from memory, CPU batched, one worker on core 2. The apps are fixed
+# rather than the registry's: the baseline's binary may predate an app or the registry.
+# shellcheck disable=SC2317  # called by ab_interleave
+ab_run() {
+  timeout 120 "$1" run "${@:2}" --gen count=4000000,dst=fib,flows=100000,zipf=1.1,size=64 --repeat 5 --device cpu \
+    --workers 1 --cores 2 2>&1 | grep -E "packets:|throughput:|dropped per"
+}
+ab_interleave "${REPS:-3}" ab_run "ipv4:--app ipv4 --fib $FIB" "ipv6:--app ipv6 --fib $FIB" \
+  "fw-router:--app fw-router --fib $FIB --rules $CB/acl1_10k.gz"
+ab_summary "$LOG"
+exit 0
