@@ -6,10 +6,12 @@
 # A suite is scripts/device/suites/NAME.sh, described by its "# description:" line; the prelude
 # and the helpers they share are in scripts/device/common.sh. Suites run in the order named, after
 # one build; an unknown name stops the run before the build.
-# OUTDIR comes back with at most 8 files (the device tool returns no more).
+# OUTDIR comes back with at most 8 files (the device tool returns no more); the suites that write a
+# file per app run only as many as fit, and name the others.
 # Knobs (environment):
 #   TARGETS="tandem dpi_test"  build only these, to save device time;
-#   SPECS="name:app flags|..."  what apps-cores runs instead of its apps and tables ($URLS expands);
+#   SPECS="name:app flags|..."  what apps-cores and apps-lookup run instead of the registry's apps
+#                               (`tandem apps --json`) and their extra tables ($URLS, $FIB expand);
 #   WORKERS=1,2,4 REPS=3 PACKETS=8000000  apps-cores' worker counts, repetitions, packets per point;
 #   REPS=N AB_ONLY=1  hardening: A/B repetitions (default 3), and no test run before them;
 #   GROUPS_EXTRA="8 16"  dpi: the lockstep group sizes benched besides the default.

@@ -95,9 +95,95 @@ gpu_engine_tests() {
     --output-on-failure -j4 --timeout 120 -R "$GPU_ENGINE_TESTS"
 }
 
-# user_specs: $SPECS ('|'-separated "name:app flags") one a line, $URLS in it replaced.
+# app_registry: this build's apps as JSON (`tandem apps --json`: one object per app with name,
+# description, gpu, lookup and bench_flags, the flags that load its standard benchmark table).
+app_registry() {
+  "$T" apps --json || { echo "$T apps --json failed: the suites take the apps from it" >&2; return 1; }
+}
+
+# app_specs FIELD [EXTRAS]: one "name:app flags" line per registry app whose FIELD is true (every
+# app when FIELD is empty), with the flags of its standard table; after each app, the entries of
+# EXTRAS ('|'-separated "name:app flags") for that app, in their order. An extra equal to the
+# app's standard entry names it rather than running twice (results keep their file names when the
+# standard table is the one they were named after); extras of apps not listed are left out, and
+# said so. Registry paths under ../shared/data/ (the shared data beside a developer's checkout)
+# read the copy carried in $SHARED.
+app_specs() {
+  local json
+  json=$(app_registry) || return 1
+  python3 - "$1" "${2:-}" "$SHARED" "$json" <<'PY'
+import json, shlex, sys
+field, extras, shared = sys.argv[1], sys.argv[2], sys.argv[3]
+try:
+    apps = json.loads(sys.argv[4])
+except ValueError as e:
+    sys.exit(f"tandem apps --json printed no JSON: {e}")
+
+def local(tok):
+    prefix = "../shared/data/"
+    return shared + "/" + tok[len(prefix):] if tok.startswith(prefix) else tok
+
+parsed = []
+for e in filter(None, (s.strip() for s in extras.split("|"))):
+    name, _, words = e.partition(":")
+    words = shlex.split(words)
+    if not words:
+        sys.exit(f"extra {name}: no app")
+    parsed.append((name, words[0], [local(w) for w in words[1:]]))
+listed = set()
+for a in apps:
+    if field and not a.get(field):
+        continue
+    app = a["name"]
+    listed.add(app)
+    flags = [local(w) for w in shlex.split(a.get("bench_flags") or "")]
+    mine = [(n, f) for n, x, f in parsed if x == app]
+    name = next((n for n, f in mine if f == flags), app)
+    print(f"{name}:{' '.join([app] + flags)}")
+    for n, f in mine:
+        if f != flags:
+            print(f"{n}:{' '.join([app] + f)}")
+for n, x, _ in parsed:
+    if x not in listed:
+        print(f"extra {n} left out: the registry lists no app {x}" + (f" with {field}" if field else ""), file=sys.stderr)
+PY
+}
+
+# app_names FIELD: the names of the registry's apps whose FIELD is true, one a line.
+app_names() {
+  local json
+  json=$(app_registry) || return 1
+  python3 -c 'import json, sys; [print(a["name"]) for a in json.loads(sys.argv[2]) if a.get(sys.argv[1])]' "$1" "$json"
+}
+
+# user_specs: $SPECS ('|'-separated "name:app flags") one a line, $URLS and $FIB in it replaced.
 user_specs() {
-  tr '|' '\n' <<< "${SPECS//\$URLS/$URLS}" | sed '/^$/d'
+  local s=${SPECS//\$URLS/$URLS}
+  s=${s//\$FIB/$FIB}
+  tr '|' '\n' <<< "$s" | sed '/^$/d'
+}
+
+# out_room: how many more files OUT can take before the device stops returning them.
+out_room() {
+  echo $((OUT_FILES_MAX - $(find "$OUT" -type f | wc -l)))
+}
+
+# fitting_specs LIST: the spec lines of LIST that fit in OUT beside $LOG, for a suite writing one
+# file per spec; the rest are named, with the SPECS that runs them in another call, rather than
+# lost in the return.
+fitting_specs() {
+  local room n=0 spec
+  room=$(out_room)
+  [ -e "$LOG" ] || room=$((room - 1))
+  while IFS= read -r spec; do
+    [ -n "$spec" ] || continue
+    n=$((n + 1))
+    if [ "$n" -le "$room" ]; then
+      echo "$spec"
+    else
+      echo "not run, OUT would exceed $OUT_FILES_MAX files: ${spec%%:*} (SPECS='$spec' runs it)" >&2
+    fi
+  done <<< "$1"
 }
 
 # ab_build_baseline: the baseline tree in .baseline/ (a git archive of an earlier commit, carried),
