@@ -106,8 +106,8 @@ app_registry() {
 # EXTRAS ('|'-separated "name:app flags") for that app, in their order. An extra equal to the
 # app's standard entry names it rather than running twice (results keep their file names when the
 # standard table is the one they were named after); extras of apps not listed are left out, and
-# said so. Registry paths under ../shared/data/ (the shared data beside a developer's checkout)
-# read the copy carried in $SHARED.
+# said so. {shared} in registry paths (the shared data beside a developer's checkout) is the copy
+# carried in $SHARED.
 app_specs() {
   local json
   json=$(app_registry) || return 1
@@ -120,8 +120,8 @@ except ValueError as e:
     sys.exit(f"tandem apps --json printed no JSON: {e}")
 
 def local(tok):
-    prefix = "../shared/data/"
-    return shared + "/" + tok[len(prefix):] if tok.startswith(prefix) else tok
+    # "{shared}" in a registry path is the shared data directory (tandem apps --help).
+    return tok.replace("{shared}", shared)
 
 parsed = []
 for e in filter(None, (s.strip() for s in extras.split("|"))):

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# description: each registry app's lookups alone, one core (bench lookup: scalar, batched, GPU), with extra tables; SPECS
+# description: every registry app's lookups alone, one core (bench lookup: scalar, batched, GPU), with extra tables; SPECS
 LOG="$OUT/apps-lookup.log"
 # Tables beyond each app's standard one: L2 past the caches, NDN with 100 copies of the names (a
 # FIB beyond the caches) and names of one length. l2_1m names L2's standard table, as the recorded
@@ -10,7 +10,7 @@ if [ -n "${SPECS:-}" ]; then
   list=$(user_specs)
 else
   # IPv4's lookups have their own bench with more variants (bench ipv4, in cpu-b and full).
-  list=$(app_specs lookup "$EXTRAS") || exit 1
+  list=$(app_specs "" "$EXTRAS") || exit 1
   list=$(grep -v '^ipv4:' <<< "$list")
 fi
 mapfile -t specs < <(fitting_specs "$list")
