@@ -8,10 +8,13 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/usage_error.h"
+
 namespace tandem::cli {
 
 void register_run(CLI::App& app);
 void register_lookup(CLI::App& app);
+void register_apps(CLI::App& app);
 void register_gen(CLI::App& app);
 void register_classify(CLI::App& app);
 void register_match(CLI::App& app);
@@ -46,10 +49,7 @@ inline CLI::Validator FiniteRange(double lo, double hi) {
       desc);
 }
 
-// Thrown by commands for user-facing failures: printed as "tandem: error: <msg>", exit code 1.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using tandem::UsageError;
 
 // Random 32-bit addresses from a fixed seed (splitmix64), identical on every platform.
 void fill_uniform_addresses(uint32_t* out, size_t n, uint64_t seed);

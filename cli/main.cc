@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "tandem 0.1.0");
   tandem::cli::register_run(app);
   tandem::cli::register_lookup(app);
+  tandem::cli::register_apps(app);
   tandem::cli::register_gen(app);
   tandem::cli::register_classify(app);
   tandem::cli::register_match(app);

@@ -6,27 +6,22 @@
 
 #include "apps/ipv4/dir24_8.h"
 #include "apps/ipv4/fib_loader.h"
+#include "apps/ipv4/ipv4_table.h"
+#include "core/usage_error.h"
 #include "io/traffic_gen.h"
 
 namespace tandem::cli {
 
-struct LoadedTable {
-  ipv4::Fib fib;
-  std::unique_ptr<ipv4::Dir24_8> table;
-  double load_seconds = 0;
-  double build_seconds = 0;
-};
+using ipv4::LoadedTable;
+using ipv4::prefixes_of;
 
-// Loads and builds; throws FibError / UsageError naming the file and the failing route.
+// ipv4::load_table, printing what was loaded unless quiet.
 LoadedTable load_table(const std::string& path, bool quiet);
 
-// Prints "warning: TEXT" on standard error unless `text` is empty.
-void warn(const std::string& text);
+using tandem::warn;
 
 // The generator spec given to `flag`, parsed; a bad spec is a UsageError naming the flag.
 GenSpec parse_gen_flag(const std::string& flag, const std::string& spec);
-// The routes of a table as (prefix, length) pairs: what the generator samples dst=fib from.
-std::vector<std::pair<uint32_t, uint8_t>> prefixes_of(const ipv4::Fib& fib);
 
 enum class Device { kCpu, kGpu };
 

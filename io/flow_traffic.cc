@@ -1,5 +1,7 @@
 #include "io/flow_traffic.h"
 
+#include "core/byte_order.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -15,14 +17,8 @@ enum Stream : uint64_t { kFlowStream = 11, kPickStream = 12, kSizeStream = 13 };
 
 constexpr uint32_t kEth = 14, kIp4 = 20, kIp6 = 40, kUdp = 8, kTcp = 20;
 
-void put16(uint8_t* p, uint32_t v) {
-  p[0] = static_cast<uint8_t>(v >> 8);
-  p[1] = static_cast<uint8_t>(v);
-}
-void put32(uint8_t* p, uint32_t v) {
-  put16(p, v >> 16);
-  put16(p + 2, v);
-}
+constexpr auto put16 = store_be16;
+constexpr auto put32 = store_be32;
 
 uint32_t ip_len(const GenFlow& f) { return f.ip_version == 6 ? kIp6 : kIp4; }
 

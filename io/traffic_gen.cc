@@ -1,5 +1,7 @@
 #include "io/traffic_gen.h"
 
+#include "core/byte_order.h"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -13,6 +15,13 @@
 #include "core/checksum.h"
 
 namespace tandem {
+
+uint32_t uniform_unicast_ipv4(Rng& rng) {
+  // 222 /8s: 1..223 minus 127. Index 0..221 maps to first octet 1..126, 128..223.
+  uint32_t a = static_cast<uint32_t>(rng.below(222ull << 24)) + (1u << 24);
+  if (a >= (127u << 24)) a += 1u << 24;
+  return a;
+}
 namespace {
 
 constexpr const char* kValidKeys =
@@ -76,10 +85,7 @@ struct DstPicker {
 
   uint32_t pick(Rng& rng) const {
     if (mode == GenSpec::Dst::kUniform) {
-      // 222 /8s: 1..223 minus 127. Index 0..221 maps to first octet 1..126, 128..223.
-      uint32_t a = static_cast<uint32_t>(rng.below(222ull << 24)) + (1u << 24);
-      if (a >= (127u << 24)) a += 1u << 24;
-      return a;
+      return uniform_unicast_ipv4(rng);
     }
     const auto& [net, span] = prefixes[rng.below(prefixes.size())];
     return span == 1 ? net : net + static_cast<uint32_t>(rng.below(span));
@@ -98,15 +104,8 @@ Flow random_flow(Rng& rng, const DstPicker& dst) {
   return f;
 }
 
-inline void put16(uint8_t* p, uint32_t v) {
-  p[0] = static_cast<uint8_t>(v >> 8);
-  p[1] = static_cast<uint8_t>(v);
-}
-
-inline void put32(uint8_t* p, uint32_t v) {
-  put16(p, v >> 16);
-  put16(p + 2, v);
-}
+constexpr auto put16 = store_be16;
+constexpr auto put32 = store_be32;
 
 constexpr uint32_t kEthLen = 14, kIpLen = 20, kUdpLen = 8, kTcpLen = 20;
 

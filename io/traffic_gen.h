@@ -57,6 +57,9 @@ inline constexpr uint32_t kMaxGenFlows = 1u << 24;
 // or value and listing the valid keys on an unknown key, a bad value or a repeated key.
 GenSpec parse_gen_spec(const std::string& spec);
 
+// A destination of dst=uniform: 1.0.0.0-223.255.255.255 without 127/8, uniformly.
+uint32_t uniform_unicast_ipv4(Rng& rng);
+
 // Throws std::invalid_argument for a spec TrafficGenerator cannot make (sizes, protocol, zipf,
 // flows).
 void validate_gen_spec_values(const GenSpec& spec);

@@ -1,4 +1,4 @@
-// Every forwarding app (ipv4, ipv6, l2, ndn, echo) through the worker pipeline (sched/workers.h) on
+// Every registered app (apps/registry.h), with the cases it declares, through the worker pipeline (sched/workers.h) on
 // real tables and generated traffic with malformed frames mixed in: the CPU scalar path, the CPU
 // batched path with 1 and 3 workers, the offload engine without a GPU (the app's CPU fallback
 // behind the GPU path's worker logic), the staged engine over a host runner, and, where a GPU is
@@ -15,7 +15,7 @@
 
 #include "apps/ndn/ndn_app.h"
 #include "apps/ndn/ndn_gpu.h"
-#include "cli/app_setup.h"
+#include "apps/registry.h"
 #include "gpu/offload_engine.h"
 #include "gpu/staged_engine.h"
 #include "io/flow_traffic.h"
@@ -51,41 +51,27 @@ class HostAppRunner final : public gpu::OffloadRunner {
 };
 
 struct Case {
-  const char* app;
-  cli::AppOptions opts;
-  std::string gen;
-  uint64_t min_drops = 3;  // of add_bad_frames' 3 (an L2 switch forwards ARP and broken IP alike)
-  bool forwards = true;    // some packets match the table
+  std::string app;
+  AppTestCase t;
 };
-void PrintTo(const Case& c, std::ostream* os) { *os << c.app << " " << c.gen; }
+void PrintTo(const Case& c, std::ostream* os) { *os << c.t.label << " " << c.t.gen; }
 
+// Every registered app's cases (apps/registry.h); a case whose data file is absent is left out.
 std::vector<Case> cases() {
-  const std::string fib = test::source_path("data/fib/iprbench_tier1_fulltable_prefixes.txt.gz");
-  const std::string urls = test::shared_data_path("names/iscx_url2016_benign_list_big_final.csv.gz");
+  const auto data = [](const std::string& path) {
+    for (const std::string& p : {test::source_path(path), test::shared_data_path(path)}) {
+      if (std::ifstream(p).good()) return p;
+    }
+    return std::string();
+  };
   std::vector<Case> v;
-  cli::AppOptions o;
-  o.app = "ipv4";
-  o.fib = fib;
-  v.push_back({"ipv4", o, "count=30000,dst=fib,flows=3000,zipf=1.1,seed=3"});
-  o.app = "ipv6";
-  v.push_back({"ipv6", o, "count=30000,dst=fib,flows=0,seed=4"});
-  v.push_back({"ipv6-uniform", o, "count=20000,dst=uniform,flows=0,size=imix,seed=5"});
-  o = {};
-  o.app = "l2";
-  o.l2_random = 50000;
-  v.push_back({"l2", o, "count=30000,dst=fib,flows=0,seed=6", 1});
-  v.push_back({"l2-misses", o, "count=20000,dst=uniform,flows=0,seed=7", 1});  // unknown: flooded
-  o = {};
-  o.app = "echo";
-  v.push_back({"echo", o, "count=30000,flows=0,proto=tcp,seed=8"});
-  if (std::ifstream(urls).good()) {
-    o = {};
-    o.app = "ndn";
-    o.urls = urls;
-    v.push_back({"ndn", o, "count=40000,dst=fib,flows=0,seed=9"});
-    v.push_back({"ndn-unknown", o, "count=5000,dst=uniform,flows=0,seed=10", 3, false});
-    o.ndn_fixed_bytes = 32;
-    v.push_back({"ndn-fixed32", o, "count=20000,dst=fib,flows=0,seed=11"});
+  for (const AppSpec& spec : apps()) {
+    if (!spec.test_cases) continue;
+    for (AppTestCase& t : spec.test_cases(data)) {
+      bool complete = true;
+      for (const auto& [flag, value] : t.args.values()) complete = complete && !value.empty();
+      if (complete) v.push_back({spec.name, std::move(t)});
+    }
   }
   return v;
 }
@@ -133,10 +119,10 @@ class AppsPipeline : public ::testing::TestWithParam<Case> {};
 
 TEST_P(AppsPipeline, EveryPathGivesTheReferenceDecisions) {
   const Case& c = GetParam();
-  cli::LoadedApp a = cli::load_app(c.opts);
+  LoadedApp a = load_app(c.app, c.t.args);
   ForwardApp& app = *a.app;
   app.build_reference();
-  PacketStore s = a.generate(parse_gen_spec(c.gen));
+  PacketStore s = a.generate(parse_gen_spec(c.t.gen));
   add_bad_frames(s);
 
   // Item level: the scalar and the batched lookups agree on every key of the traffic.
@@ -148,20 +134,20 @@ TEST_P(AppsPipeline, EveryPathGivesTheReferenceDecisions) {
   app.lookup_items(items.data(), batch.data(), n);
   EXPECT_EQ(batch[n], 0xABCDu) << "lookup_items wrote past the end";
   batch.pop_back();
-  EXPECT_EQ(one, batch) << c.app << ": batched lookups differ from scalar ones";
+  EXPECT_EQ(one, batch) << c.t.label << ": batched lookups differ from scalar ones";
 
   WorkersConfig wc;
   wc.path = LookupPath::kScalar;
   const WorkersResult ref = run(app, s, wc);
   EXPECT_EQ(ref.counters.rx_packets, s.size());
   EXPECT_EQ(ref.verify_mismatches, 0u);
-  EXPECT_EQ(ref.counters.tx_packets > 0, c.forwards);
-  EXPECT_GE(ref.counters.dropped(), c.min_drops) << "the bad frames";
+  EXPECT_EQ(ref.counters.tx_packets > 0, c.t.forwards);
+  EXPECT_GE(ref.counters.dropped(), c.t.min_drops) << "the bad frames";
   for (int w : {1, 3}) {
     wc.path = LookupPath::kBatched;
     wc.workers = w;
     wc.burst = w == 1 ? 256 : 61;
-    expect_same(ref, run(app, s, wc), std::string(c.app) + " batched, workers " + std::to_string(w));
+    expect_same(ref, run(app, s, wc), c.t.label + " batched, workers " + std::to_string(w));
   }
   {
     gpu::EngineConfig ec;
@@ -173,7 +159,7 @@ TEST_P(AppsPipeline, EveryPathGivesTheReferenceDecisions) {
     g.burst = 64;
     g.max_bursts_in_flight = 16;
     GpuEngine e = attach_gpu_engine(g, app, nullptr, ec, /*staged=*/false);
-    expect_same(ref, run(app, s, g), std::string(c.app) + " engine, CPU fallback");
+    expect_same(ref, run(app, s, g), c.t.label + " engine, CPU fallback");
     EXPECT_GT(e.stats().cpu_batches, 0u);
   }
   {
@@ -185,7 +171,7 @@ TEST_P(AppsPipeline, EveryPathGivesTheReferenceDecisions) {
     g.burst = 100;
     g.max_bursts_in_flight = 32;
     GpuEngine e = attach_gpu_engine(g, app, std::make_unique<HostAppRunner>(app, 1024, 3), ec, /*staged=*/true);
-    expect_same(ref, run(app, s, g), std::string(c.app) + " staged engine, host runner");
+    expect_same(ref, run(app, s, g), c.t.label + " staged engine, host runner");
     EXPECT_GT(e.stats().batches, 0u);
   }
 }
@@ -193,10 +179,10 @@ TEST_P(AppsPipeline, EveryPathGivesTheReferenceDecisions) {
 TEST_P(AppsPipeline, EveryGpuModeGivesTheReferenceDecisions) {
   TANDEM_REQUIRE_GPU();
   const Case& c = GetParam();
-  cli::LoadedApp a = cli::load_app(c.opts);
+  LoadedApp a = load_app(c.app, c.t.args);
   ForwardApp& app = *a.app;
   app.build_reference();
-  PacketStore s = a.generate(parse_gen_spec(c.gen));
+  PacketStore s = a.generate(parse_gen_spec(c.t.gen));
   add_bad_frames(s);
   const std::vector<uint8_t> items = items_of(app, s);
   const size_t n = items.size() / app.item_bytes();
@@ -207,7 +193,7 @@ TEST_P(AppsPipeline, EveryGpuModeGivesTheReferenceDecisions) {
     oo.capacity = 1000;  // several batches, the last one partial
     auto runner = app.make_gpu_runner(oo);
     gpu::run_all(*runner, items.data(), on_gpu.data(), n);
-    EXPECT_EQ(one, on_gpu) << c.app << ": GPU lookups differ from the CPU's";
+    EXPECT_EQ(one, on_gpu) << c.t.label << ": GPU lookups differ from the CPU's";
   }
   WorkersConfig wc;
   wc.path = LookupPath::kScalar;
@@ -226,7 +212,7 @@ TEST_P(AppsPipeline, EveryGpuModeGivesTheReferenceDecisions) {
       g.workers = 3;
       g.max_bursts_in_flight = 64;
       GpuEngine e = attach_gpu_engine(g, app, app.make_gpu_runner(oo), ec, staged);
-      const std::string what = std::string(c.app) + " GPU " + gpu::gpu_mode_name(mode) + (staged ? " staged" : " gather");
+      const std::string what = c.t.label + " GPU " + gpu::gpu_mode_name(mode) + (staged ? " staged" : " gather");
       expect_same(ref, run(app, s, g), what);
       EXPECT_TRUE(e.on_gpu()) << what << ": " << e.stats().gpu_error;
       EXPECT_GT(e.stats().gpu_batches, 0u) << what;
@@ -237,7 +223,7 @@ TEST_P(AppsPipeline, EveryGpuModeGivesTheReferenceDecisions) {
 
 INSTANTIATE_TEST_SUITE_P(Apps, AppsPipeline, ::testing::ValuesIn(cases()),
                          [](const auto& info) {
-                           std::string n = info.param.app;
+                           std::string n = info.param.t.label;
                            for (char& ch : n) ch = ch == '-' ? '_' : ch;
                            return n;
                          });

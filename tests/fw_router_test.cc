@@ -310,12 +310,10 @@ std::vector<PipelineCase> pipeline_cases() {
   std::vector<PipelineCase> v;
   cli::AppOptions o;
   o.app = "fw-router";
-  o.fib = fib_path();
-  o.acl_random = 3000;
-  v.push_back({"random3000", o, "count=30000,dst=uniform,flows=0,proto=tcp,seed=3"});
-  o.acl_random = 0;
-  o.rules = classbench_path("acl1_10k");
-  if (!o.rules.empty()) v.push_back({"acl1_10k", o, "count=30000,dst=fib,flows=3000,zipf=1.1,seed=4"});
+  o.set("fib", fib_path());
+  v.push_back({"random3000", cli::AppOptions(o).set("acl-random", "3000"), "count=30000,dst=uniform,flows=0,proto=tcp,seed=3"});
+  const std::string rules = classbench_path("acl1_10k");
+  if (!rules.empty()) v.push_back({"acl1_10k", o.set("rules", rules), "count=30000,dst=fib,flows=3000,zipf=1.1,seed=4"});
   return v;
 }
 

@@ -1,5 +1,6 @@
 // Echo on the GPU: 4-byte values in, their ports (echo_port) out.
 #include "apps/echo/echo_app.h"
+#include "apps/registry.h"
 #include "gpu/offload_runner.cuh"
 
 namespace tandem::echo {
@@ -19,3 +20,5 @@ std::unique_ptr<gpu::OffloadRunner> make_echo_port_runner(const gpu::OffloadOpti
 }
 
 }  // namespace tandem::echo
+
+TANDEM_REGISTER_GPU_PART("echo")

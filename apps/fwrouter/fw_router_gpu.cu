@@ -5,6 +5,7 @@
 
 #include "apps/fwrouter/fw_router_core.h"
 #include "gpu/cuda_util.cuh"
+#include "apps/registry.h"
 #include "gpu/offload_runner.cuh"
 
 namespace tandem::fwrouter {
@@ -234,3 +235,5 @@ size_t FwRouterGpu::device_bytes() const {
 }
 
 }  // namespace tandem::fwrouter
+
+TANDEM_REGISTER_GPU_PART("fw-router")

@@ -6,6 +6,7 @@
 #include "apps/ipv4/dir24_8_core.h"
 #include "apps/ipv4/ipv4_frame_core.h"
 #include "gpu/cuda_util.cuh"
+#include "apps/registry.h"
 #include "gpu/offload_runner.cuh"
 
 namespace tandem::ipv4 {
@@ -200,3 +201,5 @@ size_t Ipv4GpuTable::device_bytes() const {
 }
 
 }  // namespace tandem::ipv4
+
+TANDEM_REGISTER_GPU_PART("ipv4")

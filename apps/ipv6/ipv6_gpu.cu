@@ -4,6 +4,7 @@
 
 #include "apps/ipv6/lpm6_core.h"
 #include "gpu/cuda_util.cuh"
+#include "apps/registry.h"
 #include "gpu/offload_runner.cuh"
 
 namespace tandem::ipv6 {
@@ -82,3 +83,5 @@ void Ipv6GpuTable::lookup(const uint8_t (*addrs)[16], uint32_t* next_hops, size_
 size_t Ipv6GpuTable::device_bytes() const { return (impl_->tbl24.size() + impl_->tbl8.size()) * sizeof(uint32_t); }
 
 }  // namespace tandem::ipv6
+
+TANDEM_REGISTER_GPU_PART("ipv6")

@@ -2,6 +2,7 @@
 
 #include "apps/l2/cuckoo_core.h"
 #include "gpu/cuda_util.cuh"
+#include "apps/registry.h"
 #include "gpu/offload_runner.cuh"
 
 namespace tandem::l2 {
@@ -59,3 +60,5 @@ void L2GpuTable::forward(const uint64_t* macs, uint32_t* ports, size_t n) {
 }
 
 }  // namespace tandem::l2
+
+TANDEM_REGISTER_GPU_PART("l2")

@@ -2,6 +2,7 @@
 
 #include "apps/ndn/ndn_fib_core.h"
 #include "gpu/cuda_util.cuh"
+#include "apps/registry.h"
 #include "gpu/offload_runner.cuh"
 
 namespace tandem::ndn {
@@ -71,3 +72,5 @@ void NdnGpuTable::lookup(const NdnItem* items, uint32_t* hops, size_t n) {
 }
 
 }  // namespace tandem::ndn
+
+TANDEM_REGISTER_GPU_PART("ndn")
