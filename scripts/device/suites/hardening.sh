@@ -14,6 +14,6 @@ ab_run() {
     --workers 1 --cores 2 2>&1 | grep -E "packets:|throughput:|dropped per"
 }
 ab_interleave "${REPS:-3}" ab_run "ipv4:--app ipv4 --fib $FIB" "ipv6:--app ipv6 --fib $FIB" \
-  "fw-router:--app fw-router --fib $FIB --rules $CB/acl1_10k.gz"
+  "l2:--app l2 --l2-random 1000000" "fw-router:--app fw-router --fib $FIB --rules $CB/acl1_10k.gz"
 ab_summary "$LOG"
 exit 0
