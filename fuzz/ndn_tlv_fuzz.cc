@@ -3,7 +3,7 @@
 // recorded component must lie inside the Name, and the Name inside the packet, and the lookup of
 // the parsed name must equal the lookup of its Name bytes. Any byte string is also looked up as a
 // Name value (malformed component TLVs end in "no route", never a read past the input).
-// tests/ndn_tlv_test.cc checks the parser on mutated packets.
+// apps/ndn/ndn_tlv_test.cc checks the parser on mutated packets.
 #include <cstdint>
 #include <cstdlib>
 

@@ -11,7 +11,7 @@
 
 #include "apps/ndn/ndn_name.h"
 #include "apps/ndn/ndn_tlv.h"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 namespace tandem::ndn {
 namespace {

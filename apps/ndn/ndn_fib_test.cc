@@ -12,7 +12,7 @@
 
 #include "apps/ndn/ndn_fib.h"
 #include "core/table_reader.h"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 namespace tandem::ndn {
 namespace {
