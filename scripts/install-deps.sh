@@ -2,10 +2,11 @@
 # Installs what Tandem needs to build and test: Debian/Ubuntu packages, and scapy from PyPI (the
 # independent packet decoder the end-to-end tests check our output with). Idempotent and quiet
 # when everything is already there. nvcc is optional: without it the GPU paths are not built.
+# python3-matplotlib draws the benchmarks' plots (scripts/plots.sh, tests/e2e/test_plots.py).
 set -euo pipefail
 
 pkgs=(cmake ninja-build g++ make pkg-config zlib1g-dev libpcap-dev libcli11-dev nlohmann-json3-dev
-      libgtest-dev python3 python3-pip)
+      libgtest-dev python3 python3-pip python3-matplotlib)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -19,8 +20,9 @@ if ((${#missing[@]})); then
 fi
 
 # scapy checks forwarded packets (tests/e2e); pycparser is the C parser of the G-Opt transformer
-# (tools/gopt).
-for mod in scapy pycparser; do
+# (tools/gopt); matplotlib comes from PyPI only where python3 is not the system's (a pyenv or venv
+# interpreter does not see python3-matplotlib).
+for mod in scapy pycparser matplotlib; do
   if ! python3 -c "import $mod" 2>/dev/null; then
     echo "install-deps: installing $mod (PyPI)"
     python3 -m pip install --quiet --disable-pip-version-check "$mod" 2>/dev/null ||
