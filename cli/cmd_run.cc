@@ -376,7 +376,7 @@ int run(const RunOptions& o) {
       std::printf("input streamed in %llu window(s), %s; reading took %.2f s, not counted in the throughput above "
                   "(as loading a whole input is not); reading included: %.2f Mpps over %.3f s\n",
                   static_cast<unsigned long long>(in.windows()),
-                  (in.windowed() ? passes + ", each reading the capture again"
+                  (in.windowed() ? passes + (o.repeat > 1 ? ", each reading the capture again" : "")
                                  : "read once and replayed from memory for " + passes).c_str(),
                   in.read_seconds(), total_seconds > 0 ? rx / total_seconds / 1e6 : 0.0, total_seconds);
       break;
