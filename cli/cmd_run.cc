@@ -1,12 +1,15 @@
 // `tandem run`: forward packets from a capture or the generator through an app, on the CPU or the
-// GPU, and account for every one of them. SIGINT or SIGTERM stops it early: the workers finish what
-// they have in flight, the output gets whole records of what was forwarded, the summary is
-// printed, and the exit code is 128 + the signal's number.
+// GPU, and account for every one of them. A capture is streamed a window at a time unless
+// --preload asks for it whole in memory (RunInput below). SIGINT or SIGTERM stops it early: the
+// workers finish what they have in flight, the output gets whole records of what was forwarded,
+// the summary is printed, and the exit code is 128 + the signal's number.
 #include <sched.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +42,7 @@ struct RunOptions {
   std::string device = "auto";
   std::string cpu_path = "batched";
   uint64_t repeat = 1;
+  bool preload = false;
   int workers = 1;
   uint32_t burst = 256;
   double rate_mpps = 0;
@@ -115,33 +119,113 @@ void explain_cores(const std::string& list, size_t listed, int workers, bool gpu
                gpu_master ? " and the GPU master thread" : "", how.c_str());
 }
 
-// A capture forwarded once is read a window of this many frame bytes at a time, so that memory
-// does not grow with it; --repeat replays from memory and loads the capture whole.
+// A streamed capture is read this many frame bytes at a time (a window), so that memory does not
+// grow with it.
 constexpr uint64_t kWindowBytes = uint64_t{64} << 20;
 
-// The capture (its first window into `store` when `windows` is set), or the generated traffic of
-// `gen` (checked beforehand).
-PacketStore load_input(const RunOptions& o, const LoadedApp& a, const GenSpec& gen, std::string* desc,
-                       std::unique_ptr<PcapReader>* windows) {
-  if (!o.pcap.empty() && o.repeat == 1) {
-    *windows = std::make_unique<PcapReader>(o.pcap);
-    PacketStore s;
-    read_window(**windows, s, kWindowBytes);
-    *desc = o.pcap + " (streamed: " + std::to_string(kWindowBytes >> 20) + " MiB of frames at a time)";
-    return s;
+// The window size. TANDEM_TEST_WINDOW_BYTES overrides it so that tests can make a small capture
+// span several windows; it is for tests, not a setting users are meant to tune.
+uint64_t window_bytes() {
+  const char* v = std::getenv("TANDEM_TEST_WINDOW_BYTES");
+  if (v == nullptr || *v == '\0') return kWindowBytes;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  if (errno != 0 || *end != '\0' || n == 0 || n > (uint64_t{1} << 40) || *v == '-') {
+    throw UsageError(std::string("TANDEM_TEST_WINDOW_BYTES=") + v + ": want a byte count from 1 to 2^40");
   }
-  if (!o.pcap.empty()) {
-    PacketStore s = load_pcap(o.pcap);
-    *desc = o.pcap;
-    return s;
-  }
-  *desc = "generator " + format_gen_spec(gen);
-  try {
-    return a.generate(gen);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(std::string("--gen: ") + e.what());
-  }
+  return n;
 }
+
+// The packets a run forwards, and how it holds them:
+//   generated (--gen): made in memory before the run;
+//   preloaded (--pcap with --preload): the whole capture loaded before the run, replayed from
+//     memory; memory grows with the capture;
+//   streamed (--pcap): read a window at a time, the workers forwarding each window before the next
+//     is read; every pass of --repeat reads the capture again. A capture that fits in its first
+//     window is read once and replayed from that window: memory is one window either way.
+class RunInput {
+ public:
+  enum class Mode { kGenerated, kPreloaded, kStreamed };
+
+  RunInput(const RunOptions& o, const LoadedApp& a, const GenSpec& gen) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (o.pcap.empty()) {
+      mode_ = Mode::kGenerated;
+      desc_ = "generator " + format_gen_spec(gen);
+      try {
+        store_ = a.generate(gen);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("--gen: ") + e.what());
+      }
+    } else if (o.preload) {
+      mode_ = Mode::kPreloaded;
+      desc_ = o.pcap + " (preloaded: the whole capture in memory, replayed from there)";
+      store_ = load_pcap(o.pcap);
+    } else {
+      mode_ = Mode::kStreamed;
+      path_ = o.pcap;
+      window_ = window_bytes();
+      reader_ = std::make_unique<PcapReader>(path_);
+      if (read_window(*reader_, store_, window_)) windows_ = 1;
+      // read_window stops short of a full window only at the end of the file.
+      one_window_ = store_.total_caplen() < window_;
+      if (one_window_) reader_.reset();
+      desc_ = o.pcap + " (streamed: " + format_bytes(window_) + " of frames at a time)";
+    }
+    read_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  Mode mode() const { return mode_; }
+  bool streamed() const { return mode_ == Mode::kStreamed; }
+  // Streamed over several windows: run_workers is called once per window, each for one pass.
+  bool windowed() const { return streamed() && !one_window_; }
+  PacketStore& store() { return store_; }  // the whole input, or the window to forward now
+  const std::string& desc() const { return desc_; }
+  uint64_t pass() const { return pass_; }       // windowed: the pass the current window belongs to
+  uint64_t windows() const { return windows_; } // streamed: windows read, over every pass
+  uint64_t window_in_pass() const { return window_in_pass_; }  // windowed: the current one's number
+  double read_seconds() const { return read_seconds_; }  // reading, loading or generating it all
+
+  // Windowed: reads the next window into store(), going on to the next of `passes` passes at the
+  // end of the file (reopened, so read afresh). False once the last pass has ended.
+  bool next_window(uint64_t passes) {
+    const auto t0 = std::chrono::steady_clock::now();
+    bool more = read_window(*reader_, store_, window_);
+    while (!more && pass_ < passes) {
+      reader_.reset();  // one reader's buffers at a time
+      reader_ = std::make_unique<PcapReader>(path_);
+      ++pass_;
+      window_in_pass_ = 0;
+      more = read_window(*reader_, store_, window_);
+    }
+    if (more) {
+      ++windows_;
+      ++window_in_pass_;
+    }
+    read_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return more;
+  }
+
+ private:
+  static std::string format_bytes(uint64_t n) {
+    if (n % (uint64_t{1} << 20) == 0) return std::to_string(n >> 20) + " MiB";
+    if (n % 1024 == 0) return std::to_string(n >> 10) + " KiB";
+    return std::to_string(n) + " bytes";
+  }
+
+  Mode mode_ = Mode::kGenerated;
+  PacketStore store_;
+  std::string desc_;
+  std::string path_;
+  uint64_t window_ = 0;
+  std::unique_ptr<PcapReader> reader_;
+  bool one_window_ = false;
+  uint64_t pass_ = 1;
+  uint64_t windows_ = 0;
+  uint64_t window_in_pass_ = 1;
+  double read_seconds_ = 0;
+};
 
 int run(const RunOptions& o) {
   // Flags that cannot work together are refused before anything is read or written.
@@ -168,14 +252,13 @@ int run(const RunOptions& o) {
   LoadedApp a = load_app(o.table);
   ForwardApp& app = *a.app;
   std::printf("app: %s; table: %s\n", app.name(), a.table_desc.c_str());
-  std::string input_desc;
-  const auto t_in = std::chrono::steady_clock::now();
-  std::unique_ptr<PcapReader> windows;
-  PacketStore store = load_input(o, a, gen, &input_desc, &windows);
-  std::printf("input: %s: %zu packets, %.1f MB%s, ready in %.2f s\n", input_desc.c_str(), store.size(),
-              store.total_caplen() / 1e6, windows ? " in the first window" : "",
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - t_in).count());
-  if (store.size() == 0) throw UsageError(input_desc + ": no packets");
+  RunInput in(o, a, gen);
+  const std::string& input_desc = in.desc();
+  std::printf("input: %s: %zu packets, %.1f MB%s, ready in %.2f s\n", input_desc.c_str(), in.store().size(),
+              in.store().total_caplen() / 1e6,
+              in.windowed() ? " in the first window" : in.streamed() ? " (all of it, in one window)" : "",
+              in.read_seconds());
+  if (in.store().size() == 0) throw UsageError(input_desc + ": no packets");
 
   const Device dev = choose_device(o.device, false);
   if (dev == Device::kCpu && !o.gpu_flags.empty()) {
@@ -239,21 +322,17 @@ int run(const RunOptions& o) {
     std::fprintf(stderr, "tandem: interrupted by %s before forwarding started: nothing written\n", stop_signal_name(sig));
     return 128 + sig;  // the sink, not closed, leaves --out as it was
   }
-  // A streamed capture goes through the workers a window at a time; the run's figures add up.
+  // A capture streamed over several windows goes through the workers a window at a time, pass
+  // after pass; the run's figures add up. Anything else is one run of the workers over memory.
   WorkersResult res;
   res.counters = Counters(app.ports());
-  uint64_t window_count = 0;
-  double read_seconds = 0;  // reading windows after the first, between the workers' runs
+  if (in.windowed()) wc.repeat = 1;
   for (;;) {
-    wc.cell_size = cell_size(store);
-    res.add(run_workers(app, store, wc));
-    ++window_count;
+    wc.sink = !in.windowed() || in.pass() == 1 ? sink.get() : nullptr;  // --out: the first pass
+    wc.cell_size = cell_size(in.store());
+    res.add(run_workers(app, in.store(), wc));
     if (stop_signal()) res.stopped = true;
-    if (!windows || res.stopped) break;
-    const auto t_read = std::chrono::steady_clock::now();
-    const bool more = read_window(*windows, store, kWindowBytes);
-    read_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_read).count();
-    if (!more) break;
+    if (!in.windowed() || res.stopped || !in.next_window(o.repeat)) break;
   }
   gpu::EngineStats es;
   bool ended_on_gpu = false;
@@ -288,9 +367,28 @@ int run(const RunOptions& o) {
     if (c.drops[r]) std::printf(" %s:%llu", drop_reason_name(static_cast<DropReason>(r)), static_cast<unsigned long long>(c.drops[r]));
   }
   std::printf("%s\n", drop ? "" : " none");
-  if (windows) {
-    std::printf("input streamed in %llu window(s); reading them took %.2f s, not counted above (as loading a whole "
-                "input is not)\n", static_cast<unsigned long long>(window_count), read_seconds);
+  // How the input's reading is counted: apart from the throughput above, which times the workers
+  // only, whatever held the input; and, where reading came between the workers' runs, both together.
+  const double total_seconds = seconds + in.read_seconds();
+  switch (in.mode()) {
+    case RunInput::Mode::kStreamed: {
+      const std::string passes = std::to_string(o.repeat) + " pass(es)";
+      std::printf("input streamed in %llu window(s), %s; reading took %.2f s, not counted in the throughput above "
+                  "(as loading a whole input is not); reading included: %.2f Mpps over %.3f s\n",
+                  static_cast<unsigned long long>(in.windows()),
+                  (in.windowed() ? passes + (o.repeat > 1 ? ", each reading the capture again" : "")
+                                 : "read once and replayed from memory for " + passes).c_str(),
+                  in.read_seconds(), total_seconds > 0 ? rx / total_seconds / 1e6 : 0.0, total_seconds);
+      break;
+    }
+    case RunInput::Mode::kPreloaded:
+      std::printf("input preloaded: loading it took %.2f s before the run, not counted in the throughput above\n",
+                  in.read_seconds());
+      break;
+    case RunInput::Mode::kGenerated:
+      std::printf("input generated in memory: generating it took %.2f s before the run, not counted in the throughput above\n",
+                  in.read_seconds());
+      break;
   }
   const LatencyHistogram& lat = res.latency;
   std::printf("latency per packet, arrival to verdict: p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us\n",
@@ -312,7 +410,13 @@ int run(const RunOptions& o) {
                 static_cast<unsigned long long>(res.verify_mismatches), res.verify_seconds);
   }
   if (sink) std::printf("output: %s: %llu packets\n", o.out.c_str(), static_cast<unsigned long long>(sink->written()));
-  if (sig) {
+  if (sig && in.windowed()) {
+    // The capture's size is known only once it has been read: no "of" count.
+    std::printf("interrupted by %s: stopped after receiving %llu packets, in window %llu of pass %llu of %llu over "
+                "the streamed capture\n", stop_signal_name(sig), static_cast<unsigned long long>(rx),
+                static_cast<unsigned long long>(in.window_in_pass()), static_cast<unsigned long long>(in.pass()),
+                static_cast<unsigned long long>(o.repeat));
+  } else if (sig) {
     std::printf("interrupted by %s: stopped after receiving %llu of %llu packets\n", stop_signal_name(sig),
                 static_cast<unsigned long long>(rx), static_cast<unsigned long long>(res.expected));
   }
@@ -346,7 +450,12 @@ int run(const RunOptions& o) {
       report["verify"] = {{"checked", res.verify_checked}, {"mismatches", res.verify_mismatches},
                           {"worker_seconds", res.verify_seconds}};
     }
-    report["expected"] = res.expected;
+    report["expected"] = res.expected;  // streamed and interrupted: the packets of the windows read so far
+    report["input_mode"] = in.mode() == RunInput::Mode::kStreamed    ? "streamed"
+                           : in.mode() == RunInput::Mode::kPreloaded ? "preloaded"
+                                                                     : "generated";
+    report["input_seconds"] = in.read_seconds();
+    if (in.streamed()) report["windows"] = in.windows();
     report["interrupted"] = sig ? nlohmann::json(stop_signal_name(sig)) : nlohmann::json(nullptr);
     bench::write_json(o.json, report);
   }
@@ -375,8 +484,15 @@ void register_run(CLI::App& app) {
       ->capture_default_str()->check(CLI::IsMember({"cpu", "gpu", "auto"}));
   c->add_option("--cpu-path", o->cpu_path, "scalar (one packet at a time) or batched (tbl24 prefetched while the batch is parsed)")
       ->capture_default_str()->check(CLI::IsMember({"scalar", "batched"}));
-  c->add_option("--repeat", o->repeat, "passes over the input, replayed from memory")
+  c->add_option("--repeat", o->repeat,
+                "passes over the input. A --pcap capture streamed (no --preload) is read again for each pass, "
+                "64 MiB of frames at a time, unless it fits in one such window: then it is read once and "
+                "replayed from that window. --preload and --gen replay from memory")
       ->capture_default_str()->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  c->add_flag("--preload", o->preload,
+              "--pcap: load the whole capture into memory before the run and replay it from there, for peak-rate "
+              "runs (memory grows with the capture). Without it the capture is streamed, 64 MiB of frames at a "
+              "time, and memory stays flat. Refused with --gen, whose traffic is made in memory anyway");
   c->add_option("--workers", o->workers, "worker threads, each with its own receive queue (RSS by flow hash)")
       ->capture_default_str()->check(CLI::Range(1, 256));
   c->add_option("--burst", o->burst, "frames per receive burst")->capture_default_str()->check(CLI::Range(1u, 256u));
@@ -413,6 +529,9 @@ void register_run(CLI::App& app) {
   c->add_option("--json", o->json, "write a JSON summary here");
   c->callback([o, c] {
     if (o->pcap.empty() && o->gen.empty()) throw UsageError("run: give an input: --pcap FILE or --gen SPEC");
+    if (o->preload && o->pcap.empty()) {
+      throw UsageError("--preload is for --pcap: traffic from --gen is made in memory and replayed from there anyway");
+    }
     for (const char* flag : kGpuOnlyFlags) {
       if (c->count(flag) > 0) o->gpu_flags.push_back(flag);
     }

@@ -1,7 +1,7 @@
-"""`tandem run --pcap` streams a capture it forwards once (64 MiB of frames at a time): a capture
-larger than a window gives the same counters as the same capture loaded whole (--repeat 2 loads
-it and counts every packet twice), the same output capture, and a peak memory that stays near one
-window rather than the capture's size."""
+"""`tandem run --pcap` streams a capture (64 MiB of frames at a time): a capture larger than a
+window gives the same counters as the same capture loaded whole (--preload --repeat 2 counts every
+packet twice, as a streamed --repeat 2 does by reading it twice), the same output capture, and a
+peak memory that stays near one window rather than the capture's size, for one pass or two."""
 import json
 import os
 import resource
@@ -41,8 +41,16 @@ def main():
     c.check(r1.returncode == 0 and "streamed in 4 window(s)" in r1.stdout, f"streamed run: {r1.returncode} {r1.stdout} {r1.stderr}")
     c.check(sanitized() or peak1 - base < 100 * 1024,
             f"streamed run: {peak1 - base} KiB above the run's own {base} KiB for a {size >> 20} MiB capture (one window: 64 MiB)")
-    r2, j2, _ = forward(["--repeat", "2"], os.path.join(d, "w.json"))
-    c.check(r2.returncode == 0 and "streamed" not in r2.stdout, f"loaded run: {r2.returncode} {r2.stderr}")
+    r2s, j2s, peak2 = forward(["--repeat", "2"], os.path.join(d, "s2.json"))
+    c.check(r2s.returncode == 0 and "streamed in 8 window(s), 2 pass(es)" in r2s.stdout,
+            f"streamed twice: {r2s.returncode} {r2s.stdout} {r2s.stderr}")
+    c.check(sanitized() or peak2 - base < 100 * 1024,
+            f"streamed twice: {peak2 - base} KiB above the run's own {base} KiB (one window: 64 MiB)")
+    r2, j2, _ = forward(["--repeat", "2", "--preload"], os.path.join(d, "w.json"))
+    c.check(r2.returncode == 0 and "streamed" not in r2.stdout and "(preloaded:" in r2.stdout,
+            f"loaded run: {r2.returncode} {r2.stderr}")
+    for k in ("received", "forwarded", "dropped", "forwarded_per_port", "drops"):
+        c.check(j2s.get(k) == j2.get(k), f"{k}: streamed twice {j2s.get(k)}, loaded twice {j2.get(k)}")
     c.check(j1.get("received") == 150000 and j1.get("balanced"), f"streamed counters: {j1}")
     for k in ("received", "forwarded", "dropped"):
         c.check(j2.get(k) == 2 * j1.get(k, -1), f"{k}: streamed {j1.get(k)}, loaded twice {j2.get(k)}")
