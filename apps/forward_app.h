@@ -7,7 +7,8 @@
 //            line as soon as it is known), look the keys up with the app's latency-hiding batch
 //            code, then apply;
 //   GPU:     classify into fixed-size items that the offload engine ships, the app's kernel looks
-//            them up, and the results come back to apply() on the worker that owns the packets.
+//            them up, and the results (of the size the app declares) come back to apply() on the
+//            worker that owns the packets.
 //
 // Apps are built from a small traits class through apps/forward_app_impl.h, so the per-packet
 // counting, key packing and verification are written once for all of them.
@@ -27,22 +28,30 @@
 
 namespace tandem {
 
-// The GPU items of one burst: `item_bytes` each, packed, 64-byte aligned (what is copied into a
-// runner slot), and the index of the packet each came from.
+// The data blocks of a burst on the GPU path (as NBA's datablocks): per packet, a fixed-size item
+// the device reads (a key, a 5-tuple) and a fixed-size result it writes back (a next hop, a
+// verdict and a rewrite, a digest), as the app declares them (item_bytes(), result_bytes()). Both
+// arrays are packed and 64-byte aligned (what is copied into a runner slot); `position` is the
+// packet each item came from.
 class KeyBatch {
  public:
   KeyBatch() = default;
-  explicit KeyBatch(size_t item_bytes) { reset(item_bytes); }
-  void reset(size_t item_bytes) {
+  explicit KeyBatch(size_t item_bytes, size_t result_bytes = sizeof(uint32_t)) { reset(item_bytes, result_bytes); }
+  void reset(size_t item_bytes, size_t result_bytes = sizeof(uint32_t)) {
     item_bytes_ = item_bytes;
-    const size_t bytes = (item_bytes * PacketBatch::kCapacity + 63) / 64 * 64;
-    data_.reset(static_cast<uint8_t*>(::operator new(bytes, std::align_val_t{64})));
+    result_bytes_ = result_bytes;
+    data_.reset(aligned_bytes(item_bytes));
+    results_.reset(aligned_bytes(result_bytes));
     count = 0;
   }
   size_t item_bytes() const { return item_bytes_; }
+  size_t result_bytes() const { return result_bytes_; }
   void* item(uint32_t k) { return data_.get() + size_t{k} * item_bytes_; }
   const void* data() const { return data_.get(); }
   size_t bytes() const { return size_t{count} * item_bytes_; }
+  // Where the results of this burst's items go when they are not read in place from the engine.
+  void* results() { return results_.get(); }
+  const void* results() const { return results_.get(); }
 
   uint32_t count = 0;
   uint16_t position[PacketBatch::kCapacity];
@@ -51,8 +60,14 @@ class KeyBatch {
   struct Free {
     void operator()(uint8_t* p) const { ::operator delete(p, std::align_val_t{64}); }
   };
+  static uint8_t* aligned_bytes(size_t per_item) {
+    const size_t bytes = (per_item * PacketBatch::kCapacity + 63) / 64 * 64;
+    return static_cast<uint8_t*>(::operator new(bytes, std::align_val_t{64}));
+  }
   size_t item_bytes_ = 0;
+  size_t result_bytes_ = 0;
   std::unique_ptr<uint8_t, Free> data_;
+  std::unique_ptr<uint8_t, Free> results_;
 };
 
 class ForwardApp {
@@ -61,8 +76,10 @@ class ForwardApp {
   virtual const char* name() const = 0;
   // Ports the app forwards to are 0..ports()-1 (per-port counters); floods are counted apart.
   virtual size_t ports() const = 0;
-  // What one GPU item holds (the engine's in_item_bytes); results are 4-byte values.
+  // The data blocks: what one GPU item holds (the engine's in_item_bytes) and what one result
+  // holds (its out_item_bytes).
   virtual size_t item_bytes() const = 0;
+  virtual size_t result_bytes() const = 0;
 
   // The CPU paths: every packet of the burst gets its verdict and is counted in `c`.
   virtual void forward_scalar(PacketPool& pool, PacketBatch& b, Counters& c) const = 0;
@@ -70,15 +87,16 @@ class ForwardApp {
 
   // The GPU path, split around the engine. classify() counts every packet as received, drops the
   // ones that never reach the lookup (with their reason) and writes an item for each other one;
-  // apply() turns results[k], the lookup of keys.item(k), into its packet's verdict.
+  // apply() turns result k (result_bytes() each), the lookup of keys.item(k), into its packet's
+  // verdict.
   virtual void classify(PacketPool& pool, PacketBatch& b, KeyBatch& keys, Counters& c) const = 0;
-  virtual void apply(PacketPool& pool, PacketBatch& b, const KeyBatch& keys, const uint32_t* results,
+  virtual void apply(PacketPool& pool, PacketBatch& b, const KeyBatch& keys, const void* results,
                      Counters& c) const = 0;
   // The engine's CPU fallback: n items in, n results out, as the GPU kernel computes them, with the
   // app's batched (latency-hiding) lookup.
-  virtual void lookup_items(const void* items, uint32_t* results, size_t n) const = 0;
+  virtual void lookup_items(const void* items, void* results, size_t n) const = 0;
   // The same results one item at a time (the scalar lookup): for benchmarks and tests.
-  virtual void lookup_items_scalar(const void* items, uint32_t* results, size_t n) const = 0;
+  virtual void lookup_items_scalar(const void* items, void* results, size_t n) const = 0;
   // The item of one frame, as classify() makes it; false when the app drops the frame before its
   // lookup. For benchmarks that look up the keys of real traffic without the packet path.
   virtual bool item_of_frame(const uint8_t* frame, uint32_t len, void* item) const = 0;

@@ -4,16 +4,18 @@
 // A Traits class provides:
 //   using Key;      what the CPU paths look up (an address, a MAC, a pointer to a name in the frame)
 //   using Item;     what the GPU gets for it (trivially copyable; for most apps Key itself)
+//   using Result;   optional: what a lookup gives, the GPU's result (trivially copyable; default
+//                   uint32_t, a next hop or port)
 //   static constexpr const char* kName;
 //   size_t ports() const;
 //   DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const;
 //   void prefetch(const Key&) const;                              // the key's first table line
-//   uint32_t lookup(const Key&) const;                            // scalar
-//   void lookup_batch(const Key* keys, uint32_t* results, size_t n) const;
+//   Result lookup(const Key&) const;                              // scalar
+//   void lookup_batch(const Key* keys, Result* results, size_t n) const;
 //   void to_item(const Key&, Item*) const;
-//   void lookup_items(const Item* items, uint32_t* results, size_t n) const;  // = the GPU kernel's
-//   uint32_t lookup_item(const Item&) const;                      // one item, scalar
-//   uint32_t apply(uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t result) const;  // verdict
+//   void lookup_items(const Item* items, Result* results, size_t n) const;  // = the GPU kernel's
+//   Result lookup_item(const Item&) const;                        // one item, scalar
+//   uint32_t apply(uint8_t* frame, uint32_t len, uint16_t l3_off, const Result& result) const;  // verdict
 //   std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions&);
 //   void build_reference();
 //   // The reference's verdict for a frame that reached the lookup (its verdict is final; the frame
@@ -25,6 +27,7 @@
 //   static constexpr bool lookup_drops(DropReason r);
 #pragma once
 
+#include <cstring>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -34,12 +37,24 @@
 
 namespace tandem {
 
+// Traits::Result when the traits declare one, else uint32_t.
+template <class T, class = void>
+struct ResultOf {
+  using type = uint32_t;
+};
+template <class T>
+struct ResultOf<T, std::void_t<typename T::Result>> {
+  using type = typename T::Result;
+};
+
 template <class Traits>
 class ForwardAppImpl final : public ForwardApp {
  public:
   using Key = typename Traits::Key;
   using Item = typename Traits::Item;
+  using Result = typename ResultOf<Traits>::type;
   static_assert(std::is_trivially_copyable_v<Item>, "GPU items are copied as bytes");
+  static_assert(std::is_trivially_copyable_v<Result>, "GPU results are copied as bytes");
 
   template <class... Args>
   explicit ForwardAppImpl(Args&&... args) : t_(std::forward<Args>(args)...) {}
@@ -50,6 +65,7 @@ class ForwardAppImpl final : public ForwardApp {
   const char* name() const override { return Traits::kName; }
   size_t ports() const override { return t_.ports(); }
   size_t item_bytes() const override { return sizeof(Item); }
+  size_t result_bytes() const override { return sizeof(Result); }
 
   void forward_scalar(PacketPool& pool, PacketBatch& b, Counters& c) const override {
     for (uint32_t i = 0; i < b.size; ++i) {
@@ -61,7 +77,7 @@ class ForwardAppImpl final : public ForwardApp {
   void forward_batched(PacketPool& pool, PacketBatch& b, Counters& c) const override {
     Key keys[PacketBatch::kCapacity];
     uint16_t pos[PacketBatch::kCapacity];
-    uint32_t results[PacketBatch::kCapacity];
+    Result results[PacketBatch::kCapacity];
     uint32_t n = 0;
     for (uint32_t i = 0; i < b.size; ++i) {
       if (classify_one(pool, b, i, &keys[n], c)) {
@@ -84,18 +100,25 @@ class ForwardAppImpl final : public ForwardApp {
     }
   }
 
-  void apply(PacketPool& pool, PacketBatch& b, const KeyBatch& keys, const uint32_t* results,
+  void apply(PacketPool& pool, PacketBatch& b, const KeyBatch& keys, const void* results,
              Counters& c) const override {
-    for (uint32_t k = 0; k < keys.count; ++k) apply_one(pool, b, keys.position[k], results[k], c);
+    // Results may sit anywhere in an engine's buffer: read each one by copy, not through a cast.
+    const uint8_t* r = static_cast<const uint8_t*>(results);
+    for (uint32_t k = 0; k < keys.count; ++k) {
+      Result v;
+      std::memcpy(&v, r + size_t{k} * sizeof(Result), sizeof(Result));
+      apply_one(pool, b, keys.position[k], v, c);
+    }
   }
 
-  void lookup_items(const void* items, uint32_t* results, size_t n) const override {
-    t_.lookup_items(static_cast<const Item*>(items), results, n);
+  void lookup_items(const void* items, void* results, size_t n) const override {
+    t_.lookup_items(static_cast<const Item*>(items), static_cast<Result*>(results), n);
   }
 
-  void lookup_items_scalar(const void* items, uint32_t* results, size_t n) const override {
+  void lookup_items_scalar(const void* items, void* results, size_t n) const override {
     const Item* it = static_cast<const Item*>(items);
-    for (size_t i = 0; i < n; ++i) results[i] = t_.lookup_item(it[i]);
+    Result* out = static_cast<Result*>(results);
+    for (size_t i = 0; i < n; ++i) out[i] = t_.lookup_item(it[i]);
   }
 
   bool item_of_frame(const uint8_t* frame, uint32_t len, void* item) const override {
@@ -146,7 +169,7 @@ class ForwardAppImpl final : public ForwardApp {
     return true;
   }
 
-  void apply_one(PacketPool& pool, PacketBatch& b, uint32_t i, uint32_t result, Counters& c) const {
+  void apply_one(PacketPool& pool, PacketBatch& b, uint32_t i, const Result& result, Counters& c) const {
     const uint32_t v = t_.apply(pool.data(b.cell[i]), b.len[i], b.l3_off[i], result);
     b.verdict[i] = v;
     c.verdict(v, b.len[i]);

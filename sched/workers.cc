@@ -152,13 +152,13 @@ class BurstFinisher {
   uint64_t verify_ns_ = 0;
 };
 
-// A burst at the GPU engine: its packets, items, results and the request that carries them.
-// With the staged engine the keys go straight into the batch and the next hops are read where the
-// GPU left them; `staging` marks a burst that is classified but has no room in a batch yet.
+// A burst at the GPU engine: its packets, items and results (the app's data blocks) and the request
+// that carries them. With the staged engine the items go straight into the batch and the results
+// are read where the GPU left them; `staging` marks a burst that is classified but has no room in a
+// batch yet.
 struct BurstInFlight {
   PacketBatch batch;
   KeyBatch keys;
-  uint32_t result[PacketBatch::kCapacity];
   gpu::OffloadRequest req;
   gpu::StagedTicket ticket;
   bool staging = false;
@@ -206,7 +206,7 @@ void gpu_worker(const ForwardApp& app, int w, ReplaySource& src, uint64_t budget
   ArrivalClock clock(rate, start_ns);
   const uint32_t depth = cfg.max_bursts_in_flight;
   std::vector<BurstInFlight> ring(depth);
-  for (BurstInFlight& s : ring) s.keys.reset(app.item_bytes());
+  for (BurstInFlight& s : ring) s.keys.reset(app.item_bytes(), app.result_bytes());
   uint64_t head = 0, tail = 0, served = 0;
   bool drained = budget == 0;
   try {
@@ -228,11 +228,11 @@ void gpu_worker(const ForwardApp& app, int w, ReplaySource& src, uint64_t budget
       }
       while (head != tail) {
         BurstInFlight& s = ring[head % depth];
-        const uint32_t* result = s.result;
+        const void* result = s.keys.results();
         if (cfg.staged) {
           if (s.keys.count) {
             if (s.staging || !cfg.staged->done(s.ticket)) break;
-            result = static_cast<const uint32_t*>(s.ticket.out);
+            result = s.ticket.out;
           }
         } else if (!s.req.done()) {
           break;
@@ -272,7 +272,7 @@ void gpu_worker(const ForwardApp& app, int w, ReplaySource& src, uint64_t budget
             }
           } else if (s.keys.count) {
             s.req.in = s.keys.data();
-            s.req.out = s.result;
+            s.req.out = s.keys.results();
             s.req.n = s.keys.count;
             cfg.engine->submit(w, &s.req);
           } else {
@@ -307,12 +307,12 @@ void gpu_worker(const ForwardApp& app, int w, ReplaySource& src, uint64_t budget
 
 GpuEngine attach_gpu_engine(WorkersConfig& wc, const ForwardApp& app, std::unique_ptr<gpu::OffloadRunner> runner,
                             gpu::EngineConfig ec, bool staged) {
-  if (runner && (runner->in_item_bytes() != app.item_bytes() || runner->out_item_bytes() != sizeof(uint32_t))) {
+  if (runner && (runner->in_item_bytes() != app.item_bytes() || runner->out_item_bytes() != app.result_bytes())) {
     throw std::invalid_argument(std::string("run: the GPU runner's items do not fit the ") + app.name() + " app's");
   }
   // The engine's fallback: the app's own CPU lookup over items, as the GPU kernel computes them.
   const gpu::OffloadEngine::CpuFallback fallback = [&app](const void* in, void* out, size_t n) {
-    app.lookup_items(in, static_cast<uint32_t*>(out), n);
+    app.lookup_items(in, out, n);
   };
   ec.queue_depth = wc.max_bursts_in_flight;
   GpuEngine e;
@@ -323,7 +323,7 @@ GpuEngine attach_gpu_engine(WorkersConfig& wc, const ForwardApp& app, std::uniqu
     wc.staged = e.staged.get();
   } else {
     ec.in_item_bytes = app.item_bytes();
-    ec.out_item_bytes = sizeof(uint32_t);
+    ec.out_item_bytes = app.result_bytes();
     e.gather = std::make_unique<gpu::OffloadEngine>(std::move(runner), fallback, ec, wc.workers);
     wc.engine = e.gather.get();
   }

@@ -20,6 +20,7 @@
 #include "io/flow_traffic.h"
 #include "io/traffic_gen.h"
 #include "sched/workers.h"
+#include "tests/host_app_runner.h"
 #include "tests/test_util.h"
 
 namespace tandem::fwrouter {
@@ -277,29 +278,7 @@ TEST(FwRouter, GpuFusedAndSplitEqualTheReference) {
 // --- Whole frames through the worker pipeline (sched/workers.h), as tests/apps_pipeline_test.cc
 // does for the other apps.
 
-// A runner that does the app's CPU lookup on the host at submit (the staged engine's worker logic
-// on every machine).
-class HostAppRunner final : public gpu::OffloadRunner {
- public:
-  HostAppRunner(const ForwardApp& app, size_t cap, int slots)
-      : app_(app), cap_(cap), in_(slots, std::vector<uint8_t>(cap * app.item_bytes())), out_(slots, std::vector<uint32_t>(cap)) {}
-  gpu::GpuMode mode() const override { return gpu::GpuMode::kAsync; }
-  size_t capacity() const override { return cap_; }
-  int slots() const override { return static_cast<int>(in_.size()); }
-  size_t in_item_bytes() const override { return app_.item_bytes(); }
-  size_t out_item_bytes() const override { return 4; }
-  void* in(int s) override { return in_[s].data(); }
-  void* out(int s) override { return out_[s].data(); }
-  void submit(int s, size_t n) override { app_.lookup_items(in_[s].data(), out_[s].data(), n); }
-  void wait(int) override {}
-  bool ready(int) override { return true; }
-
- private:
-  const ForwardApp& app_;
-  size_t cap_;
-  std::vector<std::vector<uint8_t>> in_;
-  std::vector<std::vector<uint32_t>> out_;
-};
+using test::HostAppRunner;
 
 struct PipelineCase {
   std::string name;
