@@ -336,7 +336,7 @@ int run(const RunOptions& o) {
   }
   gpu::EngineStats es;
   bool ended_on_gpu = false;
-  if (wc.engine || wc.staged) {
+  if (wc.engine) {
     ended_on_gpu = engine.on_gpu();
     es = engine.stats();  // every request was answered before the workers returned: final
     engine = {};
@@ -394,7 +394,7 @@ int run(const RunOptions& o) {
   std::printf("latency per packet, arrival to verdict: p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us\n",
               lat.percentile(0.5) / 1e3, lat.percentile(0.99) / 1e3, lat.percentile(0.999) / 1e3,
               lat.max() / 1e3);
-  if (wc.engine || wc.staged) {
+  if (wc.engine) {
     std::printf("gpu engine: %llu batches (%llu on the GPU, %llu on the CPU), %.0f keys per batch on average, "
                 "up to %llu in flight; back-pressure: %llu refused submissions%s\n",
                 static_cast<unsigned long long>(es.batches), static_cast<unsigned long long>(es.gpu_batches),
@@ -438,7 +438,7 @@ int run(const RunOptions& o) {
         {"gbps_wire", gbps},
         {"latency_ns", {{"p50", lat.percentile(0.5)}, {"p99", lat.percentile(0.99)},
                         {"p999", lat.percentile(0.999)}, {"max", lat.max()}, {"min", lat.min()}}}};
-    if (wc.engine || wc.staged) {
+    if (wc.engine) {
       report["engine"] = {{"batches", es.batches}, {"gpu_batches", es.gpu_batches}, {"cpu_batches", es.cpu_batches},
                           {"items", es.items}, {"max_in_flight", es.max_in_flight},
                           {"backpressure", es.backpressure}, {"gpu_error", es.gpu_error},

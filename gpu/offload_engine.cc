@@ -55,6 +55,13 @@ bool OffloadEngine::try_submit(int w, OffloadRequest* req) {
   return true;
 }
 
+bool OffloadEngine::try_submit(int w, const void* items, size_t n, void* results, EngineTicket* t) {
+  t->req.in = items;
+  t->req.out = results;
+  t->req.n = n;
+  return try_submit(w, &t->req);
+}
+
 void OffloadEngine::submit(int w, OffloadRequest* req) {
   while (!try_submit(w, req)) std::this_thread::yield();
 }

@@ -28,45 +28,12 @@
 #include <thread>
 #include <vector>
 
+#include "gpu/engine.h"
 #include "gpu/offload.h"
 
 namespace tandem::gpu {
 
-// One worker's request: `n` items at `in`, results to `out`. The worker owns it and must keep it
-// (and both arrays) alive until done() is true.
-struct OffloadRequest {
-  const void* in = nullptr;
-  void* out = nullptr;
-  size_t n = 0;
-  std::atomic<bool> finished{false};
-  bool done() const { return finished.load(std::memory_order_acquire); }
-};
-
-struct EngineConfig {
-  size_t max_batch = 8192;     // items per batch (at most the runner's capacity)
-  uint64_t max_wait_ns = 50000;  // flush a partial batch this long after its first item arrived
-  size_t queue_depth = 64;     // outstanding requests per worker
-  size_t in_item_bytes = 4;    // used when there is no runner (CPU only)
-  size_t out_item_bytes = 4;
-  int master_core = -1;        // pin the master thread to this CPU (-1: not pinned)
-  // Send what has been gathered as soon as no batch is in flight, instead of waiting for
-  // max_batch or max_wait: batches then grow only while the GPU is busy, so light load sees
-  // about one round trip of latency and heavy load still gets large batches.
-  bool flush_when_idle = false;
-};
-
-struct EngineStats {
-  uint64_t requests = 0;
-  uint64_t items = 0;
-  uint64_t batches = 0;
-  uint64_t gpu_batches = 0;
-  uint64_t cpu_batches = 0;
-  uint64_t backpressure = 0;  // submissions refused because a worker's queue was full
-  uint64_t max_in_flight = 0;  // most GPU batches in flight at once
-  std::string gpu_error;      // the first GPU error, empty if none
-};
-
-class OffloadEngine {
+class OffloadEngine final : public Engine {
  public:
   using CpuFallback = std::function<void(const void* in, void* out, size_t n)>;
 
@@ -83,9 +50,16 @@ class OffloadEngine {
   // try_submit until accepted.
   void submit(int w, OffloadRequest* req);
 
-  bool on_gpu() const { return !cpu_only_.load(std::memory_order_acquire); }
-  size_t max_batch() const { return cfg_.max_batch; }
-  EngineStats stats() const;
+  // Engine: the ticket's request is submitted as is (its items copied at gathering, its results
+  // copied to `results`).
+  bool try_submit(int w, const void* items, size_t n, void* results, EngineTicket* t) override;
+  bool done(const EngineTicket& t) const override { return t.req.done(); }
+  const void* results(const EngineTicket& t) const override { return t.req.out; }
+  void release(EngineTicket&) override {}
+
+  bool on_gpu() const override { return !cpu_only_.load(std::memory_order_acquire); }
+  size_t max_batch() const override { return cfg_.max_batch; }
+  EngineStats stats() const override;
 
  private:
   struct Queue {  // single producer (the worker), single consumer (the master)

@@ -1,5 +1,7 @@
 #include "gpu/staged_engine.h"
 
+#include <cstring>
+
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
@@ -59,6 +61,13 @@ bool StagedEngine::try_reserve(size_t n, StagedTicket* t) {
   }
   backpressure_.fetch_add(1, std::memory_order_relaxed);
   return false;
+}
+
+bool StagedEngine::try_submit(int, const void* items, size_t n, void*, EngineTicket* t) {
+  if (!try_reserve(n, &t->staged)) return false;
+  std::memcpy(t->staged.in, items, n * cfg_.in_item_bytes);
+  commit(t->staged);
+  return true;
 }
 
 StagedTicket StagedEngine::reserve(size_t n) {

@@ -33,16 +33,7 @@
 
 namespace tandem::gpu {
 
-struct StagedTicket {
-  int slot = -1;
-  uint32_t gen = 0;   // which batch of the slot
-  size_t offset = 0;  // first item in the batch
-  size_t n = 0;
-  void* in = nullptr;         // write the items here, then commit
-  const void* out = nullptr;  // the results, once done()
-};
-
-class StagedEngine {
+class StagedEngine final : public Engine {
  public:
   using CpuFallback = OffloadEngine::CpuFallback;
 
@@ -64,9 +55,15 @@ class StagedEngine {
   bool done(const StagedTicket& t) const;
   void release(const StagedTicket& t);
 
-  bool on_gpu() const { return !cpu_only_.load(std::memory_order_acquire); }
-  size_t max_batch() const { return cfg_.max_batch; }
-  EngineStats stats() const;
+  // Engine: a reservation, the items copied into it, committed; results read in place.
+  bool try_submit(int w, const void* items, size_t n, void* results, EngineTicket* t) override;
+  bool done(const EngineTicket& t) const override { return done(t.staged); }
+  const void* results(const EngineTicket& t) const override { return t.staged.out; }
+  void release(EngineTicket& t) override { release(t.staged); }
+
+  bool on_gpu() const override { return !cpu_only_.load(std::memory_order_acquire); }
+  size_t max_batch() const override { return cfg_.max_batch; }
+  EngineStats stats() const override;
 
  private:
   struct alignas(64) Slot {

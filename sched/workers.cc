@@ -152,16 +152,14 @@ class BurstFinisher {
   uint64_t verify_ns_ = 0;
 };
 
-// A burst at the GPU engine: its packets, items and results (the app's data blocks) and the request
-// that carries them. With the staged engine the items go straight into the batch and the results
-// are read where the GPU left them; `staging` marks a burst that is classified but has no room in a
-// batch yet.
+// A burst at the GPU engine: its packets, its items and results (the app's data blocks) and the
+// ticket that carries them; `waiting` marks a burst that is classified but that the engine could not
+// take yet.
 struct BurstInFlight {
   PacketBatch batch;
   KeyBatch keys;
-  gpu::OffloadRequest req;
-  gpu::StagedTicket ticket;
-  bool staging = false;
+  gpu::EngineTicket ticket;
+  bool waiting = false;
   uint32_t oversize = 0;  // frames taken out on receipt (drop_oversize)
   uint64_t first_arrival = 0;
   uint64_t spacing = 0;
@@ -204,9 +202,13 @@ void cpu_worker(const ForwardApp& app, ReplaySource& src, uint64_t budget, doubl
 void gpu_worker(const ForwardApp& app, int w, ReplaySource& src, uint64_t budget, double rate, const WorkersConfig& cfg, uint64_t start_ns,
                 WorkersResult& r, BurstFinisher& fin, PacketPool& pool) {
   ArrivalClock clock(rate, start_ns);
+  gpu::Engine& engine = *cfg.engine;
   const uint32_t depth = cfg.max_bursts_in_flight;
   std::vector<BurstInFlight> ring(depth);
   for (BurstInFlight& s : ring) s.keys.reset(app.item_bytes(), app.result_bytes());
+  const auto submit = [&](BurstInFlight& s) {
+    return engine.try_submit(w, s.keys.data(), s.keys.count, s.keys.results(), &s.ticket);
+  };
   uint64_t head = 0, tail = 0, served = 0;
   bool drained = budget == 0;
   try {
@@ -215,30 +217,21 @@ void gpu_worker(const ForwardApp& app, int w, ReplaySource& src, uint64_t budget
       // Finished bursts first, then at most one new burst: under steady arrivals there is always a
       // packet to receive, and a loop that received while it could would leave the finished bursts
       // waiting until the ring filled (measured: p99 in the milliseconds at half load).
-      // A staged burst still waiting for room in a batch goes first (at most one waits: no new
-      // burst is received meanwhile). Failing that, finishing bursts frees the slots it waits for.
-      if (cfg.staged && tail != head && ring[(tail - 1) % depth].staging) {
-        BurstInFlight& s = ring[(tail - 1) % depth];
-        if (cfg.staged->try_reserve(s.keys.count, &s.ticket)) {
-          std::memcpy(s.ticket.in, s.keys.data(), s.keys.bytes());
-          cfg.staged->commit(s.ticket);
-          s.staging = false;
-          progress = true;
-        }
+      // A burst the engine could not take yet goes first (at most one waits: no new burst is
+      // received meanwhile). Failing that, finishing bursts frees the room it waits for.
+      if (tail != head && ring[(tail - 1) % depth].waiting && submit(ring[(tail - 1) % depth])) {
+        ring[(tail - 1) % depth].waiting = false;
+        progress = true;
       }
       while (head != tail) {
         BurstInFlight& s = ring[head % depth];
-        const void* result = s.keys.results();
-        if (cfg.staged) {
-          if (s.keys.count) {
-            if (s.staging || !cfg.staged->done(s.ticket)) break;
-            result = s.ticket.out;
-          }
-        } else if (!s.req.done()) {
-          break;
+        const void* result = nullptr;
+        if (s.keys.count) {
+          if (s.waiting || !engine.done(s.ticket)) break;
+          result = engine.results(s.ticket);
         }
         app.apply(pool, s.batch, s.keys, result, r.counters);
-        if (cfg.staged && s.keys.count) cfg.staged->release(s.ticket);
+        if (s.keys.count) engine.release(s.ticket);
         fin.verdicts_ready(s.batch, s.first_arrival, s.spacing);
         fin.finish(s.batch, s.oversize);
         ++head;
@@ -249,7 +242,7 @@ void gpu_worker(const ForwardApp& app, int w, ReplaySource& src, uint64_t budget
         r.stopped = true;
       }
       uint32_t n;
-      const bool waiting = cfg.staged && tail != head && ring[(tail - 1) % depth].staging;
+      const bool waiting = tail != head && ring[(tail - 1) % depth].waiting;
       if (!drained && !waiting && tail - head < depth && (n = clock.available(cfg.burst)) > 0 &&
           (n == cfg.burst || !clock.paced() || now_ns() >= clock.next_arrival() + cfg.rx_hold_ns)) {
         BurstInFlight& s = ring[tail % depth];
@@ -263,22 +256,9 @@ void gpu_worker(const ForwardApp& app, int w, ReplaySource& src, uint64_t budget
           s.first_arrival = clock.take(s.batch.size, &s.spacing);
           s.oversize = drop_oversize(pool, s.batch, r.counters);
           app.classify(pool, s.batch, s.keys, r.counters);
-          s.staging = false;
-          if (s.keys.count && cfg.staged) {
-            s.staging = !cfg.staged->try_reserve(s.keys.count, &s.ticket);  // else: at the next round
-            if (!s.staging) {
-              std::memcpy(s.ticket.in, s.keys.data(), s.keys.bytes());
-              cfg.staged->commit(s.ticket);
-            }
-          } else if (s.keys.count) {
-            s.req.in = s.keys.data();
-            s.req.out = s.keys.results();
-            s.req.n = s.keys.count;
-            cfg.engine->submit(w, &s.req);
-          } else {
-            s.req.n = 0;  // every packet already dropped: nothing to look up
-            s.req.finished.store(true, std::memory_order_relaxed);
-          }
+          // Every packet already dropped: nothing to look up. Else to the engine, now or at the
+          // next round.
+          s.waiting = s.keys.count && !submit(s);
           ++tail;
           progress = true;
         }
@@ -286,18 +266,13 @@ void gpu_worker(const ForwardApp& app, int w, ReplaySource& src, uint64_t budget
       if (!progress) cpu_relax();
     }
   } catch (...) {
-    // Whatever is at the engine still points into this worker's ring (the gathering engine) or
-    // holds a slot (the staged engine): wait for it and give it back before the ring goes away.
+    // Whatever is at the engine still points into this worker's ring or holds room in a batch:
+    // wait for it and give it back before the ring goes away.
     for (; head != tail; ++head) {
       BurstInFlight& s = ring[head % depth];
-      if (!s.keys.count) continue;
-      if (cfg.staged) {
-        if (s.staging) continue;
-        while (!cfg.staged->done(s.ticket)) cpu_relax();
-        cfg.staged->release(s.ticket);
-      } else {
-        while (!s.req.done()) cpu_relax();
-      }
+      if (!s.keys.count || s.waiting) continue;
+      while (!engine.done(s.ticket)) cpu_relax();
+      engine.release(s.ticket);
     }
     throw;
   }
@@ -316,17 +291,14 @@ GpuEngine attach_gpu_engine(WorkersConfig& wc, const ForwardApp& app, std::uniqu
   };
   ec.queue_depth = wc.max_bursts_in_flight;
   GpuEngine e;
-  wc.engine = nullptr;
-  wc.staged = nullptr;
   if (staged) {
-    e.staged = std::make_unique<gpu::StagedEngine>(std::move(runner), fallback, ec);
-    wc.staged = e.staged.get();
+    e.engine = std::make_unique<gpu::StagedEngine>(std::move(runner), fallback, ec);
   } else {
     ec.in_item_bytes = app.item_bytes();
     ec.out_item_bytes = app.result_bytes();
-    e.gather = std::make_unique<gpu::OffloadEngine>(std::move(runner), fallback, ec, wc.workers);
-    wc.engine = e.gather.get();
+    e.engine = std::make_unique<gpu::OffloadEngine>(std::move(runner), fallback, ec, wc.workers);
   }
+  wc.engine = e.engine.get();
   wc.path = LookupPath::kGpu;
   return e;
 }
@@ -334,14 +306,12 @@ GpuEngine attach_gpu_engine(WorkersConfig& wc, const ForwardApp& app, std::uniqu
 WorkersResult run_workers(const ForwardApp& app, const PacketStore& input, const WorkersConfig& cfg) {
   if (cfg.workers < 1) throw std::invalid_argument("run: at least one worker");
   if (cfg.burst < 1 || cfg.burst > PacketBatch::kCapacity) throw std::invalid_argument("run: burst must be 1..256");
-  if (cfg.path == LookupPath::kGpu && !cfg.engine == !cfg.staged) {
-    throw std::invalid_argument("run: the GPU path needs one engine, gathering or staged");
-  }
+  if (cfg.path == LookupPath::kGpu && !cfg.engine) throw std::invalid_argument("run: the GPU path needs an engine");
   if (cfg.path == LookupPath::kGpu &&
-      cfg.burst > (cfg.staged ? cfg.staged->max_batch() : cfg.engine->max_batch())) {
+      cfg.burst > cfg.engine->max_batch()) {
     throw std::invalid_argument("run: a burst (" + std::to_string(cfg.burst) +
                                 " packets) must fit in a GPU batch (" +
-                                std::to_string(cfg.staged ? cfg.staged->max_batch() : cfg.engine->max_batch()) + ")");
+                                std::to_string(cfg.engine->max_batch()) + ")");
   }
   if (cfg.sink && cfg.workers > 1) throw std::invalid_argument("run: writing an output capture needs one worker");
   const int n = cfg.workers;

@@ -41,8 +41,7 @@ enum class LookupPath { kScalar, kBatched, kGpu };
 struct WorkersConfig {
   int workers = 1;
   LookupPath path = LookupPath::kBatched;
-  gpu::OffloadEngine* engine = nullptr;  // kGpu: the gathering engine, built for `workers` workers
-  gpu::StagedEngine* staged = nullptr;   // kGpu: or the staged engine (keys and results in place)
+  gpu::Engine* engine = nullptr;         // kGpu: the engine (a gathering one built for `workers` workers)
   uint32_t burst = 256;                  // frames per receive burst (1..256)
   double rate_pps = 0;                   // offered load over all workers; 0: as fast as possible
   uint64_t repeat = 1;                   // passes over the input
@@ -83,13 +82,12 @@ inline uint32_t bursts_in_flight(uint32_t batch, uint32_t burst, int workers) {
   return static_cast<uint32_t>(std::clamp<uint64_t>(2 * per_batch, 8, 256));
 }
 
-// The GPU engine of a run, of either kind, owned here; attach_gpu_engine points a WorkersConfig at
-// it. Destroying it waits for its last batch (after run_workers has returned, there is none).
+// The GPU engine of a run, owned here; attach_gpu_engine points a WorkersConfig at it. Destroying
+// it waits for its last batch (after run_workers has returned, there is none).
 struct GpuEngine {
-  std::unique_ptr<gpu::OffloadEngine> gather;
-  std::unique_ptr<gpu::StagedEngine> staged;
-  gpu::EngineStats stats() const { return gather ? gather->stats() : staged ? staged->stats() : gpu::EngineStats{}; }
-  bool on_gpu() const { return gather ? gather->on_gpu() : staged && staged->on_gpu(); }
+  std::unique_ptr<gpu::Engine> engine;
+  gpu::EngineStats stats() const { return engine ? engine->stats() : gpu::EngineStats{}; }
+  bool on_gpu() const { return engine && engine->on_gpu(); }
 };
 
 // Builds a staged (or, with staged = false, a gathering) engine on `runner` with the app's CPU

@@ -201,7 +201,7 @@ TEST(Workers, StagedEnginePathMatchesCpu) {
     gpu::StagedEngine e(std::make_unique<HostLookupRunner>(*t.dir, 1024, slots), cpu_fallback(), ec);
     wc.workers = 3;
     wc.path = LookupPath::kGpu;
-    wc.staged = &e;
+    wc.engine = &e;
     wc.max_bursts_in_flight = 32;
     wc.burst = 100;
     expect_same(ref, forward(s, wc), "staged engine, host lookup");
@@ -212,7 +212,7 @@ TEST(Workers, StagedEnginePathMatchesCpu) {
     gpu::EngineConfig small = ec;
     small.max_batch = 200;
     gpu::StagedEngine tiny(std::make_unique<HostLookupRunner>(*t.dir, 200, slots), cpu_fallback(), small);
-    wc.staged = &tiny;
+    wc.engine = &tiny;
     EXPECT_THROW(forward(s, wc), std::invalid_argument);
   }
 }
@@ -264,7 +264,7 @@ TEST(Workers, EveryGpuModeMatchesCpu) {
       WorkersConfig wc2 = wc;
       if (staged) {
         stage = std::make_unique<gpu::StagedEngine>(g.make_runner(oo), cpu_fallback(), ec);
-        wc2.staged = stage.get();
+        wc2.engine = stage.get();
       } else {
         gather = std::make_unique<gpu::OffloadEngine>(g.make_runner(oo), cpu_fallback(), ec, 3);
         wc2.engine = gather.get();
