@@ -74,6 +74,8 @@ class ForwardApp {
  public:
   virtual ~ForwardApp() = default;
   virtual const char* name() const = 0;
+  // The name of a drop reason, the app's own (core/drop_reason.h app_drop_reason) included.
+  virtual const char* drop_reason_name(DropReason r) const = 0;
   // Ports the app forwards to are 0..ports()-1 (per-port counters); floods are counted apart.
   virtual size_t ports() const = 0;
   // The data blocks: what one GPU item holds (the engine's in_item_bytes) and what one result

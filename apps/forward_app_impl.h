@@ -25,6 +25,8 @@
 //   // The drop reasons the lookup and apply give (so verification checks them against the
 //   // reference); without it, kNoRoute alone. The fw-router adds kAclDenied.
 //   static constexpr bool lookup_drops(DropReason r);
+//   // The names of the app's own drop reasons (core/drop_reason.h app_drop_reason), null for others.
+//   static const char* drop_reason_name(DropReason r);
 #pragma once
 
 #include <cstring>
@@ -63,6 +65,12 @@ class ForwardAppImpl final : public ForwardApp {
   const Traits& traits() const { return t_; }
 
   const char* name() const override { return Traits::kName; }
+  const char* drop_reason_name(DropReason r) const override {
+    if constexpr (requires { Traits::drop_reason_name(r); }) {
+      if (const char* n = Traits::drop_reason_name(r)) return n;
+    }
+    return tandem::drop_reason_name(r);
+  }
   size_t ports() const override { return t_.ports(); }
   size_t item_bytes() const override { return sizeof(Item); }
   size_t result_bytes() const override { return sizeof(Result); }

@@ -35,7 +35,9 @@ uint64_t AppArgs::integer(std::string_view flag, uint64_t fallback) const {
   const std::string& s = it->second;
   char* end = nullptr;
   errno = 0;
-  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  // Hexadecimal with 0x, as the command line's other number flags take; else decimal.
+  const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  const unsigned long long v = std::strtoull(s.c_str(), &end, hex ? 16 : 10);
   if (s.empty() || s[0] == '-' || *end != '\0' || errno == ERANGE) {
     throw UsageError("--" + std::string(flag) + ": not a whole number: '" + s + "'");
   }

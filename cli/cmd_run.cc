@@ -364,7 +364,7 @@ int run(const RunOptions& o) {
   if (c.tx_flooded) std::printf(" flooded:%llu", static_cast<unsigned long long>(c.tx_flooded));
   std::printf("%s\ndropped per reason:", fwd ? "" : " none");
   for (int r = 1; r < kDropReasonCount; ++r) {
-    if (c.drops[r]) std::printf(" %s:%llu", drop_reason_name(static_cast<DropReason>(r)), static_cast<unsigned long long>(c.drops[r]));
+    if (c.drops[r]) std::printf(" %s:%llu", app.drop_reason_name(static_cast<DropReason>(r)), static_cast<unsigned long long>(c.drops[r]));
   }
   std::printf("%s\n", drop ? "" : " none");
   // How the input's reading is counted: apart from the throughput above, which times the workers
@@ -423,7 +423,13 @@ int run(const RunOptions& o) {
 
   if (!o.json.empty()) {
     nlohmann::json drops = nlohmann::json::object();
-    for (int r = 1; r < kDropReasonCount; ++r) drops[drop_reason_name(static_cast<DropReason>(r))] = c.drops[r];
+    // Every reason the run's app can give: the core's and the app's own.
+    for (int r = 1; r < kDropReasonCount; ++r) {
+      const DropReason d = static_cast<DropReason>(r);
+      const bool named = d < DropReason::kCoreCount ||
+                         (is_app_drop_reason(d) && std::string(app.drop_reason_name(d)) != drop_reason_name(d));
+      if (named) drops[app.drop_reason_name(d)] = c.drops[r];
+    }
     nlohmann::json ports = nlohmann::json::object();
     for (size_t p = 0; p < c.tx_per_port.size(); ++p) {
       if (c.tx_per_port[p]) ports[std::to_string(p)] = c.tx_per_port[p];

@@ -19,22 +19,28 @@ enum class DropReason : uint8_t {
   kNoRoute,           // the lookup found no route
   kNotHandled,        // a valid packet the app does not route (e.g. IPv6 in the IPv4 app)
   kMartian,           // source or destination the router must never forward (RFC 1812 5.3.7)
-  kBadNdnTlv,         // NDN: a TLV runs past its packet or parent, a bad TLV-TYPE, no Name first
-  kNdnNotInterest,    // NDN: a well-formed TLV packet that is not an Interest (Data, Nack, ...)
-  kNdnNameTooLong,    // NDN: more name components than the FIB can take (kMaxComponents)
-  kNoPayload,         // Echo: no 4-byte value after the transport header
-  kAclDenied,         // fw-router: the firewall's first matching rule (or its default policy) drops it
   kBadIpOptions,      // IPv4 option list malformed: a length below 2 or past the header (RFC 791)
   kIpv6Rh0,           // IPv6 type 0 routing header with segments left > 0 (deprecated, RFC 5095)
   kTinyFragment,      // filtering apps: a first fragment too short to hold its transport header (RFC 1858)
   kFragmentOverlap,   // filtering apps: a TCP fragment at offset 8 bytes, over the ports and flags (RFC 3128)
   kOversize,          // longer than 65,535 bytes, more than the data path's 16-bit frame length holds
-  kCount
+  kCoreCount,
+  // An app's own reasons (an NDN TLV error, a firewall's deny) are codes from kFirstApp on, declared
+  // in the app's folder with app_drop_reason() and named by the app (ForwardApp::drop_reason_name):
+  // a run has one app, so two apps may use the same code.
+  kFirstApp = 48,
+  kCount = 64
 };
 
 inline constexpr int kDropReasonCount = static_cast<int>(DropReason::kCount);
+inline constexpr int kAppDropReasons = kDropReasonCount - static_cast<int>(DropReason::kFirstApp);
 
-// Stable, lower-case names used in CLI output and JSON.
+// The app's i-th own reason (0 <= i < kAppDropReasons).
+constexpr DropReason app_drop_reason(int i) { return static_cast<DropReason>(static_cast<int>(DropReason::kFirstApp) + i); }
+constexpr bool is_app_drop_reason(DropReason r) { return r >= DropReason::kFirstApp && r < DropReason::kCount; }
+
+// Stable, lower-case names used in CLI output and JSON. An app's own reasons are "app_reason_N"
+// here; the app names them (ForwardApp::drop_reason_name).
 const char* drop_reason_name(DropReason r);
 
 }  // namespace tandem

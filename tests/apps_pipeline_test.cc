@@ -254,9 +254,9 @@ TEST(NdnApp, MalformedInterestsAreDroppedWithTheirReason) {
     EXPECT_EQ(r.counters.tx_per_port[3], 1u) << what;
     EXPECT_EQ(r.counters.tx_per_port[1], 2u) << what;
     EXPECT_EQ(d[static_cast<int>(DropReason::kNotHandled)], 1u) << what;
-    EXPECT_EQ(d[static_cast<int>(DropReason::kBadNdnTlv)], 2u) << what;
-    EXPECT_EQ(d[static_cast<int>(DropReason::kNdnNotInterest)], 1u) << what;
-    EXPECT_EQ(d[static_cast<int>(DropReason::kNdnNameTooLong)], 1u) << what;
+    EXPECT_EQ(d[static_cast<int>(ndn::kBadNdnTlv)], 2u) << what;
+    EXPECT_EQ(d[static_cast<int>(ndn::kNdnNotInterest)], 1u) << what;
+    EXPECT_EQ(d[static_cast<int>(ndn::kNdnNameTooLong)], 1u) << what;
     EXPECT_EQ(r.verify_mismatches, 0u) << what;
     EXPECT_EQ(r.verify_checked, 3u) << what;
   };

@@ -7,7 +7,7 @@ DropReason echo_value(const uint8_t* frame, uint32_t len, ParsedPacket* pp, uint
   if (r != DropReason::kNone) return r;
   uint32_t off = 0, n = 0;
   if (!transport_payload(frame, *pp, &off, &n)) return DropReason::kBadL4;
-  if (n < 4) return DropReason::kNoPayload;
+  if (n < 4) return kNoPayload;
   const uint8_t* p = frame + off;
   *x = (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
   return DropReason::kNone;

@@ -18,6 +18,9 @@ namespace tandem::echo {
 
 inline constexpr uint32_t kPorts = 4;
 
+// Echo's own drop reason: no 4-byte value after the transport header.
+inline constexpr DropReason kNoPayload = app_drop_reason(0);
+
 TANDEM_HD_INLINE uint32_t echo_port(uint32_t x) { return x % kPorts; }
 
 // The echo value of a frame; kNone with *x set, or why there is none.
@@ -30,6 +33,7 @@ struct EchoTraits {
   using Key = uint32_t;
   using Item = uint32_t;
   static constexpr const char* kName = "echo";
+  static const char* drop_reason_name(DropReason r) { return r == kNoPayload ? "no_payload" : nullptr; }
 
   size_t ports() const { return kPorts; }
   DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const;

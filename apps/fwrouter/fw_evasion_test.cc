@@ -121,7 +121,7 @@ struct Case {
 // Every case, with the verdict the policy gives it under kRules.
 std::vector<Case> cases() {
   const DropReason kTiny = DropReason::kTinyFragment, kBadL4 = DropReason::kBadL4,
-                   kDenied = DropReason::kAclDenied, kOptions = DropReason::kBadIpOptions;
+                   kDenied = kAclDenied, kOptions = DropReason::kBadIpOptions;
   std::vector<Case> v = {
       {"tcp to 22", v4({}, tcp(22)), drop(kDenied)},
       {"tcp to 80", v4({}, tcp(80, 5, 10)), kRouted},
@@ -299,7 +299,7 @@ TEST(FwEvasion, WorkerPipelineWithVerify) {
   uint64_t routed = 0, denied = 0;
   for (const Case& c : cs) {
     routed += !Verdict::is_drop(c.want);
-    denied += c.want == drop(DropReason::kAclDenied);
+    denied += c.want == drop(kAclDenied);
   }
   std::vector<WorkersResult> results;
   for (LookupPath path : {LookupPath::kScalar, LookupPath::kBatched}) {
@@ -309,7 +309,7 @@ TEST(FwEvasion, WorkerPipelineWithVerify) {
     EXPECT_EQ(r.verify_mismatches, 0u);
     EXPECT_EQ(r.verify_checked, routed + denied);
     EXPECT_EQ(r.counters.tx_packets, routed);
-    EXPECT_EQ(r.counters.drops[int(DropReason::kAclDenied)], denied);
+    EXPECT_EQ(r.counters.drops[int(kAclDenied)], denied);
     EXPECT_EQ(r.counters.drops[int(DropReason::kTinyFragment)], 7u);
     EXPECT_TRUE(r.counters.balanced());
   }
@@ -329,7 +329,7 @@ TEST(FwEvasion, GpuGivesTheSameVerdicts) {
   size_t to_rules = 0;
   for (const Case& k : cs) {
     const DropReason r = Verdict::reason(k.want);
-    to_rules += !Verdict::is_drop(k.want) || r == DropReason::kAclDenied;
+    to_rules += !Verdict::is_drop(k.want) || r == kAclDenied;
   }
   ASSERT_EQ(keys.count, to_rules);
   std::vector<uint32_t> cpu(keys.count), gpu_out(keys.count, 0xABCDu);

@@ -72,6 +72,7 @@ struct FwRouterTraits {
   using Key = acl::Header;
   using Item = acl::Header;
   static constexpr const char* kName = "fw-router";
+  static const char* drop_reason_name(DropReason r) { return r == kAclDenied ? "acl_denied" : nullptr; }
 
   explicit FwRouterTraits(const FwRouterTables& tables);
   ~FwRouterTraits();
@@ -79,7 +80,7 @@ struct FwRouterTraits {
 
   // The lookup's own drops: the firewall's and the router's.
   static constexpr bool lookup_drops(DropReason r) {
-    return r == DropReason::kAclDenied || r == DropReason::kNoRoute;
+    return r == kAclDenied || r == DropReason::kNoRoute;
   }
 
   size_t ports() const { return size_t{t->fib->max_next_hop} + 1; }

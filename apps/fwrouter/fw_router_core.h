@@ -20,6 +20,8 @@ namespace tandem::fwrouter {
 // The firewall dropped the packet. Next hops fit in 24 bits and kNoRoute is all ones, so this
 // value is neither.
 inline constexpr uint32_t kDenied = 0xFFFFFFFEu;
+// The fw-router's own drop reason: the firewall's first matching rule (or its default policy) drops it.
+inline constexpr DropReason kAclDenied = app_drop_reason(0);
 static_assert(kDenied != ipv4::kNoRoute && kDenied > ipv4::kMaxNextHop);
 
 // Rule actions as acl_rules.h's Action (kAccept = 0, kDrop = 1), as bytes for device code.
@@ -97,7 +99,7 @@ TANDEM_HD_INLINE DropReason fw_classify_frame(const uint8_t* frame, uint32_t len
 // (kAclDenied), the rest as the IPv4 router does (no route: kNoRoute; else TTL, checksum, port).
 // Returns the Verdict encoding.
 TANDEM_HD_INLINE uint32_t fw_router_apply(uint8_t* ip, uint32_t result) {
-  if (result == kDenied) return Verdict::drop(DropReason::kAclDenied);
+  if (result == kDenied) return Verdict::drop(kAclDenied);
   return ipv4::ipv4_apply_route(ip, result);
 }
 

@@ -93,9 +93,13 @@ size_t count_diff(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b
 }
 
 TEST(FwRouter, DropReasonHasAName) {
-  EXPECT_STREQ(drop_reason_name(DropReason::kAclDenied), "acl_denied");
-  for (int r = 0; r < kDropReasonCount; ++r) EXPECT_STRNE(drop_reason_name(DropReason(r)), "unknown") << r;
-  EXPECT_TRUE(FwRouterApp::lookup_drops(DropReason::kAclDenied));
+  EXPECT_STREQ(FwRouterTraits::drop_reason_name(kAclDenied), "acl_denied");
+  EXPECT_TRUE(is_app_drop_reason(kAclDenied));
+  for (int r = 0; r < kDropReasonCount; ++r) {
+    const DropReason d = DropReason(r);
+    if (d < DropReason::kCoreCount || is_app_drop_reason(d)) EXPECT_STRNE(drop_reason_name(d), "unknown") << r;
+  }
+  EXPECT_TRUE(FwRouterApp::lookup_drops(kAclDenied));
   EXPECT_TRUE(FwRouterApp::lookup_drops(DropReason::kNoRoute));
   EXPECT_FALSE(FwRouterApp::lookup_drops(DropReason::kMartian));
 }
@@ -147,10 +151,10 @@ TEST(FwRouter, HandMadeRulesAndFrames) {
     uint32_t want;
   };
   const Case cases[] = {
-      {0x0A000001, 0x01020304, 40000, 22, 6, Verdict::drop(DropReason::kAclDenied)},  // rule 1
+      {0x0A000001, 0x01020304, 40000, 22, 6, Verdict::drop(kAclDenied)},  // rule 1
       {0x0B000001, 0x01020304, 40000, 22, 6, Verdict::port(2)},                       // not from 10/8
       {0x0A000001, 0x08080808, 40000, 53, 17, Verdict::port(1)},                      // rule 2
-      {0x0A000001, 0x08080808, 40000, 54, 17, Verdict::drop(DropReason::kAclDenied)},  // rule 3
+      {0x0A000001, 0x08080808, 40000, 54, 17, Verdict::drop(kAclDenied)},  // rule 3
       {0x0A000001, 0x09090909, 40000, 80, 6, Verdict::drop(DropReason::kNoRoute)},     // default, no route
       {0x0A000001, 0xE0000001, 40000, 80, 6, Verdict::drop(DropReason::kMartian)},     // before the firewall
   };
@@ -191,7 +195,7 @@ TEST(FwRouter, HandMadeRulesAndFrames) {
         EXPECT_EQ(Verdict::reason(b.verdict[i]), DropReason::kMartian) << "case " << i;
       }
     }
-    EXPECT_EQ(c.drops[int(DropReason::kAclDenied)], 2u);
+    EXPECT_EQ(c.drops[int(kAclDenied)], 2u);
     EXPECT_TRUE(c.balanced());
   }
   // A protocol without ports (kNoPorts, as fw_header_of makes it): only rules without ports may
@@ -333,7 +337,7 @@ TEST(FwRouter, PipelineCpuPathsAccountForEveryPacket) {
     wc.path = LookupPath::kScalar;
     const WorkersResult ref = run(app, s, wc);
     const Counters& c = ref.counters;
-    const uint64_t denied = c.drops[int(DropReason::kAclDenied)], no_route = c.drops[int(DropReason::kNoRoute)];
+    const uint64_t denied = c.drops[int(kAclDenied)], no_route = c.drops[int(DropReason::kNoRoute)];
     EXPECT_EQ(c.rx_packets, s.size()) << pc.name;
     EXPECT_TRUE(c.balanced()) << pc.name;
     EXPECT_EQ(ref.verify_mismatches, 0u) << pc.name;

@@ -30,14 +30,14 @@ std::string wire_key(const uint8_t* p, size_t n) { return std::string(reinterpre
 DropReason ndn_drop_reason(NdnStatus s) {
   switch (s) {
     case NdnStatus::kOk: return DropReason::kNone;
-    case NdnStatus::kNotInterest: return DropReason::kNdnNotInterest;
-    case NdnStatus::kTooManyComponents: return DropReason::kNdnNameTooLong;
+    case NdnStatus::kNotInterest: return kNdnNotInterest;
+    case NdnStatus::kTooManyComponents: return kNdnNameTooLong;
     case NdnStatus::kTruncated:
     case NdnStatus::kBadLength:
     case NdnStatus::kBadType:
     case NdnStatus::kNoName: break;
   }
-  return DropReason::kBadNdnTlv;
+  return kBadNdnTlv;
 }
 
 DropReason ndn_classify_frame(const uint8_t* frame, uint32_t len, ParsedPacket* pp, const uint8_t** payload,

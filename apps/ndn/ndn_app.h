@@ -25,6 +25,13 @@
 
 namespace tandem::ndn {
 
+// NDN's own drop reasons: a TLV that runs past its packet or parent, a bad TLV-TYPE or no Name
+// first; a well-formed TLV packet that is not an Interest (Data, Nack, ...); more name components
+// than the FIB can take (kMaxComponents).
+inline constexpr DropReason kBadNdnTlv = app_drop_reason(0);
+inline constexpr DropReason kNdnNotInterest = app_drop_reason(1);
+inline constexpr DropReason kNdnNameTooLong = app_drop_reason(2);
+
 // A FIB, the routes it holds (for the reference) and names to send Interests for.
 struct NdnSetup {
   std::unique_ptr<NdnFib> fib;
@@ -70,6 +77,9 @@ struct NdnTraits {
   using Key = NdnKey;
   using Item = NdnItem;
   static constexpr const char* kName = "ndn";
+  static const char* drop_reason_name(DropReason r) {
+    return r == kBadNdnTlv ? "bad_ndn_tlv" : r == kNdnNotInterest ? "ndn_not_interest" : r == kNdnNameTooLong ? "ndn_name_too_long" : nullptr;
+  }
 
   explicit NdnTraits(const NdnSetup& setup);
   ~NdnTraits();
