@@ -31,8 +31,10 @@
 
 #include <cstring>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "apps/forward_app.h"
 #include "core/flow_hash.h"
@@ -48,6 +50,18 @@ template <class T>
 struct ResultOf<T, std::void_t<typename T::Result>> {
   using type = typename T::Result;
 };
+
+// The app's own drop reasons with their names (Traits::drop_reason_name), for the registry.
+template <class Traits>
+std::vector<std::pair<DropReason, std::string>> app_drop_reasons() {
+  std::vector<std::pair<DropReason, std::string>> v;
+  if constexpr (requires(DropReason r) { Traits::drop_reason_name(r); }) {
+    for (int i = 0; i < kAppDropReasons; ++i) {
+      if (const char* n = Traits::drop_reason_name(app_drop_reason(i))) v.emplace_back(app_drop_reason(i), n);
+    }
+  }
+  return v;
+}
 
 template <class Traits>
 class ForwardAppImpl final : public ForwardApp {

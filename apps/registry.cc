@@ -77,6 +77,15 @@ void register_gpu_part(const std::string& app) {
 
 const std::vector<AppSpec>& apps() { return registry().apps; }
 
+std::vector<std::pair<std::string, int>> drop_reason_report(const std::string& app) {
+  std::vector<std::pair<std::string, int>> v;
+  for (int r = 1; r < static_cast<int>(DropReason::kCoreCount); ++r) v.emplace_back(drop_reason_name(DropReason(r)), r);
+  for (const AppSpec& a : apps()) {
+    for (const auto& [code, name] : a.drop_reasons) v.emplace_back(name, a.name == app ? static_cast<int>(code) : -1);
+  }
+  return v;
+}
+
 const AppSpec* find_app(std::string_view name) {
   for (const AppSpec& a : apps()) {
     if (a.name == name) return &a;

@@ -109,6 +109,9 @@ struct AppSpec {
   // Builds test cases; `data(path)` resolves a shared-data path and returns "" when it is absent
   // (a case needing it is then left out).
   std::function<std::vector<AppTestCase>(const std::function<std::string(const std::string&)>& data)> test_cases;
+  // The app's own drop reasons (core/drop_reason.h app_drop_reason) and their names:
+  // app_drop_reasons<Traits>() (apps/forward_app_impl.h).
+  std::vector<std::pair<DropReason, std::string>> drop_reasons;
   bool gpu = false;  // set by the registry when the app's GPU part is linked in
 };
 
@@ -117,6 +120,10 @@ void register_app(AppSpec spec);
 const std::vector<AppSpec>& apps();
 // The app called `name`, or null.
 const AppSpec* find_app(std::string_view name);
+// The name of every drop reason a run of `app` reports (the core's, then each app's own: the
+// running app's with its code, the others' with none), so that every run's report has the same
+// names. Pairs of (name, code or -1).
+std::vector<std::pair<std::string, int>> drop_reason_report(const std::string& app);
 // Checks `args` against the app's flags (every given flag is one the app declares) and loads it.
 // Throws UsageError ("--urls is for --app ndn").
 LoadedApp load_app(const std::string& name, const AppArgs& args);

@@ -423,12 +423,10 @@ int run(const RunOptions& o) {
 
   if (!o.json.empty()) {
     nlohmann::json drops = nlohmann::json::object();
-    // Every reason the run's app can give: the core's and the app's own.
-    for (int r = 1; r < kDropReasonCount; ++r) {
-      const DropReason d = static_cast<DropReason>(r);
-      const bool named = d < DropReason::kCoreCount ||
-                         (is_app_drop_reason(d) && std::string(app.drop_reason_name(d)) != drop_reason_name(d));
-      if (named) drops[app.drop_reason_name(d)] = c.drops[r];
+    // Every app's reasons, so that reports of different apps have the same names; the running
+    // app's own are counted, the others' are 0.
+    for (const auto& [name, code] : drop_reason_report(app.name())) {
+      if (code >= 0 || !drops.contains(name)) drops[name] = code >= 0 ? c.drops[code] : 0;
     }
     nlohmann::json ports = nlohmann::json::object();
     for (size_t p = 0; p < c.tx_per_port.size(); ++p) {

@@ -24,6 +24,7 @@ LoadedApp load(const AppArgs&) {
 AppSpec spec() {
   AppSpec s;
   s.name = "echo";
+  s.drop_reasons = app_drop_reasons<EchoTraits>();
   s.description = "port = the first 32-bit payload word mod 4: the cost of the path itself, no table";
   s.load = load;
   s.test_cases = [](const auto&) { return std::vector<AppTestCase>{{"echo", {}, "count=30000,flows=0,proto=tcp,seed=8"}}; };

@@ -76,6 +76,7 @@ LoadedApp load(const AppArgs& args) {
 AppSpec spec() {
   AppSpec s;
   s.name = "fw-router";
+  s.drop_reasons = app_drop_reasons<FwRouterTraits>();
   s.description = "a 5-tuple firewall (HyperSplit), then the IPv4 router";
   s.flags = {
       {"fib", AppFlag::Kind::kFile, "PREFIX/LEN [NEXTHOP] lines or an MRT dump (IPv6 lines skipped); .gz ok"},

@@ -108,6 +108,7 @@ std::unique_ptr<KeyLookup> lookup(const AppArgs& args, bool on_gpu) {
 AppSpec spec() {
   AppSpec s;
   s.name = "ndn";
+  s.drop_reasons = app_drop_reasons<NdnTraits>();
   s.description = "NDN name lookup: TLV v0.3 Interests over UDP 6363, longest-prefix match on a hash-based name FIB";
   s.flags = {{"fib", AppFlag::Kind::kFile, "NAME NEXTHOP lines, names in NDN URI form; .gz ok"},
              {"urls", AppFlag::Kind::kFile, "build the FIB and the traffic's names from this URL list (.gz ok)"},
