@@ -21,6 +21,8 @@ command prints, EXPECT checks it."""
 import gzip
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -219,10 +221,14 @@ def main():
                 out, err = os.path.join(bd, "..", "stdout"), os.path.join(bd, "..", "stderr")
                 t0 = time.monotonic()
                 with open(out, "w") as fo, open(err, "w") as fe:
+                    # A session of its own, so that a command over its time is ended with its children.
+                    p = subprocess.Popen(["bash", "-e", "-o", "pipefail", "-c", script], cwd=bd, env=env,
+                                         stdout=fo, stderr=fe, start_new_session=True)
                     try:
-                        rc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=bd, env=env,
-                                            stdout=fo, stderr=fe, timeout=limit).returncode
+                        rc = p.wait(timeout=limit)
                     except subprocess.TimeoutExpired:
+                        os.killpg(p.pid, signal.SIGKILL)
+                        p.wait()
                         rc = None
                 took = time.monotonic() - t0
                 ran += 1
@@ -246,7 +252,7 @@ def main():
         c.check(i in expected, f"EXPECT {text!r} matches no command that ran: update EXPECT")
     print(f"{ran} commands run, {skipped} skipped, in {time.monotonic() - start:.0f} s")
     if not c.failures:
-        subprocess.run(["rm", "-rf", d])
+        shutil.rmtree(d, ignore_errors=True)
     else:
         print(f"the examples' directories are kept in {d}")
     c.done()
