@@ -180,7 +180,7 @@ TEST(Mrt, FibLoadersTakeTheFirstEntryAndNumberNextHops) {
   EXPECT_EQ(t.lookup(0x0A010203), 1u);    // 10.1/16 -> 192.0.2.2 = port 1
   EXPECT_EQ(t.lookup(0xC6336401), 2u);    // first entry's 192.0.2.3, not the second's .1
   EXPECT_EQ(t.lookup(0xCB007101), 3u);
-  EXPECT_EQ(t.lookup(0x0B000000), ipv4::RefTrie::kNoRoute);
+  EXPECT_EQ(t.lookup(0x0B000000), kNoRoute);
 
   const ipv6::Fib6 fib6 = ipv6::load_fib6(path);
   ASSERT_EQ(fib6.routes.size(), 2u);

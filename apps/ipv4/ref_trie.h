@@ -7,12 +7,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/lookup_result.h"
+
 namespace tandem::ipv4 {
 
 class RefTrie {
  public:
-  static constexpr uint32_t kNoRoute = 0xFFFFFFFFu;
-
   RefTrie();
   // Inserts or replaces prefix ip/len (host bits ignored).
   void insert(uint32_t ip, uint8_t len, uint32_t next_hop);

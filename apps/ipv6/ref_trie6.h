@@ -7,12 +7,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/lookup_result.h"
+
 namespace tandem::ipv6 {
 
 class RefTrie6 {
  public:
-  static constexpr uint32_t kNoRoute = 0xFFFFFFFFu;
-
   RefTrie6();
   // Inserts or replaces prefix/len (16 bytes, network order; host bits ignored), len 0..128.
   void insert(const uint8_t prefix[16], uint8_t len, uint32_t next_hop);
