@@ -20,6 +20,7 @@
 #include "io/flow_traffic.h"
 #include "io/traffic_gen.h"
 #include "sched/workers.h"
+#include "tests/pipeline_runs.h"
 #include "tests/test_util.h"
 
 namespace tandem::fwrouter {
@@ -276,29 +277,9 @@ TEST(FwRouter, GpuFusedAndSplitEqualTheReference) {
 // --- Whole frames through the worker pipeline (sched/workers.h), as tests/apps_pipeline_test.cc
 // does for the other apps.
 
-// A runner that does the app's CPU lookup on the host at submit (the staged engine's worker logic
-// on every machine).
-class HostAppRunner final : public gpu::OffloadRunner {
- public:
-  HostAppRunner(const ForwardApp& app, size_t cap, int slots)
-      : app_(app), cap_(cap), in_(slots, std::vector<uint8_t>(cap * app.item_bytes())), out_(slots, std::vector<uint32_t>(cap)) {}
-  gpu::GpuMode mode() const override { return gpu::GpuMode::kAsync; }
-  size_t capacity() const override { return cap_; }
-  int slots() const override { return static_cast<int>(in_.size()); }
-  size_t in_item_bytes() const override { return app_.item_bytes(); }
-  size_t out_item_bytes() const override { return 4; }
-  void* in(int s) override { return in_[s].data(); }
-  void* out(int s) override { return out_[s].data(); }
-  void submit(int s, size_t n) override { app_.lookup_items(in_[s].data(), out_[s].data(), n); }
-  void wait(int) override {}
-  bool ready(int) override { return true; }
-
- private:
-  const ForwardApp& app_;
-  size_t cap_;
-  std::vector<std::vector<uint8_t>> in_;
-  std::vector<std::vector<uint32_t>> out_;
-};
+using test::check_cpu_paths;
+using test::check_gpu_modes;
+using test::run_verified;
 
 struct PipelineCase {
   std::string name;
@@ -326,12 +307,6 @@ PacketStore traffic(const cli::LoadedApp& a, const std::string& gen) {
   return s;
 }
 
-WorkersResult run(const ForwardApp& app, const PacketStore& s, WorkersConfig wc) {
-  wc.ports = app.ports();
-  wc.verify = true;
-  return run_workers(app, s, wc);
-}
-
 void expect_same(const WorkersResult& a, const WorkersResult& b, const std::string& what) {
   EXPECT_EQ(a.counters.tx_per_port, b.counters.tx_per_port) << what;
   EXPECT_EQ(a.counters.drops, b.counters.drops) << what;
@@ -351,7 +326,7 @@ TEST(FwRouter, PipelineCpuPathsAccountForEveryPacket) {
     const PacketStore s = traffic(a, pc.gen);
     WorkersConfig wc;
     wc.path = LookupPath::kScalar;
-    const WorkersResult ref = run(app, s, wc);
+    const WorkersResult ref = run_verified(app, s, wc);
     const Counters& c = ref.counters;
     const uint64_t denied = c.drops[int(DropReason::kAclDenied)], no_route = c.drops[int(DropReason::kNoRoute)];
     EXPECT_EQ(c.rx_packets, s.size()) << pc.name;
@@ -366,35 +341,7 @@ TEST(FwRouter, PipelineCpuPathsAccountForEveryPacket) {
     std::printf("%s: %llu received, %llu forwarded, %llu denied, %llu without a route, %llu dropped in all\n",
                 pc.name.c_str(), (unsigned long long)c.rx_packets, (unsigned long long)c.tx_packets,
                 (unsigned long long)denied, (unsigned long long)no_route, (unsigned long long)c.dropped());
-    for (int w : {1, 3}) {
-      wc.path = LookupPath::kBatched;
-      wc.workers = w;
-      wc.burst = w == 1 ? 256 : 61;
-      expect_same(ref, run(app, s, wc), pc.name + " batched, workers " + std::to_string(w));
-    }
-    {
-      gpu::EngineConfig ec;
-      ec.max_batch = 2048;
-      ec.max_wait_ns = 20000;
-      WorkersConfig g;
-      g.workers = 2;
-      g.burst = 64;
-      g.max_bursts_in_flight = 16;
-      GpuEngine e = attach_gpu_engine(g, app, nullptr, ec, /*staged=*/false);
-      expect_same(ref, run(app, s, g), pc.name + " engine, CPU fallback");
-      EXPECT_GT(e.stats().cpu_batches, 0u);
-    }
-    {
-      gpu::EngineConfig ec;
-      ec.max_batch = 1024;
-      ec.max_wait_ns = 20000;
-      WorkersConfig g;
-      g.workers = 3;
-      g.burst = 100;
-      g.max_bursts_in_flight = 32;
-      GpuEngine e = attach_gpu_engine(g, app, std::make_unique<HostAppRunner>(app, 1024, 3), ec, /*staged=*/true);
-      expect_same(ref, run(app, s, g), pc.name + " staged engine, host runner");
-    }
+    check_cpu_paths(app, s, pc.name, [&](const WorkersResult& r, const std::string& what) { expect_same(ref, r, what); });
   }
 }
 
@@ -423,27 +370,8 @@ TEST(FwRouter, PipelineEveryGpuModeAndPlan) {
 
     WorkersConfig wc;
     wc.path = LookupPath::kScalar;
-    const WorkersResult ref = run(app, s, wc);
-    for (auto mode : {gpu::GpuMode::kAsync, gpu::GpuMode::kGraph, gpu::GpuMode::kMapped, gpu::GpuMode::kPersistent}) {
-      for (bool staged : {true, false}) {
-        gpu::OffloadOptions oo;
-        oo.mode = mode;
-        oo.capacity = 4096;
-        oo.slots = 3;
-        gpu::EngineConfig ec;
-        ec.max_batch = 4096;
-        ec.max_wait_ns = 30000;
-        ec.queue_depth = 64;
-        WorkersConfig g;
-        g.workers = 3;
-        g.max_bursts_in_flight = 64;
-        GpuEngine e = attach_gpu_engine(g, app, app.make_gpu_runner(oo), ec, staged);
-        const std::string what = pc.name + " GPU " + gpu::gpu_mode_name(mode) + (staged ? " staged" : " gather");
-        expect_same(ref, run(app, s, g), what);
-        EXPECT_TRUE(e.on_gpu()) << what << ": " << e.stats().gpu_error;
-        EXPECT_EQ(e.stats().cpu_batches, 0u) << what;
-      }
-    }
+    const WorkersResult ref = run_verified(app, s, wc);
+    check_gpu_modes(app, s, pc.name, [&](const WorkersResult& r, const std::string& what) { expect_same(ref, r, what); });
   }
 }
 
