@@ -25,4 +25,9 @@ TANDEM_HD_INLINE uint32_t load_be32(const uint8_t* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
 }
 
+// A MAC address as the low 48 bits.
+TANDEM_HD_INLINE uint64_t load_be48(const uint8_t* p) { return (uint64_t{load_be16(p)} << 32) | load_be32(p + 2); }
+
+TANDEM_HD_INLINE uint64_t load_be64(const uint8_t* p) { return (uint64_t{load_be32(p)} << 32) | load_be32(p + 4); }
+
 }  // namespace tandem

@@ -7,15 +7,12 @@
 // Nothing here may call into the C++ library: it must compile as device code.
 #pragma once
 
+#include "core/byte_order.h"
 #include "core/checksum.h"
 #include "core/compiler.h"
 #include "core/parse.h"
 
 namespace tandem::parse_detail {
-
-TANDEM_HD_INLINE uint16_t load_be16(const uint8_t* p) {
-  return static_cast<uint16_t>((static_cast<uint16_t>(p[0]) << 8) | p[1]);
-}
 
 TANDEM_HD_INLINE void copy_bytes(uint8_t* dst, const uint8_t* src, uint32_t n) {
   for (uint32_t i = 0; i < n; ++i) dst[i] = src[i];

@@ -7,6 +7,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "core/batch.h"
+
 namespace tandem {
 
 namespace {
@@ -218,6 +220,12 @@ std::string DuplicateKeys::warning(std::string_view what) const {
   const size_t colon = first.rfind(':');
   return first.substr(0, colon) + ": " + std::to_string(count) + " duplicate " + std::string(what) + " (" +
          std::to_string(conflicting) + " with another value; the last line wins), the first at " + first;
+}
+
+uint32_t read_next_hop(const TableReader& in, std::string_view text) {
+  uint64_t nh = 0;
+  if (!parse_decimal(text, Verdict::kMaxPort, &nh)) in.fail("next hop must be an integer 0..16777214 (16777215 marks a flood)");
+  return static_cast<uint32_t>(nh);
 }
 
 bool parse_decimal(std::string_view s, uint64_t max, uint64_t* out) {

@@ -140,6 +140,10 @@ struct DuplicateKeys {
   std::string warning(std::string_view what) const;
 };
 
+// A table's NEXTHOP column: an integer 0..Verdict::kMaxPort (core/batch.h; the value above it marks a
+// flood). Fails the reader's line otherwise.
+uint32_t read_next_hop(const TableReader& in, std::string_view text);
+
 // Parses a whole-token unsigned decimal (no sign, no spaces, at most 20 digits) not above `max`.
 bool parse_decimal(std::string_view s, uint64_t max, uint64_t* out);
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "gpu/gpu_runtime.h"
 
@@ -30,7 +31,7 @@ namespace tandem::gpu {
 
 namespace tandem::gpu {
 
-// Device memory for `n` elements of T.
+// Device memory for `n` elements of T, and the copies an app's tables need.
 template <typename T>
 class DeviceBuffer {
  public:
@@ -57,6 +58,23 @@ class DeviceBuffer {
   }
   T* get() const { return p_; }
   size_t size() const { return n_; }
+
+  // A device copy of the host array h[0..n): the buffer is reallocated to n elements, at least
+  // one, so that a kernel gets a valid pointer even for an empty table.
+  void upload(const T* h, size_t n) {
+    resize(n ? n : 1);
+    copy_from(h, n);
+  }
+  void upload(const std::vector<T>& h) { upload(h.data(), h.size()); }
+  // Overwrites the first n elements with h[0..n), in place: for a table whose device copy keeps
+  // its address while the host side changes (runners and kernels in flight hold the pointer).
+  void copy_from(const T* h, size_t n) {
+    if (n) TANDEM_CUDA_CHECK(cudaMemcpy(p_, h, n * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  // Copies the first n elements to h[0..n).
+  void copy_to(T* h, size_t n) const {
+    if (n) TANDEM_CUDA_CHECK(cudaMemcpy(h, p_, n * sizeof(T), cudaMemcpyDeviceToHost));
+  }
 
  private:
   T* p_ = nullptr;

@@ -25,8 +25,7 @@ bool available(std::string* why) {
 }
 
 DeviceInfo device_info() {
-  std::string why;
-  if (!available(&why)) throw GpuError("no GPU: " + why);
+  require_available();
   cudaDeviceProp p{};
   TANDEM_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
   DeviceInfo d;

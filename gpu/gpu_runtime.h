@@ -18,6 +18,13 @@ class GpuError : public std::runtime_error {
 // ("built without CUDA", "no CUDA device", the driver's error text) in *why.
 bool available(std::string* why = nullptr);
 
+// Throws GpuError("no GPU: " + the reason) unless available(): what every GPU table's
+// constructor checks first.
+inline void require_available() {
+  std::string why;
+  if (!available(&why)) throw GpuError("no GPU: " + why);
+}
+
 struct DeviceInfo {
   std::string name;
   int cc_major = 0, cc_minor = 0;

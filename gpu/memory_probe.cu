@@ -46,8 +46,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 double gpu_random_read_rate(size_t bytes, uint64_t accesses, int reps, double* ms_out) {
-  std::string why;
-  if (!available(&why)) throw GpuError("no GPU: " + why);
+  require_available();
   const uint64_t ncells = bytes / (kWordsPerCell * sizeof(uint64_t));
   if (ncells == 0 || accesses == 0 || reps < 1) throw GpuError("gpu_random_read_rate: empty table or no accesses");
   DeviceBuffer<uint64_t> a(ncells * kWordsPerCell), out(1);

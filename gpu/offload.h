@@ -74,6 +74,20 @@ struct OffloadOptions {
 // `in`/`out` hold in_item_bytes() / out_item_bytes() per item, any alignment. Throws GpuError.
 void run_all(OffloadRunner& runner, const void* in, void* out, size_t n);
 
+// run_all() for a GPU table's own synchronous calls (lookup(), classify()): through `runner`,
+// which the first call makes with table.make_runner() (the default options, `capacity` items per
+// batch) and later calls reuse.
+template <class Table>
+void run_all_lazily(std::unique_ptr<OffloadRunner>& runner, const Table& table, size_t capacity, const void* in,
+                    void* out, size_t n) {
+  if (!runner) {
+    OffloadOptions o;
+    o.capacity = capacity;
+    runner = table.make_runner(o);
+  }
+  run_all(*runner, in, out, n);
+}
+
 // A runner whose operation copies each 4-byte item unchanged: the floor of involving the GPU
 // (G-Opt Fig. 2/3), with no app work.
 std::unique_ptr<OffloadRunner> make_echo_runner(const OffloadOptions& opts);

@@ -13,8 +13,7 @@ struct EchoOp {
 }  // namespace
 
 std::unique_ptr<OffloadRunner> make_echo_runner(const OffloadOptions& opts) {
-  std::string why;
-  if (!available(&why)) throw GpuError("no GPU: " + why);
+  require_available();
   return std::make_unique<OffloadRunnerImpl<EchoOp>>(EchoOp{}, opts);
 }
 

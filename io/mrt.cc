@@ -7,6 +7,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/byte_order.h"
+
 namespace tandem::mrt {
 
 namespace {
@@ -36,22 +38,13 @@ class Cursor {
     return q;
   }
   uint8_t u8(const char* what) { return *take(1, what); }
-  uint16_t u16(const char* what) {
-    const uint8_t* q = take(2, what);
-    return static_cast<uint16_t>(q[0] << 8 | q[1]);
-  }
-  uint32_t u32(const char* what) {
-    const uint8_t* q = take(4, what);
-    return uint32_t{q[0]} << 24 | uint32_t{q[1]} << 16 | uint32_t{q[2]} << 8 | q[3];
-  }
+  uint16_t u16(const char* what) { return static_cast<uint16_t>(load_be16(take(2, what))); }
+  uint32_t u32(const char* what) { return load_be32(take(4, what)); }
 
  private:
   const uint8_t* p_;
   const uint8_t* end_;
 };
-
-uint16_t be16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
-uint32_t be32(const uint8_t* p) { return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3]; }
 
 // Finds the next hop in a BGP attribute block. MP_REACH_NLRI comes in two forms: TABLE_DUMP_V2's
 // holds only the next hop's length and address (RFC 6396 sec. 4.3.4); the full form (TABLE_DUMP)
@@ -123,8 +116,8 @@ void deliver(RibRoute& r, const RouteSink& sink, MrtStats& stats) {
 
 void parse_record(const uint8_t* header, const uint8_t* body, size_t length, const RouteSink& sink,
                   MrtStats& stats) {
-  const uint16_t type = be16(header + 4);
-  const uint16_t subtype = be16(header + 6);
+  const uint16_t type = load_be16(header + 4);
+  const uint16_t subtype = load_be16(header + 6);
   ++stats.records;
   Cursor c(body, length);
   if (type == kTableDump) {
@@ -214,7 +207,7 @@ MrtStats read_file(const std::string& path, const RouteSink& sink) {
       }
       if (offset > kMaxDumpBytes) fail_at(path, stats.records + 1, offset, "input larger than " + std::to_string(kMaxDumpBytes) + " bytes");
       if (got != static_cast<int>(sizeof header)) fail_at(path, stats.records + 1, offset, "truncated record header");
-      const uint32_t length = be32(header + 8);
+      const uint32_t length = load_be32(header + 8);
       if (length > kMaxRecord) fail_at(path, stats.records + 1, offset, "record length " + std::to_string(length) + " is implausible");
       body.resize(length);
       const int n = length ? gzread(f, body.data(), length) : 0;
@@ -244,7 +237,7 @@ MrtStats read_buffer(const uint8_t* data, size_t size, const RouteSink& sink, co
   while (offset < size) {
     if (size - offset < 12) fail_at(name, stats.records + 1, offset, "truncated record header");
     const uint8_t* header = data + offset;
-    const uint32_t length = be32(header + 8);
+    const uint32_t length = load_be32(header + 8);
     if (length > size - offset - 12) fail_at(name, stats.records + 1, offset, "truncated record");
     try {
       parse_record(header, header + 12, length, sink, stats);
@@ -306,7 +299,7 @@ bool looks_like_mrt(const std::string& path) {
   const int n = gzread(f, h, sizeof h);
   gzclose(f);
   if (n != static_cast<int>(sizeof h)) return false;
-  const uint16_t type = be16(h + 4);
+  const uint16_t type = load_be16(h + 4);
   // A text table starts with printable characters; an MRT header's type field is 0x000c or 0x000d.
   return (type == kTableDump || type == kTableDumpV2) && h[4] == 0;
 }

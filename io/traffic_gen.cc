@@ -1,7 +1,5 @@
 #include "io/traffic_gen.h"
 
-#include "core/byte_order.h"
-
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -12,7 +10,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "core/checksum.h"
+#include "io/gen_frames.h"
 
 namespace tandem {
 
@@ -104,61 +102,17 @@ Flow random_flow(Rng& rng, const DstPicker& dst) {
   return f;
 }
 
-constexpr auto put16 = store_be16;
-constexpr auto put32 = store_be32;
-
-constexpr uint32_t kEthLen = 14, kIpLen = 20, kUdpLen = 8, kTcpLen = 20;
-
 // Writes a complete frame of `len` bytes (without FCS) for packet number `index` of flow `f`.
 void build_frame(uint8_t* p, uint32_t len, const Flow& f, uint64_t index, uint8_t proto) {
-  static constexpr uint8_t kEth[kEthLen] = {0x02, 0, 0, 0, 0,    0x01, 0x02,
-                                            0,    0, 0, 0, 0x02, 0x08, 0x00};
-  std::copy(kEth, kEth + kEthLen, p);
-
-  uint8_t* ip = p + kEthLen;
-  ip[0] = 0x45;
-  ip[1] = 0;
-  put16(ip + 2, len - kEthLen);
-  put16(ip + 4, static_cast<uint32_t>(index & 0xFFFF));
-  put16(ip + 6, 0x4000);  // DF
-  ip[8] = 64;
-  ip[9] = proto;
-  put16(ip + 10, 0);
-  put32(ip + 12, f.src);
-  put32(ip + 16, f.dst);
-  put16(ip + 10, ipv4_header_checksum(ip, kIpLen));
-
-  uint8_t* l4 = ip + kIpLen;
-  const uint32_t l4_len = len - kEthLen - kIpLen;
-  put16(l4, f.sport);
-  put16(l4 + 2, f.dport);
-  uint32_t hdr_len, csum_off;
-  if (proto == 6) {
-    put32(l4 + 4, f.seq + static_cast<uint32_t>(index));
-    put32(l4 + 8, f.ack);
-    l4[12] = 0x50;  // data offset 5 words
-    l4[13] = 0x10;  // ACK
-    put16(l4 + 14, 0xFFFF);
-    put16(l4 + 16, 0);
-    put16(l4 + 18, 0);
-    hdr_len = kTcpLen;
-    csum_off = 16;
-  } else {
-    put16(l4 + 4, l4_len);
-    put16(l4 + 6, 0);
-    hdr_len = kUdpLen;
-    csum_off = 6;
-  }
-  uint8_t* payload = l4 + hdr_len;
-  const uint32_t payload_len = l4_len - hdr_len;
-  for (uint32_t j = 0; j < payload_len; ++j) payload[j] = static_cast<uint8_t>(index + j);
-
-  // Pseudo-header: addresses, protocol, L4 length.
-  uint32_t sum =
-      (f.src >> 16) + (f.src & 0xFFFF) + (f.dst >> 16) + (f.dst & 0xFFFF) + proto + l4_len;
-  uint16_t csum = static_cast<uint16_t>(~csum_fold(csum_partial(l4, l4_len, sum)));
-  if (proto == 17 && csum == 0) csum = 0xFFFF;  // 0 would mean "no checksum" for UDP
-  put16(l4 + csum_off, csum);
+  static constexpr uint8_t kDstMac[6] = {0x02, 0, 0, 0, 0, 0x01}, kSrcMac[6] = {0x02, 0, 0, 0, 0, 0x02};
+  gen::write_eth(p, kDstMac, kSrcMac, kEthTypeIpv4);
+  uint8_t* ip = p + kEthHeaderLen;
+  const uint32_t pseudo = gen::write_ipv4(ip, len - kEthHeaderLen, static_cast<uint32_t>(index), proto, f.src, f.dst);
+  uint8_t* l4 = ip + gen::kIpv4Len;
+  const uint32_t l4_len = len - kEthHeaderLen - gen::kIpv4Len;
+  const uint32_t hdr_len = gen::write_l4_header(l4, proto, l4_len, f.sport, f.dport, f.seq + static_cast<uint32_t>(index), f.ack);
+  gen::fill_pattern(l4 + hdr_len, 0, l4_len - hdr_len, index);
+  gen::write_l4_checksum(l4, proto, l4_len, pseudo);
 }
 
 // Asks for transparent hugepages on a large buffer before it is first touched: filling GiBs of
@@ -329,12 +283,17 @@ struct TrafficGenerator::State {
   Rng flow_rng;
   Rng pick_rng;
   std::vector<Flow> flows;
-  std::vector<double> cdf;  // Zipf: cumulative weights over ranks 1..F, sampled by binary search
+  gen::FlowChooser chooser;
   uint64_t made = 0;
-  uint64_t bits = 0;  // on the wire so far, for the timestamps
+  gen::LinkClock clock;
 
   explicit State(const GenSpec& s)
-      : spec(s), dst{s.dst, {}}, sizes(s, kSizeStream), flow_rng(s.seed, kFlowStream), pick_rng(s.seed, kPickStream) {}
+      : spec(s),
+        dst{s.dst, {}},
+        sizes(s, kSizeStream),
+        flow_rng(s.seed, kFlowStream),
+        pick_rng(s.seed, kPickStream),
+        chooser(s.flows, s.zipf) {}
 };
 
 TrafficGenerator::TrafficGenerator(const GenSpec& spec,
@@ -356,14 +315,6 @@ TrafficGenerator::TrafficGenerator(const GenSpec& spec,
   }
   st_->flows.resize(spec.flows);
   for (Flow& f : st_->flows) f = random_flow(st_->flow_rng, dst);
-  if (spec.zipf > 0) {
-    st_->cdf.resize(st_->flows.size());
-    double acc = 0;
-    for (size_t k = 0; k < st_->cdf.size(); ++k) {
-      acc += std::pow(static_cast<double>(k + 1), -spec.zipf);
-      st_->cdf[k] = acc;
-    }
-  }
 }
 
 TrafficGenerator::~TrafficGenerator() = default;
@@ -392,26 +343,15 @@ uint64_t TrafficGenerator::next(PacketStore& store, uint64_t max_packets) {
   store.bytes.resize(total);
   std::copy(store.caplen.begin(), store.caplen.end(), store.wire_len.begin());
 
-  // Timestamps as on a saturated 100 Gb/s link: the running bit count is exact, and only its
-  // conversion to ns (0.01 ns per bit) is rounded, so rounding errors never accumulate.
-  constexpr uint64_t kStartNs = 1700000000ull * 1000000000ull;
-  for (uint64_t i = 0; i < n; ++i) {
-    store.ts_ns[i] = kStartNs + (st.bits + 50) / 100;
-    st.bits += (static_cast<uint64_t>(store.caplen[i]) + 4 + 20) * 8;  // + FCS, preamble, gap
-  }
+  for (uint64_t i = 0; i < n; ++i) store.ts_ns[i] = st.clock.next(store.caplen[i]);
 
   for (uint64_t i = 0; i < n; ++i) {
     Flow fresh;
-    const Flow* f;
+    const Flow* f = &fresh;
     if (st.flows.empty()) {
       fresh = random_flow(st.flow_rng, st.dst);
-      f = &fresh;
-    } else if (st.cdf.empty()) {
-      f = &st.flows[st.pick_rng.below(st.flows.size())];
     } else {
-      const double u = st.pick_rng.unit() * st.cdf.back();
-      const size_t k = std::upper_bound(st.cdf.begin(), st.cdf.end(), u) - st.cdf.begin();
-      f = &st.flows[std::min(k, st.flows.size() - 1)];
+      f = &st.flows[st.chooser.next(st.pick_rng)];
     }
     build_frame(store.bytes.data() + store.offset[i], store.caplen[i], *f, st.made + i, st.spec.proto);
   }

@@ -21,13 +21,15 @@
 #include "io/flow_traffic.h"
 #include "io/traffic_gen.h"
 #include "sched/workers.h"
-#include "tests/host_app_runner.h"
+#include "tests/pipeline_runs.h"
 #include "tests/test_util.h"
 
 namespace tandem {
 namespace {
 
-using test::HostAppRunner;
+using test::check_cpu_paths;
+using test::check_gpu_modes;
+using test::run_verified;
 
 struct Case {
   std::string app;
@@ -77,12 +79,6 @@ std::vector<uint8_t> items_of(const ForwardApp& app, const PacketStore& s) {
   return items;
 }
 
-WorkersResult run(const ForwardApp& app, const PacketStore& s, WorkersConfig wc) {
-  wc.ports = app.ports();
-  wc.verify = true;
-  return run_workers(app, s, wc);
-}
-
 void expect_same(const WorkersResult& a, const WorkersResult& b, const std::string& what) {
   EXPECT_EQ(a.counters.rx_packets, b.counters.rx_packets) << what;
   EXPECT_EQ(a.counters.tx_per_port, b.counters.tx_per_port) << what;
@@ -117,42 +113,12 @@ TEST_P(AppsPipeline, EveryPathGivesTheReferenceDecisions) {
 
   WorkersConfig wc;
   wc.path = LookupPath::kScalar;
-  const WorkersResult ref = run(app, s, wc);
+  const WorkersResult ref = run_verified(app, s, wc);
   EXPECT_EQ(ref.counters.rx_packets, s.size());
   EXPECT_EQ(ref.verify_mismatches, 0u);
   EXPECT_EQ(ref.counters.tx_packets > 0, c.t.forwards);
   EXPECT_GE(ref.counters.dropped(), c.t.min_drops) << "the bad frames";
-  for (int w : {1, 3}) {
-    wc.path = LookupPath::kBatched;
-    wc.workers = w;
-    wc.burst = w == 1 ? 256 : 61;
-    expect_same(ref, run(app, s, wc), c.t.label + " batched, workers " + std::to_string(w));
-  }
-  {
-    gpu::EngineConfig ec;
-    ec.max_batch = 2048;
-    ec.max_wait_ns = 20000;
-    ec.queue_depth = 16;
-    WorkersConfig g;
-    g.workers = 2;
-    g.burst = 64;
-    g.max_bursts_in_flight = 16;
-    GpuEngine e = attach_gpu_engine(g, app, nullptr, ec, /*staged=*/false);
-    expect_same(ref, run(app, s, g), c.t.label + " engine, CPU fallback");
-    EXPECT_GT(e.stats().cpu_batches, 0u);
-  }
-  {
-    gpu::EngineConfig ec;
-    ec.max_batch = 1024;
-    ec.max_wait_ns = 20000;
-    WorkersConfig g;
-    g.workers = 3;
-    g.burst = 100;
-    g.max_bursts_in_flight = 32;
-    GpuEngine e = attach_gpu_engine(g, app, std::make_unique<HostAppRunner>(app, 1024, 3), ec, /*staged=*/true);
-    expect_same(ref, run(app, s, g), c.t.label + " staged engine, host runner");
-    EXPECT_GT(e.stats().batches, 0u);
-  }
+  check_cpu_paths(app, s, c.t.label, [&](const WorkersResult& r, const std::string& what) { expect_same(ref, r, what); });
 }
 
 TEST_P(AppsPipeline, EveryGpuModeGivesTheReferenceDecisions) {
@@ -176,28 +142,8 @@ TEST_P(AppsPipeline, EveryGpuModeGivesTheReferenceDecisions) {
   }
   WorkersConfig wc;
   wc.path = LookupPath::kScalar;
-  const WorkersResult ref = run(app, s, wc);
-  for (auto mode : {gpu::GpuMode::kAsync, gpu::GpuMode::kGraph, gpu::GpuMode::kMapped, gpu::GpuMode::kPersistent}) {
-    for (bool staged : {true, false}) {
-      gpu::OffloadOptions oo;
-      oo.mode = mode;
-      oo.capacity = 4096;
-      oo.slots = 3;
-      gpu::EngineConfig ec;
-      ec.max_batch = 4096;
-      ec.max_wait_ns = 30000;
-      ec.queue_depth = 64;
-      WorkersConfig g;
-      g.workers = 3;
-      g.max_bursts_in_flight = 64;
-      GpuEngine e = attach_gpu_engine(g, app, app.make_gpu_runner(oo), ec, staged);
-      const std::string what = c.t.label + " GPU " + gpu::gpu_mode_name(mode) + (staged ? " staged" : " gather");
-      expect_same(ref, run(app, s, g), what);
-      EXPECT_TRUE(e.on_gpu()) << what << ": " << e.stats().gpu_error;
-      EXPECT_GT(e.stats().gpu_batches, 0u) << what;
-      EXPECT_EQ(e.stats().cpu_batches, 0u) << what;
-    }
-  }
+  const WorkersResult ref = run_verified(app, s, wc);
+  check_gpu_modes(app, s, c.t.label, [&](const WorkersResult& r, const std::string& what) { expect_same(ref, r, what); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Apps, AppsPipeline, ::testing::ValuesIn(cases()),
@@ -262,20 +208,20 @@ TEST(NdnApp, MalformedInterestsAreDroppedWithTheirReason) {
   };
   WorkersConfig wc;
   wc.path = LookupPath::kScalar;
-  check(run(app, s, wc), "scalar");
+  check(run_verified(app, s, wc), "scalar");
   wc.path = LookupPath::kBatched;
-  check(run(app, s, wc), "batched");
+  check(run_verified(app, s, wc), "batched");
   gpu::EngineConfig ec;
   ec.max_batch = 256;
   WorkersConfig g;
   GpuEngine e = attach_gpu_engine(g, app, nullptr, ec, false);
-  check(run(app, s, g), "engine, CPU fallback (long name: kResolveOnCpu, then the worker)");
+  check(run_verified(app, s, g), "engine, CPU fallback (long name: kResolveOnCpu, then the worker)");
   if (gpu::available()) {
     gpu::OffloadOptions oo;
     oo.capacity = 256;
     WorkersConfig gg;
     GpuEngine ge = attach_gpu_engine(gg, app, app.make_gpu_runner(oo), ec, true);
-    check(run(app, s, gg), "GPU");
+    check(run_verified(app, s, gg), "GPU");
   }
 }
 

@@ -11,7 +11,7 @@
 #include "core/parse.h"
 #include "io/traffic_gen.h"
 #include "sched/workers.h"
-#include "tests/host_app_runner.h"
+#include "tests/pipeline_runs.h"
 
 namespace tandem {
 namespace {

@@ -15,22 +15,16 @@
 #include "apps/ipv4/ref_trie.h"
 #include "apps/ipv6/fib6_loader.h"
 #include "io/mrt.h"
+#include "tests/bytes.h"
 #include "test_util.h"
 
 namespace tandem {
 namespace {
 
-using Bytes = std::vector<uint8_t>;
-
-void put16(Bytes& b, uint16_t v) {
-  b.push_back(static_cast<uint8_t>(v >> 8));
-  b.push_back(static_cast<uint8_t>(v));
-}
-void put32(Bytes& b, uint32_t v) {
-  put16(b, static_cast<uint16_t>(v >> 16));
-  put16(b, static_cast<uint16_t>(v));
-}
-void append(Bytes& b, const Bytes& x) { b.insert(b.end(), x.begin(), x.end()); }
+using test::append;
+using test::Bytes;
+using test::put16;
+using test::put32;
 
 Bytes record(uint16_t type, uint16_t subtype, const Bytes& body) {
   Bytes r;
@@ -180,7 +174,7 @@ TEST(Mrt, FibLoadersTakeTheFirstEntryAndNumberNextHops) {
   EXPECT_EQ(t.lookup(0x0A010203), 1u);    // 10.1/16 -> 192.0.2.2 = port 1
   EXPECT_EQ(t.lookup(0xC6336401), 2u);    // first entry's 192.0.2.3, not the second's .1
   EXPECT_EQ(t.lookup(0xCB007101), 3u);
-  EXPECT_EQ(t.lookup(0x0B000000), ipv4::RefTrie::kNoRoute);
+  EXPECT_EQ(t.lookup(0x0B000000), kNoRoute);
 
   const ipv6::Fib6 fib6 = ipv6::load_fib6(path);
   ASSERT_EQ(fib6.routes.size(), 2u);

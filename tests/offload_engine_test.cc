@@ -357,30 +357,38 @@ TEST(StagedEngine, RealGpuEchoInPlace) {
   }
 }
 
+// Two workers each submit `rounds` requests of 256 items through an echo engine (value(r, w, k):
+// item k of worker w's round r) and wait for each; returns how many came back changed.
+template <class Value>
+size_t echo_from_two_workers(OffloadEngine& e, int rounds, Value value) {
+  std::vector<std::thread> ts;
+  std::atomic<size_t> wrong{0};
+  for (int w = 0; w < 2; ++w) {
+    ts.emplace_back([&, w] {
+      std::vector<uint32_t> in(256), out(256);
+      for (int r = 0; r < rounds; ++r) {
+        for (size_t k = 0; k < in.size(); ++k) in[k] = value(r, w, k);
+        OffloadRequest q;
+        q.in = in.data();
+        q.out = out.data();
+        q.n = 256;
+        e.submit(w, &q);
+        while (!q.done()) std::this_thread::yield();
+        wrong += in != out;
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  return wrong;
+}
+
 TEST(OffloadEngine, RealGpuEcho) {
   TANDEM_REQUIRE_GPU();
   for (GpuMode m : {GpuMode::kAsync, GpuMode::kPersistent}) {
     // The echo runner returns items unchanged: the fallback must agree with it.
     auto echo = [](const void* in, void* out, size_t n) { std::memcpy(out, in, n * 4); };
     OffloadEngine e(make_echo_runner({m, 4096, 1, 0}), echo, {4096, 20000, 8, 4, 4}, 2);
-    std::vector<std::thread> ts;
-    std::atomic<size_t> wrong{0};
-    for (int w = 0; w < 2; ++w) {
-      ts.emplace_back([&, w] {
-        std::vector<uint32_t> in(256), out(256);
-        for (int r = 0; r < 500; ++r) {
-          for (auto& v : in) v = static_cast<uint32_t>(r * 7919 + w);
-          OffloadRequest q;
-          q.in = in.data();
-          q.out = out.data();
-          q.n = 256;
-          e.submit(w, &q);
-          while (!q.done()) std::this_thread::yield();
-          wrong += in != out;
-        }
-      });
-    }
-    for (auto& t : ts) t.join();
+    const size_t wrong = echo_from_two_workers(e, 500, [](int r, int w, size_t) { return static_cast<uint32_t>(r * 7919 + w); });
     EXPECT_EQ(wrong, 0u) << gpu_mode_name(m);
     EXPECT_TRUE(e.on_gpu()) << e.stats().gpu_error;
   }
@@ -397,27 +405,11 @@ TEST_P(GpuFault, TrapMidStreamFinishesOnTheCpu) {
   auto echo = [](const void* in, void* out, size_t n) { std::memcpy(out, in, n * 4); };
   OffloadOptions oo{GetParam(), 1024, 3, 0};
   oo.fault_at_batch = 4;
-  std::vector<std::thread> ts;
-  std::atomic<size_t> wrong{0};
+  size_t wrong = 0;
   EngineStats s;
   {
     OffloadEngine e(make_echo_runner(oo), echo, {1024, 20000, 8, 4, 4}, 2);
-    for (int w = 0; w < 2; ++w) {
-      ts.emplace_back([&, w] {
-        std::vector<uint32_t> in(256), out(256);
-        for (int r = 0; r < 200; ++r) {
-          for (auto& v : in) v = static_cast<uint32_t>(r * 7919 + w * 13 + (&v - in.data()));
-          OffloadRequest q;
-          q.in = in.data();
-          q.out = out.data();
-          q.n = 256;
-          e.submit(w, &q);
-          while (!q.done()) std::this_thread::yield();
-          wrong += in != out;
-        }
-      });
-    }
-    for (auto& t : ts) t.join();
+    wrong = echo_from_two_workers(e, 200, [](int r, int w, size_t k) { return static_cast<uint32_t>(r * 7919 + w * 13 + k); });
     EXPECT_FALSE(e.on_gpu());
     s = e.stats();
   }

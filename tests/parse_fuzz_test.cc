@@ -22,12 +22,15 @@
 #include "core/drop_reason.h"
 #include "core/parse.h"
 #include "fuzz/parse_invariants.h"
+#include "tests/bytes.h"
 #include "tests/test_util.h"
 
 namespace tandem {
 namespace {
 
-using Bytes = std::vector<uint8_t>;
+using test::Bytes;
+using test::cat;
+using test::put16;
 
 // ---- seeds ----
 
@@ -48,14 +51,6 @@ void read_pcap_frames(const std::string& path, std::vector<Bytes>* out) {
   }
 }
 
-void put16(Bytes& b, uint16_t v) {
-  b.push_back(uint8_t(v >> 8));
-  b.push_back(uint8_t(v));
-}
-Bytes cat(Bytes a, const Bytes& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
 void set_ipv4_checksum(uint8_t* ip, uint32_t hdr_len) {
   const uint16_t c = ipv4_header_checksum(ip, hdr_len);
   ip[10] = uint8_t(c >> 8);

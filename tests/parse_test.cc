@@ -18,6 +18,7 @@
 #include "core/drop_reason.h"
 #include "core/flow_hash.h"
 #include "core/parse.h"
+#include "tests/bytes.h"
 #include "tests/test_util.h"
 
 namespace tandem {
@@ -25,16 +26,10 @@ namespace {
 
 // ---- frame builder ----
 
-using Bytes = std::vector<uint8_t>;
+using test::Bytes;
+using test::cat;
+using test::put16;
 
-void put16(Bytes& b, uint16_t v) {
-  b.push_back(uint8_t(v >> 8));
-  b.push_back(uint8_t(v));
-}
-Bytes cat(Bytes a, const Bytes& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
 Bytes filler(size_t n) {
   Bytes b(n);
   for (size_t i = 0; i < n; ++i) b[i] = static_cast<uint8_t>(0xA0 + i);

@@ -18,6 +18,7 @@
 #include "io/rss.h"
 #include "io/traffic_gen.h"
 #include "tests/ipv4_table.h"
+#include "tests/pipeline_runs.h"
 
 namespace tandem {
 namespace {
@@ -251,14 +252,8 @@ TEST(Workers, EveryGpuModeMatchesCpu) {
   ipv4::Ipv4GpuTable g(*t.dir);
   for (auto mode : {gpu::GpuMode::kAsync, gpu::GpuMode::kGraph, gpu::GpuMode::kMapped, gpu::GpuMode::kPersistent}) {
     for (bool staged : {false, true}) {
-      gpu::OffloadOptions oo;
-      oo.mode = mode;
-      oo.capacity = 4096;
-      oo.slots = 3;
-      gpu::EngineConfig ec;
-      ec.max_batch = 4096;
-      ec.max_wait_ns = 30000;
-      ec.queue_depth = 64;
+      const gpu::OffloadOptions oo = test::mode_options(mode);
+      const gpu::EngineConfig ec = test::mode_engine_config();
       std::unique_ptr<gpu::OffloadEngine> gather;
       std::unique_ptr<gpu::StagedEngine> stage;
       WorkersConfig wc2 = wc;

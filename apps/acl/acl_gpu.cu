@@ -14,12 +14,6 @@ struct ClassifyOp {
   __device__ uint32_t operator()(const Header& h) const { return classify_hypersplit(tree, h); }
 };
 
-template <class T>
-void upload(gpu::DeviceBuffer<T>& d, const std::vector<T>& h) {
-  d.resize(h.empty() ? 1 : h.size());
-  if (!h.empty()) TANDEM_CUDA_CHECK(cudaMemcpy(d.get(), h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
-}
-
 }  // namespace
 
 struct AclGpuTable::Impl {
@@ -31,11 +25,10 @@ struct AclGpuTable::Impl {
 };
 
 AclGpuTable::AclGpuTable(const HyperSplit& tree) : impl_(std::make_unique<Impl>()) {
-  std::string why;
-  if (!gpu::available(&why)) throw gpu::GpuError("no GPU: " + why);
-  upload(impl_->nodes, tree.nodes());
-  upload(impl_->leaf_rules, tree.leaf_rules());
-  upload(impl_->rules, tree.rules());
+  gpu::require_available();
+  impl_->nodes.upload(tree.nodes());
+  impl_->leaf_rules.upload(tree.leaf_rules());
+  impl_->rules.upload(tree.rules());
   impl_->view = tree.view();
   impl_->view.nodes = impl_->nodes.get();
   impl_->view.leaf_rules = impl_->leaf_rules.get();
@@ -49,12 +42,7 @@ std::unique_ptr<gpu::OffloadRunner> AclGpuTable::make_runner(const gpu::OffloadO
 }
 
 void AclGpuTable::classify(const Header* headers, uint32_t* out, size_t n) {
-  if (!impl_->host_runner) {
-    gpu::OffloadOptions o;
-    o.capacity = size_t{1} << 20;
-    impl_->host_runner = make_runner(o);
-  }
-  gpu::run_all(*impl_->host_runner, headers, out, n);
+  gpu::run_all_lazily(impl_->host_runner, *this, size_t{1} << 20, headers, out, n);
 }
 
 }  // namespace tandem::acl

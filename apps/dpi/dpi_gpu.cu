@@ -91,12 +91,6 @@ __global__ void __launch_bounds__(kThreads) ac_kernel(AcView v, const uint8_t* _
   for (uint32_t j = 0; j < c; ++j) ids[base + j] = set[j];
 }
 
-template <class T>
-void upload(gpu::DeviceBuffer<T>& d, const T* h, size_t n) {
-  d.resize(n ? n : 1);
-  if (n) TANDEM_CUDA_CHECK(cudaMemcpy(d.get(), h, n * sizeof(T), cudaMemcpyHostToDevice));
-}
-
 }  // namespace
 
 struct AhoCorasickGpu::Impl {
@@ -121,17 +115,16 @@ struct AhoCorasickGpu::Impl {
 };
 
 AhoCorasickGpu::AhoCorasickGpu(const AhoCorasick& ac, size_t batch_bytes) : impl_(std::make_unique<Impl>()) {
-  std::string why;
-  if (!gpu::available(&why)) throw gpu::GpuError("no GPU: " + why);
+  gpu::require_available();
   Impl& m = *impl_;
   m.ac = &ac;
   m.batch_bytes = std::max<size_t>(batch_bytes, size_t{1} << 17);
-  upload(m.delta, ac.delta(), ac.delta_entries());
-  upload(m.rep_begin, ac.report_begin().data(), ac.report_begin().size());
-  upload(m.rep, ac.reports().data(), ac.reports().size());
-  upload(m.pats, ac.pattern_records().data(), ac.pattern_records().size());
-  upload(m.cls, ac.byte_classes(), 256);
-  upload(m.pat_bytes, ac.pattern_bytes().data(), ac.pattern_bytes().size());
+  m.delta.upload(ac.delta(), ac.delta_entries());
+  m.rep_begin.upload(ac.report_begin());
+  m.rep.upload(ac.reports());
+  m.pats.upload(ac.pattern_records());
+  m.cls.upload(ac.byte_classes(), 256);
+  m.pat_bytes.upload(ac.pattern_bytes());
   m.view = AcView{m.delta.get(),     m.cls.get(),        m.rep_begin.get(), m.rep.get(),
                   m.pats.get(),      m.pat_bytes.get(), ac.classes(),
                   ac_row_magic(ac.classes())};
@@ -170,7 +163,7 @@ void AhoCorasickGpu::patterns_in_batch(const uint8_t* const* p, const uint32_t* 
     s.busy = false;
     stats_.kernel_ms += s.t1.since(s.t0);
     const uint32_t total = s.h_total[0];
-    if (total) TANDEM_CUDA_CHECK(cudaMemcpy(s.h_ids.get(), s.d_ids.get(), total * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    s.d_ids.copy_to(s.h_ids.get(), total);
     for (size_t k = 0; k < s.idx.size(); ++k) {
       const uint32_t i = s.idx[k];
       std::vector<uint32_t>& o = out[i];

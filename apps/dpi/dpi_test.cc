@@ -48,6 +48,40 @@ const IdsRuleSet& et_rules() {
   return *s;
 }
 
+// The TCP and UDP payloads among the first `max` frames of data/pcap/CAP.pcap.
+std::vector<std::string> capture_payloads(const std::string& cap, size_t max) {
+  std::vector<std::string> pays;
+  const PacketStore st = load_pcap(test::source_path("data/pcap/" + cap + ".pcap"));
+  for (size_t i = 0; i < st.size() && i < max; ++i) {
+    ParsedPacket pp;
+    uint32_t off = 0, len = 0;
+    if (parse_packet(st.frame(i), st.caplen[i], &pp) != DropReason::kNone || !transport_payload(st.frame(i), pp, &off, &len)) continue;
+    pays.emplace_back(reinterpret_cast<const char*>(st.frame(i) + off), len);
+  }
+  return pays;
+}
+
+// Random bytes until `size`; with `splice`, a third of the draws put in one of `pats` instead,
+// nocase ones in random case (match-heavy traffic). `x` is the random state.
+std::string random_payload(const std::vector<Pattern>& pats, size_t size, bool splice, uint64_t& x) {
+  std::string s;
+  while (s.size() < size) {
+    if (splice && mix64(++x) % 3 == 0) {
+      const Pattern& p = pats[mix64(++x) % pats.size()];
+      std::string b = p.bytes;
+      if (p.nocase) {
+        for (char& ch : b) {
+          if (std::isalpha(static_cast<unsigned char>(ch)) && mix64(++x) % 2) ch = static_cast<char>(ch ^ 0x20);
+        }
+      }
+      s += b;
+    } else {
+      s += static_cast<char>(mix64(++x));
+    }
+  }
+  return s;
+}
+
 TEST(IdsRules, ContentsAndModifiers) {
   IdsRule r;
   std::string why;
@@ -184,34 +218,15 @@ TEST(AhoCorasick, EqualsNaiveSearchOnEmergingThreats) {
   size_t matched = 0, payloads = 0;
   // The real captures' TCP/UDP payloads.
   for (const char* cap : {"example", "many-protocols", "tls2"}) {
-    const PacketStore st = load_pcap(test::source_path(std::string("data/pcap/") + cap + ".pcap"));
-    for (size_t i = 0; i < st.size() && i < 400; ++i) {
-      ParsedPacket pp;
-      uint32_t off = 0, len = 0;
-      if (parse_packet(st.frame(i), st.caplen[i], &pp) != DropReason::kNone || !transport_payload(st.frame(i), pp, &off, &len)) continue;
-      expect_same(ac, s.patterns, std::string(reinterpret_cast<const char*>(st.frame(i) + off), len), cap, &matched);
+    for (const std::string& p : capture_payloads(cap, 400)) {
+      expect_same(ac, s.patterns, p, cap, &matched);
       ++payloads;
     }
   }
   // Match-heavy: random bytes with patterns spliced in, nocase ones in random case.
   uint64_t x = 17;
   for (int i = 0; i < 150; ++i) {
-    std::string s;
-    while (s.size() < 1400) {
-      if (mix64(++x) % 3 == 0) {
-        const Pattern& p = et_rules().patterns[mix64(++x) % et_rules().patterns.size()];
-        std::string b = p.bytes;
-        if (p.nocase) {
-          for (char& ch : b) {
-            if (std::isalpha(static_cast<unsigned char>(ch)) && mix64(++x) % 2) ch = static_cast<char>(ch ^ 0x20);
-          }
-        }
-        s += b;
-      } else {
-        s += static_cast<char>(mix64(++x));
-      }
-    }
-    expect_same(ac, et_rules().patterns, s, "match-heavy", &matched);
+    expect_same(ac, et_rules().patterns, random_payload(et_rules().patterns, 1400, true, x), "match-heavy", &matched);
     ++payloads;
   }
   EXPECT_GT(matched, 150u) << "the match-heavy payloads must match";
@@ -264,35 +279,13 @@ bool holds(const std::string& options, const std::string& payload) {
 std::vector<std::string> mixed_payloads(size_t n) {
   std::vector<std::string> pays;
   for (const char* cap : {"example", "many-protocols", "tls2"}) {
-    const PacketStore st = load_pcap(test::source_path(std::string("data/pcap/") + cap + ".pcap"));
-    for (size_t i = 0; i < st.size() && i < 300; ++i) {
-      ParsedPacket pp;
-      uint32_t off = 0, len = 0;
-      if (parse_packet(st.frame(i), st.caplen[i], &pp) != DropReason::kNone || !transport_payload(st.frame(i), pp, &off, &len)) continue;
-      pays.emplace_back(reinterpret_cast<const char*>(st.frame(i) + off), len);
-    }
+    for (std::string& p : capture_payloads(cap, 300)) pays.push_back(std::move(p));
   }
-  const auto& pats = et_rules().patterns;
   uint64_t x = 99;
   while (pays.size() < n) {
     const uint64_t kind = mix64(++x) % 4;
     const size_t want = kind == 3 ? 9000 : mix64(++x) % 1500;
-    std::string s;
-    while (s.size() < want) {
-      if (kind >= 2 && mix64(++x) % 3 == 0) {
-        const Pattern& p = pats[mix64(++x) % pats.size()];
-        std::string b = p.bytes;
-        if (p.nocase) {
-          for (char& ch : b) {
-            if (std::isalpha(static_cast<unsigned char>(ch)) && mix64(++x) % 2) ch = static_cast<char>(ch ^ 0x20);
-          }
-        }
-        s += b;
-      } else {
-        s += static_cast<char>(mix64(++x));
-      }
-    }
-    pays.push_back(s);
+    pays.push_back(random_payload(et_rules().patterns, want, kind >= 2, x));
   }
   return pays;
 }

@@ -31,14 +31,10 @@ const std::map<std::string, std::string>& port_vars() {
   return v;
 }
 
+// Digits only, at most five of them.
 bool parse_port_number(const std::string& s, uint16_t* p) {
-  if (s.empty() || s.size() > 5) return false;
-  uint32_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<uint32_t>(c - '0');
-  }
-  if (v > 65535) return false;
+  uint64_t v = 0;
+  if (s.size() > 5 || !parse_decimal(s, 65535, &v)) return false;
   *p = static_cast<uint16_t>(v);
   return true;
 }

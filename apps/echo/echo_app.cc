@@ -1,5 +1,7 @@
 #include "apps/echo/echo_app.h"
 
+#include "core/byte_order.h"
+
 namespace tandem::echo {
 
 DropReason echo_value(const uint8_t* frame, uint32_t len, ParsedPacket* pp, uint32_t* x) {
@@ -8,8 +10,7 @@ DropReason echo_value(const uint8_t* frame, uint32_t len, ParsedPacket* pp, uint
   uint32_t off = 0, n = 0;
   if (!transport_payload(frame, *pp, &off, &n)) return DropReason::kBadL4;
   if (n < 4) return kNoPayload;
-  const uint8_t* p = frame + off;
-  *x = (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
+  *x = load_be32(frame + off);
   return DropReason::kNone;
 }
 

@@ -14,8 +14,7 @@ struct EchoPortOp {
 }  // namespace
 
 std::unique_ptr<gpu::OffloadRunner> make_echo_port_runner(const gpu::OffloadOptions& opts) {
-  std::string why;
-  if (!gpu::available(&why)) throw gpu::GpuError("no GPU: " + why);
+  gpu::require_available();
   return std::make_unique<gpu::OffloadRunnerImpl<EchoPortOp>>(EchoPortOp{}, opts);
 }
 

@@ -15,25 +15,16 @@
 #include "apps/dpi/dpi_match.h"
 #include "apps/fwrouter/fw_router_app.h"
 #include "sched/workers.h"
+#include "tests/bytes.h"
 #include "tests/test_util.h"
 
 namespace tandem::fwrouter {
 namespace {
 
-using Bytes = std::vector<uint8_t>;
-
-void put16(Bytes& b, uint32_t v) {
-  b.push_back(uint8_t(v >> 8));
-  b.push_back(uint8_t(v));
-}
-void put32(Bytes& b, uint32_t v) {
-  put16(b, v >> 16);
-  put16(b, v);
-}
-Bytes cat(Bytes a, const Bytes& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
+using test::Bytes;
+using test::cat;
+using test::put16;
+using test::put32;
 
 // RFC 1071 from the definition.
 uint16_t checksum(const uint8_t* p, size_t len) {

@@ -97,7 +97,7 @@ uint32_t FwRouterTraits::reference_verdict(const uint8_t* frame, uint32_t len, u
   const uint8_t action = first == acl::kNoMatch ? uint8_t{t->rules->default_action} : rules[first].action;
   if (action != acl::kAccept) return Verdict::drop(kAclDenied);
   const uint32_t nh = ref->lookup(h.dst);
-  return nh == ipv4::RefTrie::kNoRoute ? Verdict::drop(DropReason::kNoRoute) : Verdict::port(nh);
+  return nh == kNoRoute ? Verdict::drop(DropReason::kNoRoute) : Verdict::port(nh);
 }
 
 std::vector<acl::Header> mixed_headers(const acl::RuleSet& rules, const ipv4::Fib& fib, size_t n, uint64_t seed) {

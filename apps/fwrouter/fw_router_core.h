@@ -14,6 +14,7 @@
 #include "apps/ipv4/dir24_8_core.h"
 #include "apps/ipv4/ipv4_frame_core.h"
 #include "core/batch.h"
+#include "core/byte_order.h"
 
 namespace tandem::fwrouter {
 
@@ -74,8 +75,8 @@ TANDEM_HD_INLINE DropReason fw_drop_before_rules(const uint8_t* ip, const Parsed
 // matches it.
 TANDEM_HD_INLINE acl::Header fw_header_of(const ParsedPacket& pp) {
   acl::Header h;
-  h.src = ipv4::frame_detail::load_be32(pp.tuple.src);
-  h.dst = ipv4::frame_detail::load_be32(pp.tuple.dst);
+  h.src = load_be32(pp.tuple.src);
+  h.dst = load_be32(pp.tuple.dst);
   h.sport = pp.tuple.src_port;
   h.dport = pp.tuple.dst_port;
   h.proto = pp.tuple.proto;

@@ -64,12 +64,6 @@ lpm_kernel(DeviceTables t, const acl::Header* __restrict__ in, const uint32_t* _
   }
 }
 
-template <class T>
-void upload(gpu::DeviceBuffer<T>& d, const T* h, size_t n) {
-  d.resize(std::max<size_t>(n, 1));
-  if (n) TANDEM_CUDA_CHECK(cudaMemcpy(d.get(), h, n * sizeof(T), cudaMemcpyHostToDevice));
-}
-
 }  // namespace
 
 struct FwRouterGpu::Impl {
@@ -138,18 +132,17 @@ struct FwRouterGpu::Impl {
 };
 
 FwRouterGpu::FwRouterGpu(const FwRouterTables& tables) : impl_(std::make_unique<Impl>()) {
-  std::string why;
-  if (!gpu::available(&why)) throw gpu::GpuError("no GPU: " + why);
+  gpu::require_available();
   Impl& m = *impl_;
   TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&m.sm_count, cudaDevAttrMultiProcessorCount, 0));
   const acl::HyperSplit& hs = *tables.tree;
-  upload(m.nodes, hs.nodes().data(), hs.nodes().size());
-  upload(m.leaf_rules, hs.leaf_rules().data(), hs.leaf_rules().size());
-  upload(m.rules, hs.rules().data(), hs.rules().size());
-  upload(m.actions, tables.actions.data(), tables.actions.size());
+  m.nodes.upload(hs.nodes());
+  m.leaf_rules.upload(hs.leaf_rules());
+  m.rules.upload(hs.rules());
+  m.actions.upload(tables.actions);
   const ipv4::Dir24_8& d = *tables.table;
-  upload(m.tbl24, d.tbl24(), ipv4::Dir24_8::kTbl24Entries);
-  upload(m.tbl8, d.tbl8(), size_t{std::max<uint32_t>(d.tbl8_groups_high_water(), 1)} * ipv4::Dir24_8::kTbl8GroupEntries);
+  m.tbl24.upload(d.tbl24(), ipv4::Dir24_8::kTbl24Entries);
+  m.tbl8.upload(d.tbl8(), size_t{std::max<uint32_t>(d.tbl8_groups_high_water(), 1)} * ipv4::Dir24_8::kTbl8GroupEntries);
   m.t.tree = hs.view();
   m.t.tree.nodes = m.nodes.get();
   m.t.tree.leaf_rules = m.leaf_rules.get();

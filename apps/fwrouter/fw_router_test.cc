@@ -20,7 +20,7 @@
 #include "io/flow_traffic.h"
 #include "io/traffic_gen.h"
 #include "sched/workers.h"
-#include "tests/host_app_runner.h"
+#include "tests/pipeline_runs.h"
 #include "tests/test_util.h"
 
 namespace tandem::fwrouter {
@@ -82,8 +82,7 @@ uint32_t reference(const acl::RuleSet& s, const ipv4::RefTrie& trie, const acl::
   const uint32_t r = acl::classify_linear(s.rules.data(), static_cast<uint32_t>(s.rules.size()), h);
   const uint8_t action = r == acl::kNoMatch ? uint8_t{s.default_action} : s.rules[r].action;
   if (action != acl::kAccept) return kDenied;
-  const uint32_t nh = trie.lookup(h.dst);
-  return nh == ipv4::RefTrie::kNoRoute ? ipv4::kNoRoute : nh;
+  return trie.lookup(h.dst);  // kNoRoute without a route, as the fast paths
 }
 
 size_t count_diff(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
@@ -282,7 +281,9 @@ TEST(FwRouter, GpuFusedAndSplitEqualTheReference) {
 // --- Whole frames through the worker pipeline (sched/workers.h), as tests/apps_pipeline_test.cc
 // does for the other apps.
 
-using test::HostAppRunner;
+using test::check_cpu_paths;
+using test::check_gpu_modes;
+using test::run_verified;
 
 struct PipelineCase {
   std::string name;
@@ -310,12 +311,6 @@ PacketStore traffic(const cli::LoadedApp& a, const std::string& gen) {
   return s;
 }
 
-WorkersResult run(const ForwardApp& app, const PacketStore& s, WorkersConfig wc) {
-  wc.ports = app.ports();
-  wc.verify = true;
-  return run_workers(app, s, wc);
-}
-
 void expect_same(const WorkersResult& a, const WorkersResult& b, const std::string& what) {
   EXPECT_EQ(a.counters.tx_per_port, b.counters.tx_per_port) << what;
   EXPECT_EQ(a.counters.drops, b.counters.drops) << what;
@@ -335,7 +330,7 @@ TEST(FwRouter, PipelineCpuPathsAccountForEveryPacket) {
     const PacketStore s = traffic(a, pc.gen);
     WorkersConfig wc;
     wc.path = LookupPath::kScalar;
-    const WorkersResult ref = run(app, s, wc);
+    const WorkersResult ref = run_verified(app, s, wc);
     const Counters& c = ref.counters;
     const uint64_t denied = c.drops[int(kAclDenied)], no_route = c.drops[int(DropReason::kNoRoute)];
     EXPECT_EQ(c.rx_packets, s.size()) << pc.name;
@@ -350,35 +345,7 @@ TEST(FwRouter, PipelineCpuPathsAccountForEveryPacket) {
     std::printf("%s: %llu received, %llu forwarded, %llu denied, %llu without a route, %llu dropped in all\n",
                 pc.name.c_str(), (unsigned long long)c.rx_packets, (unsigned long long)c.tx_packets,
                 (unsigned long long)denied, (unsigned long long)no_route, (unsigned long long)c.dropped());
-    for (int w : {1, 3}) {
-      wc.path = LookupPath::kBatched;
-      wc.workers = w;
-      wc.burst = w == 1 ? 256 : 61;
-      expect_same(ref, run(app, s, wc), pc.name + " batched, workers " + std::to_string(w));
-    }
-    {
-      gpu::EngineConfig ec;
-      ec.max_batch = 2048;
-      ec.max_wait_ns = 20000;
-      WorkersConfig g;
-      g.workers = 2;
-      g.burst = 64;
-      g.max_bursts_in_flight = 16;
-      GpuEngine e = attach_gpu_engine(g, app, nullptr, ec, /*staged=*/false);
-      expect_same(ref, run(app, s, g), pc.name + " engine, CPU fallback");
-      EXPECT_GT(e.stats().cpu_batches, 0u);
-    }
-    {
-      gpu::EngineConfig ec;
-      ec.max_batch = 1024;
-      ec.max_wait_ns = 20000;
-      WorkersConfig g;
-      g.workers = 3;
-      g.burst = 100;
-      g.max_bursts_in_flight = 32;
-      GpuEngine e = attach_gpu_engine(g, app, std::make_unique<HostAppRunner>(app, 1024, 3), ec, /*staged=*/true);
-      expect_same(ref, run(app, s, g), pc.name + " staged engine, host runner");
-    }
+    check_cpu_paths(app, s, pc.name, [&](const WorkersResult& r, const std::string& what) { expect_same(ref, r, what); });
   }
 }
 
@@ -407,27 +374,8 @@ TEST(FwRouter, PipelineEveryGpuModeAndPlan) {
 
     WorkersConfig wc;
     wc.path = LookupPath::kScalar;
-    const WorkersResult ref = run(app, s, wc);
-    for (auto mode : {gpu::GpuMode::kAsync, gpu::GpuMode::kGraph, gpu::GpuMode::kMapped, gpu::GpuMode::kPersistent}) {
-      for (bool staged : {true, false}) {
-        gpu::OffloadOptions oo;
-        oo.mode = mode;
-        oo.capacity = 4096;
-        oo.slots = 3;
-        gpu::EngineConfig ec;
-        ec.max_batch = 4096;
-        ec.max_wait_ns = 30000;
-        ec.queue_depth = 64;
-        WorkersConfig g;
-        g.workers = 3;
-        g.max_bursts_in_flight = 64;
-        GpuEngine e = attach_gpu_engine(g, app, app.make_gpu_runner(oo), ec, staged);
-        const std::string what = pc.name + " GPU " + gpu::gpu_mode_name(mode) + (staged ? " staged" : " gather");
-        expect_same(ref, run(app, s, g), what);
-        EXPECT_TRUE(e.on_gpu()) << what << ": " << e.stats().gpu_error;
-        EXPECT_EQ(e.stats().cpu_batches, 0u) << what;
-      }
-    }
+    const WorkersResult ref = run_verified(app, s, wc);
+    check_gpu_modes(app, s, pc.name, [&](const WorkersResult& r, const std::string& what) { expect_same(ref, r, what); });
   }
 }
 

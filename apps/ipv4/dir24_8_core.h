@@ -12,10 +12,11 @@
 #pragma once
 
 #include "core/compiler.h"
+#include "core/lookup_result.h"
 
 namespace tandem::ipv4 {
 
-inline constexpr uint32_t kNoRoute = 0xFFFFFFFFu;  // lookup result when no prefix matches
+using tandem::kNoRoute;  // lookup result when no prefix matches
 inline constexpr uint32_t kMaxNextHop = 0x00FFFFFFu;
 
 struct Dir24_8Entry {

@@ -40,15 +40,15 @@ struct Route {
   uint32_t next_hop;
 };
 
+// Both families' loaders take it (ipv6::Fib6LoadOptions is this type).
 struct FibLoadOptions {
   uint32_t derive_ports = 16;  // ports for derived next hops (lines without a NEXTHOP column)
 };
 
-struct Fib {
+// What loading a table counted, for either family (Fib here, ipv6::Fib6).
+struct FibLoadStats {
   std::string path;
-  std::vector<Route> routes;  // in file order, duplicates already resolved (last wins)
   uint64_t lines = 0;
-  uint64_t ipv6_skipped = 0;
   uint64_t host_bits_cleared = 0;
   DuplicateKeys duplicates;
   uint64_t derived_next_hops = 0;  // routes whose next hop came from the derivation rule
@@ -59,6 +59,11 @@ struct Fib {
   uint64_t mrt_records = 0;
   uint64_t other_paths = 0;
   uint32_t next_hop_addresses = 0;
+};
+
+struct Fib : FibLoadStats {
+  std::vector<Route> routes;  // in file order, duplicates already resolved (last wins)
+  uint64_t ipv6_skipped = 0;
 };
 
 // Loads a table. Throws FibError naming the file and line for any malformed line, and for files

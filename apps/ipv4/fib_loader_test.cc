@@ -6,19 +6,14 @@
 #include <fstream>
 
 #include "apps/ipv4/fib_loader.h"
+#include "tests/test_util.h"
 
 namespace tandem::ipv4 {
 namespace {
 
 class FibLoaderTest : public ::testing::Test {
  protected:
-  std::string write(const std::string& name, const std::string& text) {
-    const auto dir = std::filesystem::temp_directory_path() / ("tandem_fib_" + std::to_string(getpid()));
-    std::filesystem::create_directories(dir);
-    const std::string path = (dir / name).string();
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
-  }
+  std::string write(const std::string& name, const std::string& text) { return test::write_temp_file("fib", name, text); }
   // The FibError message for a file containing `text`, or "" if it loaded.
   std::string error_of(const std::string& text) {
     const std::string path = write("bad.txt", text);

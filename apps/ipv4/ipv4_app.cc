@@ -3,6 +3,7 @@
 #include "apps/ipv4/ipv4_cpu.h"
 #include "apps/ipv4/ipv4_frame_core.h"
 #include "apps/ipv4/ipv4_gpu.h"
+#include "core/byte_order.h"
 
 namespace tandem::ipv4 {
 
@@ -40,8 +41,8 @@ void Ipv4Traits::build_reference() {
 
 uint32_t Ipv4Traits::reference_verdict(const uint8_t* frame, uint32_t, uint16_t l3_off) const {
   // apply() rewrote the TTL and checksum, never the destination.
-  const uint32_t nh = ref->lookup(frame_detail::load_be32(frame + l3_off + 16));
-  return nh == RefTrie::kNoRoute ? Verdict::drop(DropReason::kNoRoute) : Verdict::port(nh);
+  const uint32_t nh = ref->lookup(load_be32(frame + l3_off + 16));
+  return nh == kNoRoute ? Verdict::drop(DropReason::kNoRoute) : Verdict::port(nh);
 }
 
 }  // namespace tandem::ipv4

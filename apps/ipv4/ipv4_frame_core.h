@@ -6,6 +6,7 @@
 
 #include "apps/ipv4/dir24_8_core.h"
 #include "core/batch.h"
+#include "core/byte_order.h"
 #include "core/checksum.h"
 #include "core/parse_impl.h"
 
@@ -24,13 +25,6 @@ TANDEM_HD constexpr bool martian_source(uint32_t a) {
   return top == 0 || top == 127 || top >= 224;
 }
 
-namespace frame_detail {
-// In a namespace of its own, so that it does not collide with other byte-order helpers.
-TANDEM_HD_INLINE uint32_t load_be32(const uint8_t* p) {
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
-}
-}  // namespace frame_detail
-
 // Parses and validates a frame of `len` bytes (core/parse.h) and applies the router's own rules:
 // a valid packet that is not IPv4 is kNotHandled, a martian source or destination kMartian, a
 // TTL <= 1 kTtlExceeded. Returns kNone when the frame goes on to the lookup, with its destination
@@ -48,8 +42,8 @@ TANDEM_HD_INLINE DropReason ipv4_classify_frame(const uint8_t* frame, uint32_t l
   if (r != DropReason::kNone) return r;
   if (pp->ip_version != 4) return DropReason::kNotHandled;
   const uint8_t* ip = frame + pp->l3_off;
-  *dst = frame_detail::load_be32(ip + 16);
-  if (martian_destination(*dst) || martian_source(frame_detail::load_be32(ip + 12))) {
+  *dst = load_be32(ip + 16);
+  if (martian_destination(*dst) || martian_source(load_be32(ip + 12))) {
     return DropReason::kMartian;
   }
   if (pp->ttl <= 1) return DropReason::kTtlExceeded;

@@ -21,6 +21,7 @@
 
 #include "apps/ipv4/ipv4_forward.h"
 #include "apps/ipv4/ipv4_gpu.h"
+#include "core/byte_order.h"
 #include "core/checksum.h"
 #include "io/traffic_gen.h"
 #include "tests/ipv4_table.h"
@@ -40,27 +41,16 @@ struct TestFrame {
   uint32_t l3 = 14;              // where the IPv4 header is, when `want` is known
 };
 
-uint32_t be32(const uint8_t* p) {
-  return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
-}
-void put16(uint8_t* p, uint32_t v) {
-  p[0] = uint8_t(v >> 8);
-  p[1] = uint8_t(v);
-}
-void put32(uint8_t* p, uint32_t v) {
-  put16(p, v >> 16);
-  put16(p + 2, v);
-}
-void fix_checksum(uint8_t* ip) { put16(ip + 10, ipv4_header_checksum(ip, (ip[0] & 0xFu) * 4)); }
+void fix_checksum(uint8_t* ip) { store_be16(ip + 10, ipv4_header_checksum(ip, (ip[0] & 0xFu) * 4)); }
 
 // RFC 1812 5.3.7, written out again rather than taken from the code under test.
 bool martian(uint32_t a) { return a < 0x01000000u || (a >> 24) == 127 || a >= 0xE0000000u; }
 
 // The verdict of a well-formed IPv4 packet whose header is at `ip`.
 uint32_t expected_ipv4(const RefTrie& trie, const uint8_t* ip) {
-  if (martian(be32(ip + 12)) || martian(be32(ip + 16))) return Verdict::drop(DropReason::kMartian);
+  if (martian(load_be32(ip + 12)) || martian(load_be32(ip + 16))) return Verdict::drop(DropReason::kMartian);
   if (ip[8] <= 1) return Verdict::drop(DropReason::kTtlExceeded);
-  const uint32_t nh = trie.lookup(be32(ip + 16));
+  const uint32_t nh = trie.lookup(load_be32(ip + 16));
   return nh == kNoRoute ? Verdict::drop(DropReason::kNoRoute) : Verdict::port(nh);
 }
 
@@ -130,15 +120,15 @@ void make_vlan(TestFrame& t, std::mt19937_64& rng) {
   const uint32_t tags = 1 + rng() % 3;
   uint32_t off = 12;
   for (uint32_t i = 0; i < tags; ++i, off += 4) {
-    put16(out + off, rng() % 2 ? 0x8100 : 0x88A8);
-    put16(out + off + 2, static_cast<uint32_t>(rng()));
+    store_be16(out + off, rng() % 2 ? 0x8100 : 0x88A8);
+    store_be16(out + off + 2, static_cast<uint32_t>(rng()));
   }
-  put16(out + off, 0x0800);
+  store_be16(out + off, 0x0800);
   off += 2;
   uint8_t* ip = out + off;
   std::memcpy(ip, f + 14, 28);
-  put16(ip + 2, 28);
-  if (ip[9] == 17) put16(ip + 24, 8);  // UDP length
+  store_be16(ip + 2, 28);
+  if (ip[9] == 17) store_be16(ip + 24, 8);  // UDP length
   fix_checksum(ip);
   std::memcpy(f, out, kCellBytes);
   t.l3 = off;
@@ -147,7 +137,7 @@ void make_vlan(TestFrame& t, std::mt19937_64& rng) {
 // An IPv6 packet, valid or not: the IPv4 app never routes it.
 void make_ipv6(TestFrame& t, std::mt19937_64& rng) {
   uint8_t* f = t.cell.frame;
-  put16(f + 12, 0x86DD);
+  store_be16(f + 12, 0x86DD);
   uint8_t* ip = f + 14;
   for (uint32_t i = 0; i < kCellBytes - 14; ++i) ip[i] = static_cast<uint8_t>(rng());
   ip[0] = 0x60;
@@ -166,7 +156,7 @@ void make_ipv6(TestFrame& t, std::mt19937_64& rng) {
       want = DropReason::kTruncated;
       break;
   }
-  put16(ip + 4, payload);
+  store_be16(ip + 4, payload);
   if (rng() % 8 == 0) {
     ip[0] = static_cast<uint8_t>((rng() % 6) << 4);  // a version other than 6
     want = DropReason::kBadVersion;
@@ -198,7 +188,7 @@ TestFrame mutate(const uint8_t* gen, std::mt19937_64& rng, const RefTrie& trie) 
     }
     case kMartianSrc:
     case kMartianDst:
-      put32(ip + (k == kMartianSrc ? 12 : 16), martian_or_neighbour(rng));
+      store_be32(ip + (k == kMartianSrc ? 12 : 16), martian_or_neighbour(rng));
       if (rng() % 4 == 0) ip[8] = static_cast<uint8_t>(rng() % 3);  // martian and expiring
       fix_checksum(ip);
       break;
@@ -231,13 +221,13 @@ TestFrame mutate(const uint8_t* gen, std::mt19937_64& rng, const RefTrie& trie) 
     case kTotalLength:
       switch (rng() % 3) {
         case 0:
-          put16(ip + 2, rng() % 20);
+          store_be16(ip + 2, rng() % 20);
           return drop(DropReason::kBadTotalLength);
         case 1:
-          put16(ip + 2, 47 + rng() % (65536 - 47));
+          store_be16(ip + 2, 47 + rng() % (65536 - 47));
           return drop(DropReason::kTruncated);
         default:  // shorter than the frame: the rest is Ethernet padding
-          put16(ip + 2, 20 + rng() % 27);
+          store_be16(ip + 2, 20 + rng() % 27);
           fix_checksum(ip);
           break;
       }
@@ -248,7 +238,7 @@ TestFrame mutate(const uint8_t* gen, std::mt19937_64& rng, const RefTrie& trie) 
     case kEtherType: {
       static constexpr uint16_t kTypes[] = {0x0806, 0x88CC, 0x0000, 0x05DC, 0x8847, 0xFFFF, 0x86DD};
       const uint16_t type = kTypes[rng() % 7];
-      put16(f + 12, type);
+      store_be16(f + 12, type);
       // An IPv4 header under the IPv6 type fails IPv6's version check.
       return drop(type == 0x86DD ? DropReason::kBadVersion : DropReason::kNotIp);
     }

@@ -93,8 +93,7 @@ struct Ipv4GpuTable::Impl {
 };
 
 Ipv4GpuTable::Ipv4GpuTable(const Dir24_8& table) : impl_(std::make_unique<Impl>()) {
-  std::string why;
-  if (!gpu::available(&why)) throw gpu::GpuError("no GPU: " + why);
+  gpu::require_available();
   TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->sm_count, cudaDevAttrMultiProcessorCount, 0));
   impl_->tbl24.resize(Dir24_8::kTbl24Entries);
   // Room for every group the table may ever use, so updates never move the device tables (runners
@@ -107,12 +106,8 @@ Ipv4GpuTable::~Ipv4GpuTable() = default;
 
 void Ipv4GpuTable::sync(const Dir24_8& table) {
   if (table.version() == impl_->version) return;
-  TANDEM_CUDA_CHECK(cudaMemcpy(impl_->tbl24.get(), table.tbl24(),
-                               size_t{Dir24_8::kTbl24Entries} * sizeof(uint32_t), cudaMemcpyHostToDevice));
-  const size_t tbl8_entries =
-      size_t{std::max<uint32_t>(table.tbl8_groups_high_water(), 1)} * Dir24_8::kTbl8GroupEntries;
-  TANDEM_CUDA_CHECK(cudaMemcpy(impl_->tbl8.get(), table.tbl8(), tbl8_entries * sizeof(uint32_t),
-                               cudaMemcpyHostToDevice));
+  impl_->tbl24.copy_from(table.tbl24(), Dir24_8::kTbl24Entries);
+  impl_->tbl8.copy_from(table.tbl8(), size_t{std::max<uint32_t>(table.tbl8_groups_high_water(), 1)} * Dir24_8::kTbl8GroupEntries);
   impl_->version = table.version();
 }
 
@@ -169,7 +164,7 @@ std::vector<double> Ipv4GpuTable::time_kernel(const uint32_t* ips, uint32_t* nex
   Impl& m = *impl_;
   gpu::DeviceBuffer<uint32_t> d_in(n), d_out(n);
   gpu::Stream stream;
-  TANDEM_CUDA_CHECK(cudaMemcpy(d_in.get(), ips, n * sizeof(uint32_t), cudaMemcpyHostToDevice));
+  d_in.copy_from(ips, n);
   m.launch(d_in.get(), d_out.get(), n, stream.get());  // warm-up: module load, caches, clocks
   stream.sync();
   std::vector<double> ms;
@@ -181,7 +176,7 @@ std::vector<double> Ipv4GpuTable::time_kernel(const uint32_t* ips, uint32_t* nex
     stream.sync();
     ms.push_back(stop.since(start));
   }
-  TANDEM_CUDA_CHECK(cudaMemcpy(next_hops, d_out.get(), n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+  d_out.copy_to(next_hops, n);
   return ms;
 }
 

@@ -3,14 +3,12 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <charconv>
 #include <cstring>
-#include <unordered_map>
 #include <unordered_set>
 
+#include "apps/ipv4/fib_load_impl.h"
+#include "core/byte_order.h"
 #include "core/flow_hash.h"
-#include "core/batch.h"
 #include "core/table_reader.h"
 #include "io/mrt.h"
 
@@ -18,12 +16,9 @@ namespace tandem::ipv6 {
 
 namespace {
 
-uint64_t high64(const uint8_t* a) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | a[i];
-  return v;
-}
-uint64_t low64(const uint8_t* a) { return high64(a + 8); }
+// The big-endian halves of an address.
+uint64_t high64(const uint8_t* a) { return load_be64(a); }
+uint64_t low64(const uint8_t* a) { return load_be64(a + 8); }
 
 // Reproducible random numbers: splitmix64's counter through core/flow_hash.h's mix64.
 struct Rng {
@@ -51,26 +46,7 @@ bool parse_ipv6_addr(const char* b, const char* e, Addr6* addr) {
 }
 
 bool parse_ipv6_prefix(const char* b, const char* e, Addr6* addr, uint8_t* len, std::string* why) {
-  const char* slash = static_cast<const char*>(std::memchr(b, '/', static_cast<size_t>(e - b)));
-  if (!slash) {
-    *why = "missing /length";
-    return false;
-  }
-  if (!parse_ipv6_addr(b, slash, addr)) {
-    *why = "bad IPv6 address";
-    return false;
-  }
-  uint64_t l = 0;
-  if (!parse_decimal(std::string_view(slash + 1, static_cast<size_t>(e - slash - 1)), 999, &l)) {
-    *why = "bad prefix length";
-    return false;
-  }
-  if (l > 128) {
-    *why = "prefix length " + std::to_string(l) + " is over 128";
-    return false;
-  }
-  *len = static_cast<uint8_t>(l);
-  return true;
+  return ipv4::fib_detail::parse_prefix(b, e, parse_ipv6_addr, "IPv6", 128, addr, len, why);
 }
 
 std::string format_ipv6(const uint8_t addr[16]) {
@@ -84,44 +60,10 @@ uint32_t derived_next_hop6(const uint8_t prefix[16], uint8_t len, uint32_t ports
 
 namespace {
 
-Fib6 load_fib6_mrt(const std::string& path, const Fib6LoadOptions& opts) {
-  Fib6 fib;
-  fib.path = path;
-  const mrt::FirstRouteStats st = mrt::read_first_routes(path, 6, [&](const mrt::FirstRoute& f) {
-    Route6 x{};
-    std::memcpy(x.prefix.data(), f.prefix, 16);
-    x.len = f.len;
-    fib.host_bits_cleared += f.host_bits_cleared;
-    if (f.has_next_hop) {
-      if (f.port > Verdict::kMaxPort) throw Fib6Error(path + ": more than 2^24 - 1 distinct next hops");
-      x.next_hop = f.port;
-    } else {
-      x.next_hop = derived_next_hop6(x.prefix.data(), x.len, opts.derive_ports);
-      ++fib.derived_next_hops;
-    }
-    fib.routes.push_back(x);
-  });
-  fib.mrt_records = fib.lines = st.records;
-  fib.other_paths = st.other_paths;
-  fib.ipv4_skipped = st.other_family;
-  fib.next_hop_addresses = st.next_hop_addresses;
-  for (const Route6& r : fib.routes) fib.max_next_hop = std::max(fib.max_next_hop, r.next_hop);
-  return fib;
-}
-
-}  // namespace
-
-Fib6 load_fib6(const std::string& path, const Fib6LoadOptions& opts) {
-  if (mrt::looks_like_mrt(path)) {
-    try {
-      return load_fib6_mrt(path, opts);
-    } catch (const mrt::MrtError& e) {
-      throw Fib6Error(e.what());
-    }
-  }
-  Fib6 fib;
-  fib.path = path;
-  // key: the prefix's 128 bits and its length -> index in routes, so duplicates replace in place.
+struct Ipv6Family {
+  using Route = Route6;
+  using Fib = Fib6;
+  using Error = Fib6Error;
   struct Key {
     uint64_t hi, lo;
     uint8_t len;
@@ -130,51 +72,44 @@ Fib6 load_fib6(const std::string& path, const Fib6LoadOptions& opts) {
   struct KeyHash {
     size_t operator()(const Key& k) const { return static_cast<size_t>(mix64(k.hi ^ mix64(k.lo ^ k.len))); }
   };
-  std::unordered_map<Key, size_t, KeyHash> seen;
-  try {
-    TableReader in(path);
-    TableReader::Column col[2];
-    for (int ncol; (ncol = in.next(col, 2, "too many columns (expected PREFIX/LEN [NEXTHOP])")) > 0;) {
-      std::string why;
-      if (!col[0].contains(':')) {
-        // Not IPv6: it must still be a well-formed IPv4 prefix to be skipped.
-        uint32_t v4 = 0;
-        uint8_t v4_len = 0;
-        if (!ipv4::parse_ipv4_prefix(col[0].b, col[0].e, &v4, &v4_len, &why)) in.fail(why);
-        ++fib.ipv4_skipped;
-        continue;
-      }
-      Route6 r{};
-      if (!parse_ipv6_prefix(col[0].b, col[0].e, &r.prefix, &r.len, &why)) in.fail(why);
-      Addr6 masked;
-      lpm6_mask(r.prefix.data(), r.len, masked.data());
-      if (masked != r.prefix) ++fib.host_bits_cleared;
-      r.prefix = masked;
-      if (ncol == 2) {
-        uint64_t nh = 0;
-        if (!parse_decimal(col[1].view(), Verdict::kMaxPort, &nh)) in.fail("next hop must be an integer 0..16777214 (16777215 marks a flood)");
-        r.next_hop = static_cast<uint32_t>(nh);
-      } else {
-        r.next_hop = derived_next_hop6(r.prefix.data(), r.len, opts.derive_ports);
-        ++fib.derived_next_hops;
-      }
-      // Room for a full table once the file looks like one; a small file does not pay for it.
-      if (fib.routes.size() == 4096) seen.reserve(1 << 18);
-      auto [it, inserted] = seen.emplace(Key{high64(r.prefix.data()), low64(r.prefix.data()), r.len},
-                                         fib.routes.size());
-      if (inserted) {
-        fib.routes.push_back(r);
-      } else {
-        fib.duplicates.add(in, fib.routes[it->second].next_hop != r.next_hop);
-        fib.routes[it->second] = r;
-      }
-    }
-    fib.lines = in.line_number();
-  } catch (const TableError& e) {
-    throw Fib6Error(e.what());
+  static constexpr int kMrtFamily = 6;
+  static constexpr int kColumns = 2;
+  static constexpr size_t kReserve = size_t{1} << 18;
+
+  static uint64_t& skipped(Fib& f) { return f.ipv4_skipped; }
+  static Route from_mrt(const mrt::FirstRoute& f) {
+    Route r{};
+    std::memcpy(r.prefix.data(), f.prefix, 16);
+    r.len = f.len;
+    return r;
   }
-  for (const Route6& r : fib.routes) fib.max_next_hop = std::max(fib.max_next_hop, r.next_hop);
-  return fib;
+  // A line without ':' is not IPv6: it must still be a well-formed IPv4 prefix to be skipped.
+  static bool other_family(TableReader& in, const TableReader::Column& c) {
+    if (c.contains(':')) return false;
+    uint32_t v4 = 0;
+    uint8_t v4_len = 0;
+    std::string why;
+    if (!ipv4::parse_ipv4_prefix(c.b, c.e, &v4, &v4_len, &why)) in.fail(why);
+    return true;
+  }
+  static bool parse(const TableReader::Column& c, Route* r, std::string* why) {
+    return parse_ipv6_prefix(c.b, c.e, &r->prefix, &r->len, why);
+  }
+  static bool clear_host_bits(Route* r) {
+    Addr6 masked;
+    lpm6_mask(r->prefix.data(), r->len, masked.data());
+    const bool had = masked != r->prefix;
+    r->prefix = masked;
+    return had;
+  }
+  static uint32_t derive(const Route& r, uint32_t ports) { return derived_next_hop6(r.prefix.data(), r.len, ports); }
+  static Key key(const Route& r) { return {high64(r.prefix.data()), low64(r.prefix.data()), r.len}; }
+};
+
+}  // namespace
+
+Fib6 load_fib6(const std::string& path, const Fib6LoadOptions& opts) {
+  return ipv4::fib_detail::load_fib<Ipv6Family>(path, opts.derive_ports);
 }
 
 std::vector<Route6> random_table(size_t n, int min_len, int max_len, uint64_t seed) {

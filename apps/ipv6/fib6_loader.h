@@ -39,22 +39,11 @@ struct Route6 {
   uint32_t next_hop;
 };
 
-struct Fib6LoadOptions {
-  uint32_t derive_ports = 16;  // ports for derived next hops (lines without a NEXTHOP column)
-};
+using Fib6LoadOptions = ipv4::FibLoadOptions;
 
-struct Fib6 {
-  std::string path;
+struct Fib6 : ipv4::FibLoadStats {
   std::vector<Route6> routes;  // in file order, duplicates already resolved (last wins)
-  uint64_t lines = 0;
   uint64_t ipv4_skipped = 0;
-  uint64_t host_bits_cleared = 0;
-  DuplicateKeys duplicates;
-  uint64_t derived_next_hops = 0;  // routes whose next hop came from the derivation rule
-  uint32_t max_next_hop = 0;
-  uint64_t mrt_records = 0;  // MRT input, as ipv4::Fib (first RIB entry per prefix, next hops numbered)
-  uint64_t other_paths = 0;
-  uint32_t next_hop_addresses = 0;
 };
 
 // Loads a table. Throws Fib6Error naming the file and line for any malformed line, and for files

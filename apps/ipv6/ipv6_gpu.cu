@@ -36,8 +36,7 @@ struct Ipv6GpuTable::Impl {
 };
 
 Ipv6GpuTable::Ipv6GpuTable(const Lpm6& table, uint32_t spare_groups) : impl_(std::make_unique<Impl>()) {
-  std::string why;
-  if (!gpu::available(&why)) throw gpu::GpuError("no GPU: " + why);
+  gpu::require_available();
   impl_->spare = spare_groups;
   impl_->tbl24.resize(Lpm6::kTbl24Entries);
   sync(table);
@@ -56,10 +55,8 @@ bool Ipv6GpuTable::sync(const Lpm6& table) {
     m.tbl8.resize(room * Lpm6::kGroupEntries);
     m.host_runner.reset();  // it points at the old array
   }
-  TANDEM_CUDA_CHECK(cudaMemcpy(m.tbl24.get(), table.tbl24(), size_t{Lpm6::kTbl24Entries} * sizeof(uint32_t),
-                               cudaMemcpyHostToDevice));
-  TANDEM_CUDA_CHECK(cudaMemcpy(m.tbl8.get(), table.tbl8(), groups * Lpm6::kGroupEntries * sizeof(uint32_t),
-                               cudaMemcpyHostToDevice));
+  m.tbl24.copy_from(table.tbl24(), Lpm6::kTbl24Entries);
+  m.tbl8.copy_from(table.tbl8(), groups * Lpm6::kGroupEntries);
   m.version = table.version();
   return kept;
 }
@@ -70,14 +67,7 @@ std::unique_ptr<gpu::OffloadRunner> Ipv6GpuTable::make_runner(const gpu::Offload
 }
 
 void Ipv6GpuTable::lookup(const uint8_t (*addrs)[16], uint32_t* next_hops, size_t n) {
-  if (!impl_->host_runner) {
-    gpu::OffloadOptions o;
-    o.mode = gpu::GpuMode::kAsync;
-    o.capacity = size_t{1} << 20;
-    o.slots = 2;
-    impl_->host_runner = make_runner(o);
-  }
-  gpu::run_all(*impl_->host_runner, addrs, next_hops, n);
+  gpu::run_all_lazily(impl_->host_runner, *this, size_t{1} << 20, addrs, next_hops, n);
 }
 
 size_t Ipv6GpuTable::device_bytes() const { return (impl_->tbl24.size() + impl_->tbl8.size()) * sizeof(uint32_t); }

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/byte_order.h"
 #include "core/flow_hash.h"
 
 extern "C" void tandem_lpm6_lookup_gopt(const uint32_t* tbl24, const uint32_t* tbl8,
@@ -94,10 +95,7 @@ size_t Lpm6::PrefixKeyHash::operator()(const PrefixKey& k) const {
 }
 
 Lpm6::PrefixKey Lpm6::key_of(const uint8_t* prefix) {
-  PrefixKey k{0, 0};
-  for (int i = 0; i < 8; ++i) k.hi = (k.hi << 8) | prefix[i];
-  for (int i = 8; i < 16; ++i) k.lo = (k.lo << 8) | prefix[i];
-  return k;
+  return PrefixKey{load_be64(prefix), load_be64(prefix + 8)};
 }
 
 // Makes sure `needed` more groups can be allocated, touching more of the reserved pool if needed

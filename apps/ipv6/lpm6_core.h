@@ -13,10 +13,11 @@
 
 #include "apps/ipv4/dir24_8_core.h"
 #include "core/compiler.h"
+#include "core/lookup_result.h"
 
 namespace tandem::ipv6 {
 
-inline constexpr uint32_t kNoRoute = ipv4::kNoRoute;  // 0xFFFFFFFF: lookup result without a route
+using tandem::kNoRoute;  // lookup result without a route
 inline constexpr uint32_t kMaxNextHop = ipv4::kMaxNextHop;  // next hops are 0..2^24-1
 
 inline constexpr int kTbl24Bytes = 3;      // address bytes that index tbl24

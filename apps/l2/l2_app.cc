@@ -4,17 +4,12 @@
 
 #include "apps/l2/l2_gpu.h"
 #include "apps/l2/l2_loader.h"
+#include "core/byte_order.h"
 #include "core/flow_hash.h"
 
 namespace tandem::l2 {
 
 namespace {
-
-uint64_t load_mac(const uint8_t* p) {
-  uint64_t m = 0;
-  for (int i = 0; i < 6; ++i) m = (m << 8) | p[i];
-  return m;
-}
 
 uint32_t verdict_of(uint32_t port) { return Verdict::port(port == kFlood ? Verdict::kFloodPort : port); }
 
@@ -54,9 +49,9 @@ L2Traits::L2Traits(L2Traits&&) noexcept = default;
 
 DropReason L2Traits::classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const {
   if (len < 14) return DropReason::kTruncated;
-  *key = load_mac(frame);
+  *key = load_be48(frame);
   *l3_off = 14;
-  *flow = static_cast<uint32_t>(mix64(*key ^ (load_mac(frame + 6) << 1)));
+  *flow = static_cast<uint32_t>(mix64(*key ^ (load_be48(frame + 6) << 1)));
   return DropReason::kNone;
 }
 
@@ -90,7 +85,7 @@ void L2Traits::build_reference() {
 }
 
 uint32_t L2Traits::reference_verdict(const uint8_t* frame, uint32_t, uint16_t) const {
-  const uint64_t mac = load_mac(frame);
+  const uint64_t mac = load_be48(frame);
   if (mac & kMacGroupBit) return verdict_of(kFlood);
   const auto it = ref->find(mac);
   return verdict_of(it == ref->end() ? kFlood : it->second);

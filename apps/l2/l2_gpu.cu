@@ -30,8 +30,7 @@ struct L2GpuTable::Impl {
 };
 
 L2GpuTable::L2GpuTable(const MacTable& table) : impl_(std::make_unique<Impl>()) {
-  std::string why;
-  if (!gpu::available(&why)) throw gpu::GpuError("no GPU: " + why);
+  gpu::require_available();
   impl_->slots.resize(table.slot_count());
   impl_->mask = table.bucket_mask();
   sync(table);
@@ -41,8 +40,7 @@ L2GpuTable::~L2GpuTable() = default;
 
 void L2GpuTable::sync(const MacTable& table) {
   if (table.version() == impl_->version) return;
-  TANDEM_CUDA_CHECK(cudaMemcpy(impl_->slots.get(), table.slots(), table.slot_count() * sizeof(uint64_t),
-                               cudaMemcpyHostToDevice));
+  impl_->slots.copy_from(table.slots(), table.slot_count());
   impl_->version = table.version();
 }
 
@@ -51,12 +49,7 @@ std::unique_ptr<gpu::OffloadRunner> L2GpuTable::make_runner(const gpu::OffloadOp
 }
 
 void L2GpuTable::forward(const uint64_t* macs, uint32_t* ports, size_t n) {
-  if (!impl_->host_runner) {
-    gpu::OffloadOptions o;
-    o.capacity = size_t{1} << 20;
-    impl_->host_runner = make_runner(o);
-  }
-  gpu::run_all(*impl_->host_runner, macs, ports, n);
+  gpu::run_all_lazily(impl_->host_runner, *this, size_t{1} << 20, macs, ports, n);
 }
 
 }  // namespace tandem::l2

@@ -19,6 +19,7 @@
 
 #include "apps/l2/l2_loader.h"
 #include "apps/l2/mac_table.h"
+#include "tests/test_util.h"
 
 namespace tandem::l2 {
 namespace {
@@ -384,13 +385,7 @@ TEST(L2MacText, ParsesStrictlyAndFormatsRoundTrip) {
 
 class L2LoaderTest : public ::testing::Test {
  protected:
-  std::string write(const std::string& name, const std::string& text) {
-    const auto dir = std::filesystem::temp_directory_path() / ("tandem_l2_" + std::to_string(getpid()));
-    std::filesystem::create_directories(dir);
-    const std::string path = (dir / name).string();
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
-  }
+  std::string write(const std::string& name, const std::string& text) { return test::write_temp_file("l2", name, text); }
   // The L2TableError message for a file containing `text`, or "" if it loaded.
   std::string error_of(const std::string& text) {
     const std::string path = write("bad.txt", text);

@@ -185,17 +185,16 @@ NdnFibFile load_ndn_fib(const std::string& path) {
     if (name.size() > static_cast<size_t>(kMaxComponents)) {
       in.fail("name has " + std::to_string(name.size()) + " components (at most " + std::to_string(kMaxComponents) + ")");
     }
-    uint64_t nh = 0;
-    if (!parse_decimal(col[1].view(), Verdict::kMaxPort, &nh)) in.fail("next hop must be an integer 0..16777214 (16777215 marks a flood)");
+    const uint32_t nh = read_next_hop(in, col[1].view());
     const std::vector<uint8_t> wire = name_wire_bytes(name);
     std::string key(wire.begin(), wire.end());
     if (auto it = seen.find(key); it != seen.end()) {
       f.duplicates.add(in, f.routes[it->second].second != nh);
-      f.routes[it->second].second = static_cast<uint32_t>(nh);
+      f.routes[it->second].second = nh;
       continue;
     }
     seen.emplace(std::move(key), f.routes.size());
-    f.routes.emplace_back(std::move(name), static_cast<uint32_t>(nh));
+    f.routes.emplace_back(std::move(name), nh);
   }
   f.lines = in.line_number();
   return f;

@@ -14,10 +14,11 @@
 #include "apps/ndn/ndn_tlv.h"
 #include "core/compiler.h"
 #include "core/flow_hash.h"
+#include "core/lookup_result.h"
 
 namespace tandem::ndn {
 
-inline constexpr uint32_t kNoRoute = 0xFFFFFFFFu;
+using tandem::kNoRoute;  // lookup result when no FIB prefix matches
 inline constexpr uint64_t kNdnHashSeed = 0x6E646E5F66696221ULL;
 
 // Hash of a name prefix, extended one component at a time: h(k) = combine(h(k-1), component k).

@@ -31,8 +31,7 @@ struct NdnGpuTable::Impl {
 };
 
 NdnGpuTable::NdnGpuTable(const NdnFib& fib) : impl_(std::make_unique<Impl>()) {
-  std::string why;
-  if (!gpu::available(&why)) throw gpu::GpuError("no GPU: " + why);
+  gpu::require_available();
   sync(fib);
 }
 
@@ -42,17 +41,9 @@ void NdnGpuTable::sync(const NdnFib& fib) {
   Impl& m = *impl_;
   if (fib.version() == m.version) return;
   const NdnFibView v = fib.view();
-  // At least one element each, so that the device pointers are valid even for an empty FIB.
-  m.buckets.resize(fib.bucket_count());
-  m.entries.resize(fib.size() ? fib.size() : 1);
-  m.bytes.resize(fib.bytes_size() ? fib.bytes_size() : 1);
-  TANDEM_CUDA_CHECK(cudaMemcpy(m.buckets.get(), v.buckets, fib.bucket_count() * sizeof(NdnFibBucket), cudaMemcpyHostToDevice));
-  if (fib.size()) {
-    TANDEM_CUDA_CHECK(cudaMemcpy(m.entries.get(), v.entries, fib.size() * sizeof(NdnFibEntry), cudaMemcpyHostToDevice));
-  }
-  if (fib.bytes_size()) {
-    TANDEM_CUDA_CHECK(cudaMemcpy(m.bytes.get(), v.bytes, fib.bytes_size(), cudaMemcpyHostToDevice));
-  }
+  m.buckets.upload(v.buckets, fib.bucket_count());
+  m.entries.upload(v.entries, fib.size());
+  m.bytes.upload(v.bytes, fib.bytes_size());
   m.view = {m.buckets.get(), v.mask, m.entries.get(), m.bytes.get(), v.max_components};
   m.version = fib.version();
   m.host_runner.reset();
@@ -63,12 +54,7 @@ std::unique_ptr<gpu::OffloadRunner> NdnGpuTable::make_runner(const gpu::OffloadO
 }
 
 void NdnGpuTable::lookup(const NdnItem* items, uint32_t* hops, size_t n) {
-  if (!impl_->host_runner) {
-    gpu::OffloadOptions o;
-    o.capacity = size_t{1} << 16;
-    impl_->host_runner = make_runner(o);
-  }
-  gpu::run_all(*impl_->host_runner, items, hops, n);
+  gpu::run_all_lazily(impl_->host_runner, *this, size_t{1} << 16, items, hops, n);
 }
 
 }  // namespace tandem::ndn
