@@ -27,6 +27,7 @@
 #include "apps/ipv4/poptrie.h"
 #include "apps/l2/mac_table.h"
 #include "bench/cuckoo_bench.h"
+#include "bench/variants/ipv4_variants.h"
 #include "cli/commands.h"
 #include "core/machine_info.h"
 
