@@ -13,12 +13,12 @@ from e2e_util import SKIP, Checker, args
 # ending in .refill.gopt.c was made with --refill.
 GENERATED = [
     ("bench/variants/gopt/dir24_8_batch.c", "bench/variants/gopt/dir24_8_batch.gopt.c", 16),
-    ("apps/ipv6/gopt/lpm6_batch.c", "apps/ipv6/gopt/lpm6_batch.gopt.c", 16),
+    ("bench/variants/gopt/lpm6_batch.c", "bench/variants/gopt/lpm6_batch.gopt.c", 16),
     ("tools/gopt/examples/pointer_chase.c", "bench/gopt/pointer_chase.gopt.c", 64),
     ("tools/gopt/examples/cuckoo.c", "bench/gopt/cuckoo.gopt.c", 64),
     ("tools/gopt/examples/pointer_chase.c", "bench/gopt/pointer_chase.refill.gopt.c", 64),
     ("tools/gopt/examples/cuckoo.c", "bench/gopt/cuckoo.refill.gopt.c", 64),
-    ("apps/ipv6/gopt/lpm6_batch.c", "bench/gopt/lpm6.refill.gopt.c", 64),
+    ("bench/variants/gopt/lpm6_batch.c", "bench/gopt/lpm6.refill.gopt.c", 64),
 ]
 
 
