@@ -109,6 +109,10 @@ struct AppSpec {
   // Builds test cases; `data(path)` resolves a shared-data path and returns "" when it is absent
   // (a case needing it is then left out).
   std::function<std::vector<AppTestCase>(const std::function<std::string(const std::string&)>& data)> test_cases;
+  // Why the app, with these flags, has no GPU path ("" when it has one; unset: it always has one).
+  // `tandem run` refuses --device gpu with it before loading anything and runs --device auto on
+  // the CPU; the benchmarks leave out their GPU rows. (The ipv4 app's Poptrie has no GPU kernel.)
+  std::function<std::string(const AppArgs&)> no_gpu_path;
   bool gpu = false;  // set by the registry when the app's GPU part is linked in
 };
 

@@ -56,6 +56,12 @@ struct Case {
 };
 void PrintTo(const Case& c, std::ostream* os) { *os << c.t.label << " " << c.t.gen; }
 
+// Why the case's app, with its flags, has no GPU path (AppSpec::no_gpu_path); "" when it has one.
+std::string no_gpu_path(const Case& c) {
+  const AppSpec* spec = find_app(c.app);
+  return spec->no_gpu_path ? spec->no_gpu_path(c.t.args) : std::string();
+}
+
 // Every registered app's cases (apps/registry.h); a case whose data file is absent is left out.
 std::vector<Case> cases() {
   const auto data = [](const std::string& path) {
@@ -174,11 +180,14 @@ TEST_P(AppsPipeline, EveryPathGivesTheReferenceDecisions) {
     expect_same(ref, run(app, s, g), c.t.label + " staged engine, host runner");
     EXPECT_GT(e.stats().batches, 0u);
   }
+  // Without a GPU path, asking for a GPU runner is a usage error, with or without a GPU.
+  if (!no_gpu_path(c).empty()) EXPECT_THROW(app.make_gpu_runner(gpu::OffloadOptions{}), UsageError) << c.t.label;
 }
 
 TEST_P(AppsPipeline, EveryGpuModeGivesTheReferenceDecisions) {
   TANDEM_REQUIRE_GPU();
   const Case& c = GetParam();
+  if (const std::string why = no_gpu_path(c); !why.empty()) GTEST_SKIP() << c.t.label << ": " << why;
   LoadedApp a = load_app(c.app, c.t.args);
   ForwardApp& app = *a.app;
   app.build_reference();
