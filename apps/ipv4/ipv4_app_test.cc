@@ -1,7 +1,7 @@
 // The ipv4 app (apps/ipv4/ipv4_app.h), over each table it can choose, on hand-made frames: every
-// drop reason a router decides,
-// the TTL and checksum rewrite, the accounting, identical results from the scalar and batched
-// paths, and the reference (--verify) agreeing with every decision the lookup made.
+// drop reason a router decides, the TTL and checksum rewrite, the accounting, identical results
+// from the scalar and batched paths, and the reference (--verify) agreeing with every decision the
+// lookup made; choosing the table by name (ipv4_table.h make_table) and its GPU refusal.
 #include <gtest/gtest.h>
 
 #include <cstdio>
