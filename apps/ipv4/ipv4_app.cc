@@ -66,11 +66,6 @@ uint32_t Ipv4Traits<Table>::reference_verdict(const uint8_t* frame, uint32_t, ui
 template struct Ipv4Traits<Dir24_8>;
 template struct Ipv4Traits<Poptrie>;
 
-std::unique_ptr<ForwardApp> make_app(const RouteTable& table, const Fib& fib) {
-  if (table.dir24_8) return std::make_unique<Ipv4App>(*table.dir24_8, fib);
-  return std::make_unique<Ipv4PoptrieApp>(*table.poptrie, fib);
-}
-
 std::string no_gpu_path(const std::string& table_name) {
   return table_name == "poptrie" ? "--table poptrie has no GPU path (the GPU kernel reads DIR-24-8)" : "";
 }
