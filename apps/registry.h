@@ -112,6 +112,10 @@ struct AppSpec {
   // The app's own drop reasons (core/drop_reason.h app_drop_reason) and their names:
   // app_drop_reasons<Traits>() (apps/forward_app_impl.h).
   std::vector<std::pair<DropReason, std::string>> drop_reasons;
+  // Why the app, with these flags, has no GPU path ("" when it has one; unset: it always has one).
+  // `tandem run` refuses --device gpu with it before loading anything and runs --device auto on
+  // the CPU; the benchmarks leave out their GPU rows. (The ipv4 app's Poptrie has no GPU kernel.)
+  std::function<std::string(const AppArgs&)> no_gpu_path;
   bool gpu = false;  // set by the registry when the app's GPU part is linked in
 };
 

@@ -27,6 +27,8 @@
 #include "apps/ipv4/poptrie.h"
 #include "apps/l2/mac_table.h"
 #include "bench/cuckoo_bench.h"
+#include "bench/variants/ipv4_variants.h"
+#include "bench/variants/l2_variants.h"
 #include "cli/commands.h"
 #include "core/machine_info.h"
 
@@ -338,7 +340,7 @@ Section bench_l2(const Options& o) {
   s.config = {{"entries", stored.size()}, {"table_mib", table.memory_bytes() >> 20}, {"load", table.load_factor()},
               {"lookups", n}};
   s.want.resize(n);
-  table.lookup_scalar(macs.data(), s.want.data(), n);
+  l2::mac_lookup_scalar(table, macs.data(), s.want.data(), n);
   std::vector<uint32_t> got(n, 0xDEADBEEFu);
 #ifdef TANDEM_HAVE_DPDK
   const int socket = bench::dpdk_start(o.dpdk_mem_mib).socket;
@@ -365,7 +367,7 @@ Section bench_l2(const Options& o) {
   s.skip("dpdk_*", "not built with DPDK (run scripts/fetch-dpdk.sh and rebuild)");
 #endif
   s.row("tandem_l2_scalar", "Tandem MAC table, one MAC at a time", double(n),
-        time_reps(o.reps, [&] { table.lookup_scalar(macs.data(), got.data(), n); }), got);
+        time_reps(o.reps, [&] { l2::mac_lookup_scalar(table, macs.data(), got.data(), n); }), got);
   s.row("tandem_l2_batched_b32", "Tandem MAC table batched path on bursts of 32", double(n), time_reps(o.reps, [&] {
           for (size_t i = 0; i < n; i += 32) table.lookup_batch(macs.data() + i, got.data() + i, std::min<size_t>(32, n - i));
         }), got);

@@ -13,6 +13,7 @@
 #include "apps/ipv6/fib6_loader.h"
 #include "apps/ipv6/lpm6.h"
 #include "bench/bench_anchors.h"
+#include "bench/variants/ipv6_variants.h"
 #include "cli/commands.h"
 
 #ifdef TANDEM_HAVE_DPDK
@@ -47,7 +48,7 @@ Section bench_table(const Options& o, const std::string& title, const std::vecto
   s.config["addresses"] = n;
   s.config["tandem_groups"] = t.groups_in_use();
   s.want.resize(n);
-  t.lookup_scalar(a, s.want.data(), n);
+  ipv6::lpm6_lookup_scalar(t, a, s.want.data(), n);
   std::vector<uint32_t> got(n, 0xDEADBEEFu);
 
 #ifdef TANDEM_HAVE_DPDK
@@ -134,14 +135,14 @@ Section bench_table(const Options& o, const std::string& title, const std::vecto
 #endif
 
   s.row("tandem_lpm6_scalar", "Tandem lpm6, one address at a time", double(n),
-        time_reps(o.reps, [&] { t.lookup_scalar(a, got.data(), n); }), got);
+        time_reps(o.reps, [&] { ipv6::lpm6_lookup_scalar(t, a, got.data(), n); }), got);
   s.row("tandem_lpm6_batched_b32", "Tandem lpm6 batched path on bursts of 32", double(n), time_reps(o.reps, [&] {
           for (size_t i = 0; i < n; i += 32) t.lookup_batch(a + i, got.data() + i, std::min<size_t>(32, n - i));
         }), got);
   s.row("tandem_lpm6_batched_all", "Tandem lpm6 batched path, whole array", double(n),
         time_reps(o.reps, [&] { t.lookup_batch(a, got.data(), n); }), got);
   s.row("tandem_lpm6_gopt_all", "Tandem lpm6 G-Opt path (tools/gopt), whole array", double(n),
-        time_reps(o.reps, [&] { t.lookup_gopt(a, got.data(), n); }), got);
+        time_reps(o.reps, [&] { ipv6::lpm6_lookup_gopt(t, a, got.data(), n); }), got);
   return s;
 }
 

@@ -65,6 +65,7 @@ int run_bench(const BenchCoresOptions& o) {
     for (int c : parse_cpu_list(o.workers)) counts.push_back(c);  // "1-16" or "1,2,4"
   }
   const bool gpu_ok = gpu::available();
+  const std::string no_gpu = no_gpu_path(o.table);  // flags that leave the app without a GPU path
   std::printf("throughput vs cores: app %s, %s; %s (%.0f bytes per frame on average); %llu packets per point, "
               "bursts of %u, %d repetitions, %d CPUs\n",
               app.name(), a.table_desc.c_str(), format_gen_spec(spec).c_str(),
@@ -79,6 +80,11 @@ int run_bench(const BenchCoresOptions& o) {
     if (gpu_path && !gpu_ok) {
       std::printf("%-8s skipped: no GPU\n", path.c_str());
       paths_json[path] = "skipped: no GPU";
+      continue;
+    }
+    if (gpu_path && !no_gpu.empty()) {
+      std::printf("%-8s skipped: %s\n", path.c_str(), no_gpu.c_str());
+      paths_json[path] = "skipped: " + no_gpu;
       continue;
     }
     std::vector<Point> points;

@@ -25,6 +25,7 @@
 #include "apps/fwrouter/fw_router_gpu.h"
 #include "apps/ipv4/ipv4_cpu.h"
 #include "bench/bench_report.h"
+#include "bench/variants/ipv4_variants.h"
 #include "cli/app_setup.h"
 #include "cli/commands.h"
 #include "cli/table_setup.h"

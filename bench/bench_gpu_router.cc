@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "apps/ipv4/ipv4_forward.h"
 #include "apps/ipv4/ipv4_gpu.h"
 #include "bench/bench_report.h"
+#include "bench/variants/ipv4_forward.h"
 #include "cli/commands.h"
 #include "cli/table_setup.h"
 #include "core/clock.h"
@@ -80,7 +80,7 @@ class RouterLoop {
         pool_((r.slots() * nb_ + 1) * PacketBatch::kCapacity, cell_size), c_(c), slot_(r.slots()) {
     for (auto& s : slot_) {
       s.batches.resize(nb_);
-      s.keys.resize(nb_);
+      s.dsts.resize(nb_);
     }
   }
 
@@ -99,7 +99,7 @@ class RouterLoop {
  private:
   struct Slot {
     std::vector<PacketBatch> batches;
-    std::vector<ipv4::KeyBatch> keys;
+    std::vector<ipv4::DestinationBatch> dsts;
     uint32_t used = 0;  // batches holding packets
     uint32_t n = 0;     // items submitted
     uint64_t start_ns = 0;
@@ -126,9 +126,9 @@ class RouterLoop {
     } else {
       auto* keys = static_cast<uint32_t*>(r_.in(s));
       for (uint32_t j = 0; j < sl.used; ++j) {
-        ipv4::classify(pool_, sl.batches[j], sl.keys[j], c_);
-        std::memcpy(keys + sl.n, sl.keys[j].key, sl.keys[j].count * sizeof(uint32_t));
-        sl.n += sl.keys[j].count;
+        ipv4::classify(pool_, sl.batches[j], sl.dsts[j], c_);
+        std::memcpy(keys + sl.n, sl.dsts[j].dst, sl.dsts[j].count * sizeof(uint32_t));
+        sl.n += sl.dsts[j].count;
       }
     }
     r_.submit(s, sl.n);
@@ -160,8 +160,8 @@ class RouterLoop {
       const auto* next_hop = static_cast<const uint32_t*>(r_.out(s));
       uint32_t off = 0;
       for (uint32_t j = 0; j < sl.used; ++j) {
-        ipv4::apply(pool_, sl.batches[j], sl.keys[j], next_hop + off, c_);
-        off += sl.keys[j].count;
+        ipv4::apply(pool_, sl.batches[j], sl.dsts[j], next_hop + off, c_);
+        off += sl.dsts[j].count;
       }
     }
     if (batch_ns_) batch_ns_->push_back(now_ns() - sl.start_ns);

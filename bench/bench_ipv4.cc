@@ -14,6 +14,7 @@
 #include "apps/ipv4/ipv4_gpu.h"
 #include "apps/ipv4/poptrie.h"
 #include "bench/bench_report.h"
+#include "bench/variants/ipv4_variants.h"
 #include "cli/commands.h"
 #include "core/machine_info.h"
 #include "core/flow_hash.h"

@@ -34,6 +34,8 @@ struct BenchLookupOptions {
 
 int run_bench(const BenchLookupOptions& o) {
   if (o.core >= 0 && !pin_this_thread(o.core)) throw UsageError("--core " + std::to_string(o.core) + ": cannot pin to that CPU");
+  const std::string no_gpu = no_gpu_path(o.table);  // flags that leave the app without a GPU path
+  if (o.device == "gpu" && !no_gpu.empty()) throw UsageError("--device gpu: " + no_gpu);
   LoadedApp a = load_app(o.table);
   ForwardApp& app = *a.app;
   PacketStore store;
@@ -74,7 +76,7 @@ int run_bench(const BenchLookupOptions& o) {
             for (size_t i = 0; i < n; i += 32) app.lookup_items(items.data() + i * ib, got.data() + i, std::min<size_t>(32, n - i));
           }));
   std::string why;
-  if (o.device != "cpu" && gpu::available(&why)) {
+  if (o.device != "cpu" && no_gpu.empty() && gpu::available(&why)) {
     gpu::OffloadOptions oo;
     oo.mode = gpu::GpuMode::kAsync;
     oo.capacity = o.gpu_batch;
@@ -85,6 +87,7 @@ int run_bench(const BenchLookupOptions& o) {
             bench::time_reps(o.reps, [&] { gpu::run_all(*runner, items.data(), got.data(), n); }));
   } else {
     if (o.device == "gpu") throw UsageError("--device gpu: no GPU: " + why);
+    if (!no_gpu.empty()) why = no_gpu;
     rows.push_back({"gpu_async", "skipped: " + (o.device == "cpu" ? std::string("--device cpu") : why), static_cast<double>(n), {}});
   }
   bench::print_table(std::string(app.name()) + " lookups (" + a.table_desc + ")", "lookups", rows, "cpu_scalar");

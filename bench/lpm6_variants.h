@@ -1,5 +1,5 @@
 // Hand-written latency-hiding versions of the IPv6 lookup (apps/ipv6/lpm6_core.h) for `tandem
-// bench gopt`, beside the naive and G-Opt versions made from apps/ipv6/gopt/lpm6_batch.c: the
+// bench gopt`, beside the naive and G-Opt versions made from bench/variants/gopt/lpm6_batch.c: the
 // same walk (tbl24, then one tbl8 group per further address byte while the entry is extended),
 // with every table access prefetched one step ahead.
 #pragma once

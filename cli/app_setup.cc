@@ -72,6 +72,11 @@ void add_app_options(CLI::App* c, AppOptions& o) {
   }
 }
 
+std::string no_gpu_path(const AppOptions& o) {
+  const AppSpec* spec = find_app(o.app);
+  return spec && spec->no_gpu_path ? spec->no_gpu_path(o.args) : std::string();
+}
+
 LoadedApp load_app(const AppOptions& o) {
   if (!find_app(o.app)) throw UsageError("--app: unknown app '" + o.app + "' (apps: " + app_list(", ") + ")");
   return tandem::load_app(o.app, o.args);

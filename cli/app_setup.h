@@ -34,4 +34,7 @@ void add_app_options(CLI::App* c, AppOptions& o);
 // not read, missing flags and tables that do not load.
 LoadedApp load_app(const AppOptions& o);
 
+// Why the app of `o`, with its flags, has no GPU path (AppSpec::no_gpu_path); "" when it has one.
+std::string no_gpu_path(const AppOptions& o);
+
 }  // namespace tandem::cli

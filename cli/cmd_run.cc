@@ -234,6 +234,9 @@ int run(const RunOptions& o) {
                      " for the GPU and would do nothing with --device cpu");
   }
   if (!o.out.empty() && o.workers > 1) throw UsageError("--out: writing a capture needs --workers 1");
+  // An app whose flags leave it without a GPU path (the ipv4 app's Poptrie) runs on the CPU.
+  const std::string no_gpu = no_gpu_path(o.table);
+  if (o.device == "gpu" && !no_gpu.empty()) throw UsageError("--device gpu: " + no_gpu + ": use --device cpu");
   if (o.burst > o.batch) throw UsageError("--burst " + std::to_string(o.burst) + " must not exceed --batch " + std::to_string(o.batch));
   const std::vector<int> cores = parse_cores(o.cores);
   GenSpec gen;
@@ -260,7 +263,12 @@ int run(const RunOptions& o) {
               in.read_seconds());
   if (in.store().size() == 0) throw UsageError(input_desc + ": no packets");
 
-  const Device dev = choose_device(o.device, false);
+  Device dev = Device::kCpu;
+  if (no_gpu.empty()) {
+    dev = choose_device(o.device, false);
+  } else if (o.device == "auto" && gpu::available()) {
+    std::fprintf(stderr, "device auto: %s: running on the CPU\n", no_gpu.c_str());
+  }
   if (dev == Device::kCpu && !o.gpu_flags.empty()) {
     std::fprintf(stderr, "warning: %s: GPU flag(s) ignored, running on the CPU\n", join(o.gpu_flags).c_str());
   }

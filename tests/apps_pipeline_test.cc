@@ -37,6 +37,12 @@ struct Case {
 };
 void PrintTo(const Case& c, std::ostream* os) { *os << c.t.label << " " << c.t.gen; }
 
+// Why the case's app, with its flags, has no GPU path (AppSpec::no_gpu_path); "" when it has one.
+std::string no_gpu_path(const Case& c) {
+  const AppSpec* spec = find_app(c.app);
+  return spec->no_gpu_path ? spec->no_gpu_path(c.t.args) : std::string();
+}
+
 // Every registered app's cases (apps/registry.h); a case whose data file is absent is left out.
 std::vector<Case> cases() {
   const auto data = [](const std::string& path) {
@@ -119,11 +125,14 @@ TEST_P(AppsPipeline, EveryPathGivesTheReferenceDecisions) {
   EXPECT_EQ(ref.counters.tx_packets > 0, c.t.forwards);
   EXPECT_GE(ref.counters.dropped(), c.t.min_drops) << "the bad frames";
   check_cpu_paths(app, s, c.t.label, [&](const WorkersResult& r, const std::string& what) { expect_same(ref, r, what); });
+  // Without a GPU path, asking for a GPU runner is a usage error, with or without a GPU.
+  if (!no_gpu_path(c).empty()) EXPECT_THROW(app.make_gpu_runner(gpu::OffloadOptions{}), UsageError) << c.t.label;
 }
 
 TEST_P(AppsPipeline, EveryGpuModeGivesTheReferenceDecisions) {
   TANDEM_REQUIRE_GPU();
   const Case& c = GetParam();
+  if (const std::string why = no_gpu_path(c); !why.empty()) GTEST_SKIP() << c.t.label << ": " << why;
   LoadedApp a = load_app(c.app, c.t.args);
   ForwardApp& app = *a.app;
   app.build_reference();

@@ -4,14 +4,20 @@
 #include "apps/ipv4/ipv4_frame_core.h"
 #include "apps/ipv4/ipv4_gpu.h"
 #include "core/byte_order.h"
+#include "core/usage_error.h"
 
 namespace tandem::ipv4 {
 
-Ipv4Traits::Ipv4Traits(const Dir24_8& t, const Fib& f) : table(&t), fib(&f) {}
-Ipv4Traits::~Ipv4Traits() = default;
-Ipv4Traits::Ipv4Traits(Ipv4Traits&&) noexcept = default;
+template <class Table>
+Ipv4Traits<Table>::Ipv4Traits(const Table& t, const Fib& f) : table(&t), fib(&f) {}
+template <class Table>
+Ipv4Traits<Table>::~Ipv4Traits() = default;
+template <class Table>
+Ipv4Traits<Table>::Ipv4Traits(Ipv4Traits&&) noexcept = default;
 
-DropReason Ipv4Traits::classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const {
+template <class Table>
+DropReason Ipv4Traits<Table>::classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off,
+                                       uint32_t* flow) const {
   ParsedPacket pp;
   const DropReason r = ipv4_classify_frame(frame, len, &pp, key);
   if (r == DropReason::kNone) {
@@ -21,28 +27,48 @@ DropReason Ipv4Traits::classify(const uint8_t* frame, uint32_t len, Key* key, ui
   return r;
 }
 
-void Ipv4Traits::lookup_batch(const Key* keys, uint32_t* results, size_t n) const {
-  lookup_batched(*table, keys, results, n);
+template <class Table>
+void Ipv4Traits<Table>::lookup_batch(const Key* keys, uint32_t* results, size_t n) const {
+  if constexpr (std::is_same_v<Table, Dir24_8>) {
+    lookup_batched(*table, keys, results, n);
+  } else {
+    table->lookup_batch(keys, results, n);
+  }
 }
 
-uint32_t Ipv4Traits::apply(uint8_t* frame, uint32_t, uint16_t l3_off, uint32_t result) const {
+template <class Table>
+uint32_t Ipv4Traits<Table>::apply(uint8_t* frame, uint32_t, uint16_t l3_off, uint32_t result) const {
   return ipv4_apply_route(frame + l3_off, result);
 }
 
-std::unique_ptr<gpu::OffloadRunner> Ipv4Traits::make_gpu_runner(const gpu::OffloadOptions& opts) {
-  if (!gpu) gpu = std::make_unique<Ipv4GpuTable>(*table);
-  return gpu->make_runner(opts);
+template <class Table>
+std::unique_ptr<gpu::OffloadRunner> Ipv4Traits<Table>::make_gpu_runner(const gpu::OffloadOptions& opts) {
+  if constexpr (std::is_same_v<Table, Dir24_8>) {
+    if (!gpu) gpu = std::make_unique<Ipv4GpuTable>(*table);
+    return gpu->make_runner(opts);
+  } else {
+    throw UsageError(no_gpu_path("poptrie") + ": use --device cpu or --table dir24-8");
+  }
 }
 
-void Ipv4Traits::build_reference() {
+template <class Table>
+void Ipv4Traits<Table>::build_reference() {
   ref = std::make_unique<RefTrie>();
   for (const Route& r : fib->routes) ref->insert(r.prefix, r.len, r.next_hop);
 }
 
-uint32_t Ipv4Traits::reference_verdict(const uint8_t* frame, uint32_t, uint16_t l3_off) const {
+template <class Table>
+uint32_t Ipv4Traits<Table>::reference_verdict(const uint8_t* frame, uint32_t, uint16_t l3_off) const {
   // apply() rewrote the TTL and checksum, never the destination.
   const uint32_t nh = ref->lookup(load_be32(frame + l3_off + 16));
   return nh == kNoRoute ? Verdict::drop(DropReason::kNoRoute) : Verdict::port(nh);
+}
+
+template struct Ipv4Traits<Dir24_8>;
+template struct Ipv4Traits<Poptrie>;
+
+std::string no_gpu_path(const std::string& table_name) {
+  return table_name == "poptrie" ? "--table poptrie has no GPU path (the GPU kernel reads DIR-24-8)" : "";
 }
 
 }  // namespace tandem::ipv4

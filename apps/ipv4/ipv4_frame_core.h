@@ -1,5 +1,5 @@
-// The IPv4 router's per-frame decisions, written once for the CPU forwarding stages
-// (ipv4_forward.cc) and for the GPU kernel that receives whole frames (ipv4_gpu.cu), so that both
+// The IPv4 router's per-frame decisions, written once for the CPU forwarding stages (the ipv4
+// app, ipv4_app.cc) and for the GPU kernel that receives whole frames (ipv4_gpu.cu), so that both
 // drop the same frames for the same reasons and write the same bytes. Counting stays with the
 // callers: device code has no counters to bump.
 #pragma once

@@ -50,8 +50,8 @@ class Ipv4GpuTable {
 
   // An offload runner that forwards whole frames on the GPU, FrameCell in and out: parsing,
   // validation, the router's drop rules, the lookup and the TTL/checksum rewrite, with the code
-  // of the CPU path (ipv4_frame_core.h; forward_frame_cpu gives the same cells). A length over 60
-  // is taken as 60. Valid as long as make_runner's runners are.
+  // of the CPU path (ipv4_frame_core.h; bench/variants/ipv4_forward.h forward_frame_cpu gives the
+  // same cells). A length over 60 is taken as 60. Valid as long as make_runner's runners are.
   std::unique_ptr<gpu::OffloadRunner> make_frame_runner(const gpu::OffloadOptions& opts) const;
 
  private:

@@ -1,7 +1,6 @@
 // The GPU lookup against the reference trie on the real table. Skipped (visibly) without a GPU.
 #include <gtest/gtest.h>
 
-#include "apps/ipv4/ipv4_cpu.h"
 #include "apps/ipv4/ipv4_gpu.h"
 #include "tests/ipv4_table.h"
 

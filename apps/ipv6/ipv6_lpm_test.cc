@@ -1,6 +1,7 @@
-// The IPv6 table (apps/ipv6/lpm6) and its CPU lookup paths against the reference trie: on the real
-// BGP table, on the G-Opt paper's random worst case, on hand-made edge cases and random add/delete
-// sequences; the IPv6 table loader on good and broken files.
+// The IPv6 table (apps/ipv6/lpm6) and its CPU lookups against the reference trie: on the real BGP
+// table, on the G-Opt paper's random worst case, on hand-made edge cases and random add/delete
+// sequences; the IPv6 table loader on good and broken files. The benchmarks' lookup variants:
+// bench/variants/ipv6_variants_test.cc.
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -89,14 +90,11 @@ void expect_paths_agree(const Lpm6& t, const RefTrie6& trie, const std::vector<A
   for (size_t i = 0; i < n; ++i) want[i] = trie.lookup(addrs[i].data());
   using Path = std::function<void(uint32_t*)>;
   const std::vector<std::pair<std::string, Path>> paths = {
-      {"scalar", [&](uint32_t* h) { t.lookup_scalar(rows, h, n); }},
+      {"lookup", [&](uint32_t* h) { for (size_t i = 0; i < n; ++i) h[i] = t.lookup(rows[i]); }},
       {"batch", [&](uint32_t* h) { t.lookup_batch(rows, h, n); }},
-      {"gopt", [&](uint32_t* h) { t.lookup_gopt(rows, h, n); }},
       {"window 4", [&](uint32_t* h) { lpm6_lookup_window(t, rows, h, n, 4); }},
       {"window 64", [&](uint32_t* h) { lpm6_lookup_window(t, rows, h, n, 64); }},
-      {"tbl24 prefetch", [&](uint32_t* h) { lpm6_lookup_prefetch_tbl24(t, rows, h, n, 16); }},
-      {"levels 8", [&](uint32_t* h) { lpm6_lookup_levels(t, rows, h, n, 8); }},
-      {"levels 64", [&](uint32_t* h) { lpm6_lookup_levels(t, rows, h, n, 64); }},
+      {"window 256", [&](uint32_t* h) { lpm6_lookup_window(t, rows, h, n, 256); }},
   };
   for (const auto& [name, run] : paths) {
     std::vector<uint32_t> got(n + 1, 0xDEADBEEF);

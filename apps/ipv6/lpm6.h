@@ -56,14 +56,9 @@ class Lpm6 {
   Status remove(const uint8_t prefix[16], uint8_t depth);
 
   uint32_t lookup(const uint8_t addr[16]) const { return lpm6_lookup(tbl24_, tbl8_, addr); }
-  // hops[i] = lookup(addrs[i]): one address at a time, the plain baseline.
-  void lookup_scalar(const uint8_t (*addrs)[16], uint32_t* hops, size_t n) const;
-  // The fast path: the same results, kBatchWindow lookups in flight (lpm6_lookup_window).
+  // hops[i] = lookup(addrs[i]), kBatchWindow lookups in flight (lpm6_lookup_window). The paths
+  // the benchmarks measure against it are in bench/variants/ipv6_variants.h.
   void lookup_batch(const uint8_t (*addrs)[16], uint32_t* hops, size_t n) const;
-  // G-Opt (Kalia et al., NSDI'15): apps/ipv6/gopt/lpm6_batch.c interleaved by tools/gopt, in
-  // batches of 16 lookups that switch to the next one at every table access after prefetching it.
-  // Slower than lookup_batch here: 16 misses in flight, and each batch drains before the next.
-  void lookup_gopt(const uint8_t (*addrs)[16], uint32_t* hops, size_t n) const;
 
   // The arrays a bench or a GPU copy reads: tbl24 has kTbl24Entries entries; tbl8 holds
   // groups_high_water() groups of kGroupEntries entries (the part a copy needs).
@@ -124,30 +119,23 @@ class Lpm6 {
   uint64_t version_ = 0;
 };
 
-// The batched variants measured for lookup_batch (kept for the benches). On the 2-core AMD EPYC
-// development VM (4 M addresses; speed-ups over lookup_scalar): the window of 128 gains ~4x on
-// uniform addresses (almost all stop at tbl24), ~1.7x inside the real table's prefixes (3-4
-// accesses, much of the 100 MiB table cached) and ~10x on the random 48..64 table (5-6 accesses,
-// 0.9 GiB); prefetching tbl24 only is as good on uniform addresses and useless past tbl24; group
-// prefetching by level reaches half to 70% of the window, as it waits for the slowest lookup of
-// each level. Windows of 16 and 32 keep too few misses in flight; 256 is no better than 128.
+// The batched lookup, measured against the benchmarks' variants (bench/variants/ipv6_variants.h).
+// On the 2-core AMD EPYC development VM (4 M addresses; speed-ups over one address at a time): the
+// window of 128 gains ~4x on uniform addresses (almost all stop at tbl24), ~1.7x inside the real
+// table's prefixes (3-4 accesses, much of the 100 MiB table cached) and ~10x on the random 48..64
+// table (5-6 accesses, 0.9 GiB); prefetching tbl24 only is as good on uniform addresses and
+// useless past tbl24; group prefetching by level reaches half to 70% of the window, as it waits
+// for the slowest lookup of each level. Windows of 16 and 32 keep too few misses in flight; 256
+// is no better than 128.
 //
 // A window of `window` lookups in flight (rounded up to a power of two, 4..256; round robin): each
 // step loads the entry a lookup prefetched on its previous step, then prefetches the next group's
 // slot, or finishes and starts the next address in its place (AMAC-style). Every lookup always
-// has one access in flight, whatever its depth.
+// has one access in flight, whatever its depth. The window is a parameter so that the benchmarks
+// can sweep it.
 inline constexpr uint32_t kBatchWindow = 128;
 void lpm6_lookup_window(const Lpm6& t, const uint8_t (*addrs)[16], uint32_t* hops, size_t n,
                         uint32_t window);
-// Software pipelining on tbl24 only: prefetch the tbl24 entry `distance` addresses ahead, then
-// walk the groups without prefetching. Hides the tbl24 miss, not the group misses.
-void lpm6_lookup_prefetch_tbl24(const Lpm6& t, const uint8_t (*addrs)[16], uint32_t* hops, size_t n,
-                                uint32_t distance);
-// Group prefetching by level (G-Opt paper, section 3.1): for `group` addresses at a time, prefetch
-// every tbl24 entry, load them, then level by level prefetch and load the next slot of those still
-// extended.
-void lpm6_lookup_levels(const Lpm6& t, const uint8_t (*addrs)[16], uint32_t* hops, size_t n,
-                        uint32_t group);
 
 // Views an array of addresses as the rows the lookups take.
 inline const uint8_t (*addr_rows(const Addr6* a))[16] {

@@ -196,10 +196,6 @@ uint32_t MacTable::lookup(uint64_t mac) const {
   }
 }
 
-void MacTable::lookup_scalar(const uint64_t* macs, uint32_t* ports, size_t n) const {
-  for (size_t i = 0; i < n; ++i) ports[i] = lookup(macs[i]);
-}
-
 void MacTable::lookup_batch(const uint64_t* macs, uint32_t* ports, size_t n) const {
   const uint64_t seq = move_seq_.load(std::memory_order_acquire);
   mac_lookup_pipeline(*this, macs, ports, n, kBatchDistance);
@@ -241,19 +237,6 @@ void lookup_pipeline(const uint64_t* slots, uint64_t mask, const uint64_t* macs,
   for (; i < n; ++i) ports[i] = mac_lookup_buckets(ring1[i & (D - 1)], ring2[i & (D - 1)], macs[i]);
 }
 
-template <uint32_t G>
-void lookup_groups(const uint64_t* slots, uint64_t mask, const uint64_t* macs, uint32_t* ports,
-                   size_t n) {
-  size_t i = 0;
-  for (; i + G <= n; i += G) {
-    const uint64_t* b1[G];
-    const uint64_t* b2[G];
-    for (uint32_t k = 0; k < G; ++k) locate(slots, mask, macs[i + k], &b1[k], &b2[k]);
-    for (uint32_t k = 0; k < G; ++k) ports[i + k] = mac_lookup_buckets(b1[k], b2[k], macs[i + k]);
-  }
-  for (; i < n; ++i) ports[i] = mac_lookup(slots, mask, macs[i]);
-}
-
 }  // namespace
 
 void mac_lookup_pipeline(const MacTable& t, const uint64_t* macs, uint32_t* ports, size_t n,
@@ -265,17 +248,6 @@ void mac_lookup_pipeline(const MacTable& t, const uint64_t* macs, uint32_t* port
   if (distance <= 16) return lookup_pipeline<16>(s, m, macs, ports, n);
   if (distance <= 32) return lookup_pipeline<32>(s, m, macs, ports, n);
   return lookup_pipeline<64>(s, m, macs, ports, n);
-}
-
-void mac_lookup_groups(const MacTable& t, const uint64_t* macs, uint32_t* ports, size_t n,
-                       uint32_t group) {
-  const uint64_t* s = t.slots();
-  const uint64_t m = t.bucket_mask();
-  if (group <= 4) return lookup_groups<4>(s, m, macs, ports, n);
-  if (group <= 8) return lookup_groups<8>(s, m, macs, ports, n);
-  if (group <= 16) return lookup_groups<16>(s, m, macs, ports, n);
-  if (group <= 32) return lookup_groups<32>(s, m, macs, ports, n);
-  return lookup_groups<64>(s, m, macs, ports, n);
 }
 
 // ---- learning switch ----

@@ -71,10 +71,8 @@ class MacTable {
 
   // The port of `mac`, or kMiss. Safe against a concurrent writer (see above).
   uint32_t lookup(uint64_t mac) const;
-  // ports[i] = lookup(macs[i]), one key at a time: the baseline.
-  void lookup_scalar(const uint64_t* macs, uint32_t* ports, size_t n) const;
-  // The fast path: the same results, with both buckets of each key prefetched kBatchDistance keys
-  // ahead (the fastest of the variants below on the development machine: 4-6x lookup_scalar).
+  // ports[i] = lookup(macs[i]), with both buckets of each key prefetched kBatchDistance keys ahead
+  // (mac_lookup_pipeline below: 4-6x one key at a time on the development machine).
   void lookup_batch(const uint64_t* macs, uint32_t* ports, size_t n) const;
 
   size_t size() const { return size_; }
@@ -123,10 +121,11 @@ class MacTable {
   uint32_t longest_path_ = 0;
 };
 
-// ---- batched lookup variants (kept for benches; lookup_batch calls the fastest) ----
+// ---- the batched lookup ----
 //
 //   pipeline: prefetch both buckets of key i + distance, then look up key i (bucket addresses kept
 //             in a ring, so each key is hashed once).
+// Measured against the benchmarks' variants (bench/variants/l2_variants.h):
 //   groups:   for `group` keys at a time, hash and prefetch all their buckets, then probe them.
 // Both probe bucket 1, then bucket 2 on a miss (mac_lookup_buckets). Measured on the 2-core AMD
 // EPYC development VM (one core, 8M random lookups, M lookups/s, median of 5; tables sized by
@@ -141,12 +140,11 @@ class MacTable {
 // (groups of 8 and pipelines of 4-8 keep too few misses in flight: 30-55.) Probing both buckets
 // without a branch wins only with many absent keys on a cache-resident table; a switch's
 // destinations are mostly known. At load 0.9 (13% of entries in bucket 2) pipeline 32 gives
-// 107 / 82 (1M) and 77 / 64 (16M).
+// 107 / 82 (1M) and 77 / 64 (16M). The distance is a parameter so that the benchmarks can sweep
+// it.
 inline constexpr uint32_t kBatchDistance = 32;
 void mac_lookup_pipeline(const MacTable& t, const uint64_t* macs, uint32_t* ports, size_t n,
                          uint32_t distance);
-void mac_lookup_groups(const MacTable& t, const uint64_t* macs, uint32_t* ports, size_t n,
-                       uint32_t group);
 
 // ---- learning switch ----
 //

@@ -46,7 +46,7 @@ void tandem_gopt_cuckoo_naive(const CuckooTable *t, const uint64_t *keys, uint32
 void tandem_gopt_cuckoo_gopt(const CuckooTable *t, const uint64_t *keys, uint32_t *vals, int n);
 
 /* hops[i] = next hop of the 16-byte address addrs[i] in an rte_lpm6-style table (apps/ipv6), or
- * 0xFFFFFFFF: apps/ipv6/gopt/lpm6_batch.c as is, and its G-Opt output. */
+ * 0xFFFFFFFF: bench/variants/gopt/lpm6_batch.c as is, and its G-Opt output. */
 void tandem_gopt_lpm6_naive(const uint32_t *tbl24, const uint32_t *tbl8, const uint8_t (*addrs)[16], uint32_t *hops,
                             int n);
 void tandem_gopt_lpm6_gopt(const uint32_t *tbl24, const uint32_t *tbl8, const uint8_t (*addrs)[16], uint32_t *hops,

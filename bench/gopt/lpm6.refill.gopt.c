@@ -3,9 +3,10 @@
 #define GOPT_MAX_BATCH 64
 #endif
 /* The IPv6 rte_lpm6-style lookup over a batch, annotated for the G-Opt transformer (tools/gopt):
- * the source of the IPv6 app's G-Opt CPU path. lpm6_batch.gopt.c is generated from it:
- *   python3 tools/gopt/gopt.py apps/ipv6/gopt/lpm6_batch.c --max-batch 16 \
- *     -o apps/ipv6/gopt/lpm6_batch.gopt.c
+ * the source of the benchmarks' G-Opt IPv6 path (bench/variants/ipv6_variants.h lpm6_lookup_gopt)
+ * and of `tandem bench gopt`'s IPv6 rows. lpm6_batch.gopt.c is generated from it:
+ *   python3 tools/gopt/gopt.py bench/variants/gopt/lpm6_batch.c --max-batch 16 \
+ *     -o bench/variants/gopt/lpm6_batch.gopt.c
  * and tests/e2e/test_gopt_generated.py checks that the checked-in file is what the tool makes.
  * Entry layout as apps/ipv6/lpm6_core.h: next hop or tbl8 group in bits 0..23, valid bit 24,
  * extended bit 25. tbl24 is indexed by address bytes 0..2, each tbl8 level by one more byte; the

@@ -9,9 +9,9 @@
 #include "examples/cuckoo.c"
 #undef cuckoo_lookup_batch
 
-/* IPv6: Tandem's own annotated lookup (apps/ipv6/gopt/lpm6_batch.c), not an example. */
+/* IPv6: Tandem's own annotated lookup (bench/variants/gopt/lpm6_batch.c), not an example. */
 #define tandem_lpm6_lookup_gopt tandem_gopt_lpm6_naive
-#include "apps/ipv6/gopt/lpm6_batch.c"
+#include "bench/variants/gopt/lpm6_batch.c"
 #undef tandem_lpm6_lookup_gopt
 
 #include "gopt_bench.h" /* after the examples, so its prototypes are checked against them */

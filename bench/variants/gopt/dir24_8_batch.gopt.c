@@ -3,9 +3,10 @@
 #define GOPT_MAX_BATCH 16
 #endif
 /* The DIR-24-8 lookup over a batch, annotated for the G-Opt transformer (tools/gopt): the source
- * of Tandem's G-Opt CPU path. dir24_8_batch.gopt.c is generated from it:
- *   python3 tools/gopt/gopt.py apps/ipv4/gopt/dir24_8_batch.c --max-batch 16 \
- *     -o apps/ipv4/gopt/dir24_8_batch.gopt.c
+ * of the benchmarks' G-Opt IPv4 path (bench/variants/ipv4_variants.h lookup_gopt).
+ * dir24_8_batch.gopt.c is generated from it:
+ *   python3 tools/gopt/gopt.py bench/variants/gopt/dir24_8_batch.c --max-batch 16 \
+ *     -o bench/variants/gopt/dir24_8_batch.gopt.c
  * and tests/e2e/test_gopt_generated.py checks that the checked-in file is what the tool makes.
  * Entry layout as apps/ipv4/dir24_8_core.h: next hop or tbl8 group in bits 0..23, valid bit 24,
  * extended bit 25. Without a route the result is 0xFFFFFFFF (kNoRoute). */

@@ -10,6 +10,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #include "apps/ipv4/ipv4_cpu.h"
+#include "bench/variants/ipv4_variants.h"
 
 namespace tandem::ipv4 {
 

@@ -1,7 +1,6 @@
-#include "apps/ipv4/ipv4_forward.h"
+#include "bench/variants/ipv4_forward.h"
 
 #include "apps/ipv4/ipv4_cpu.h"
-#include "apps/ipv4/ipv4_frame_core.h"
 
 namespace tandem::ipv4 {
 
@@ -30,23 +29,23 @@ inline void apply_one(PacketPool& pool, PacketBatch& b, uint32_t i, uint32_t nex
 
 }  // namespace
 
-void classify(PacketPool& pool, PacketBatch& batch, KeyBatch& keys, Counters& c,
+void classify(PacketPool& pool, PacketBatch& batch, DestinationBatch& dsts, Counters& c,
               const Dir24_8* prefetch) {
-  keys.count = 0;
+  dsts.count = 0;
   for (uint32_t i = 0; i < batch.size; ++i) {
     uint32_t dst;
     if (classify_one(pool, batch, i, &dst, c)) {
       if (prefetch) prefetch_read(&prefetch->tbl24()[dir24_8_tbl24_index(dst)]);
-      keys.key[keys.count] = dst;
-      keys.position[keys.count] = static_cast<uint16_t>(i);
-      ++keys.count;
+      dsts.dst[dsts.count] = dst;
+      dsts.position[dsts.count] = static_cast<uint16_t>(i);
+      ++dsts.count;
     }
   }
 }
 
-void apply(PacketPool& pool, PacketBatch& batch, const KeyBatch& keys, const uint32_t* next_hops,
+void apply(PacketPool& pool, PacketBatch& batch, const DestinationBatch& dsts, const uint32_t* next_hops,
            Counters& c) {
-  for (uint32_t k = 0; k < keys.count; ++k) apply_one(pool, batch, keys.position[k], next_hops[k], c);
+  for (uint32_t k = 0; k < dsts.count; ++k) apply_one(pool, batch, dsts.position[k], next_hops[k], c);
 }
 
 void forward_scalar(const Dir24_8& table, PacketPool& pool, PacketBatch& batch, Counters& c) {
@@ -57,11 +56,11 @@ void forward_scalar(const Dir24_8& table, PacketPool& pool, PacketBatch& batch, 
 }
 
 void forward_batched(const Dir24_8& table, PacketPool& pool, PacketBatch& batch, Counters& c) {
-  KeyBatch keys;
+  DestinationBatch dsts;
   uint32_t next_hops[PacketBatch::kCapacity];
-  classify(pool, batch, keys, c, &table);
-  lookup_batched(table, keys.key, next_hops, keys.count);
-  apply(pool, batch, keys, next_hops, c);
+  classify(pool, batch, dsts, c, &table);
+  lookup_batched(table, dsts.dst, next_hops, dsts.count);
+  apply(pool, batch, dsts, next_hops, c);
 }
 
 uint32_t forward_frame_cpu(const Dir24_8& table, uint8_t* frame, uint32_t len) {

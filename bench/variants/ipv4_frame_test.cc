@@ -1,6 +1,7 @@
 // Whole-frame IPv4 forwarding (apps/ipv4/ipv4_frame_core.h), the code that the CPU forwarding
-// stages and the GPU's frame runner share. On the real table, with generated 64-byte traffic
-// mutated into every kind of frame a router must drop, and with the real captures' small frames:
+// stages (bench/variants/ipv4_forward.h) and the GPU's frame runner share. On the real table,
+// with generated 64-byte traffic mutated into every kind of frame a router must drop, and with
+// the real captures' small frames:
 //  - forward_frame_cpu gives the verdicts and bytes that forward_scalar and forward_batched give,
 //    and, where the mutation determines it, what the rules predict (computed here independently:
 //    the martian ranges, the reference trie, a checksum recomputed in full);
@@ -19,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "apps/ipv4/ipv4_forward.h"
 #include "apps/ipv4/ipv4_gpu.h"
 #include "core/byte_order.h"
+#include "bench/variants/ipv4_forward.h"
 #include "core/checksum.h"
 #include "io/traffic_gen.h"
 #include "tests/ipv4_table.h"

@@ -1,11 +1,18 @@
-// The forwarding stages around the lookup: every drop reason a router decides, the TTL and
-// checksum rewrite, the accounting, and identical results from the scalar and batched paths.
+// The ipv4 app (apps/ipv4/ipv4_app.h), over each table it can choose, on hand-made frames: every
+// drop reason a router decides, the TTL and checksum rewrite, the accounting, identical results
+// from the scalar and batched paths, and the reference (--verify) agreeing with every decision the
+// lookup made; choosing the table by name (ipv4_table.h make_table) and its GPU refusal.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
 #include <vector>
 
-#include "apps/ipv4/ipv4_forward.h"
+#include "apps/ipv4/ipv4_app.h"
+#include "apps/registry.h"
 #include "core/checksum.h"
 #include "io/traffic_gen.h"
 
@@ -58,11 +65,15 @@ struct Case {
   size_t l3 = 14;   // offset of the IPv4 header
 };
 
-class ForwardTest : public ::testing::Test {
+// The parameter: the table's name (ipv4_table.h kTableNames).
+class ForwardTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    ASSERT_EQ(table.add(ip(20, 0, 0, 0), 8, 3), Dir24_8::Status::kOk);
-    ASSERT_EQ(table.add(ip(20, 1, 2, 128), 25, 7), Dir24_8::Status::kOk);
+    fib.routes = {{ip(20, 0, 0, 0), 8, 3}, {ip(20, 1, 2, 128), 25, 7}};
+    fib.max_next_hop = 7;
+    table = make_table(GetParam(), fib);
+    app = make_app(table, fib);
+    app->build_reference();
     const uint32_t src = ip(10, 0, 0, 1);
     cases.push_back({"routed", frame(src, ip(20, 9, 9, 9), 64), Verdict::port(3)});
     cases.push_back({"longer prefix", frame(src, ip(20, 1, 2, 200), 64), Verdict::port(7)});
@@ -114,18 +125,20 @@ class ForwardTest : public ::testing::Test {
       b.verdict[i] = Verdict::kUnset;
     }
     if (batched) {
-      forward_batched(table, pool, b, c);
+      app->forward_batched(pool, b, c);
     } else {
-      forward_scalar(table, pool, b, c);
+      app->forward_scalar(pool, b, c);
     }
   }
 
-  Dir24_8 table{16};
+  Fib fib;
+  RouteTable table;
+  std::unique_ptr<ForwardApp> app;
   PacketPool pool{512};
   std::vector<Case> cases;
 };
 
-TEST_F(ForwardTest, EveryVerdictAndRewriteOnBothPaths) {
+TEST_P(ForwardTest, EveryVerdictAndRewriteOnBothPaths) {
   PacketBatch out[2];
   for (int batched = 0; batched < 2; ++batched) {
     Counters c(16);
@@ -136,6 +149,10 @@ TEST_F(ForwardTest, EveryVerdictAndRewriteOnBothPaths) {
       EXPECT_EQ(b.verdict[i], cases[i].want) << cases[i].what << (batched ? " (batched)" : " (scalar)");
       const size_t l3 = cases[i].l3;
       const uint8_t* iph = pool.data(b.cell[i]) + l3;
+      uint32_t want = 0;
+      if (app->reference_verdict(pool.data(b.cell[i]), b.len[i], b.l3_off[i], b.verdict[i], &want)) {
+        EXPECT_EQ(b.verdict[i], want) << cases[i].what << ": the reference differs";
+      }
       if (!Verdict::is_drop(b.verdict[i])) {
         ++fwd;
         EXPECT_EQ(iph[8], cases[i].bytes[l3 + 8] - 1) << cases[i].what << ": TTL";
@@ -161,6 +178,69 @@ TEST_F(ForwardTest, EveryVerdictAndRewriteOnBothPaths) {
     EXPECT_EQ(c.drops[int(DropReason::kNoRoute)], 1u);
     pool.free_bulk(b.cell.data(), b.size);
   }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tables, ForwardTest, ::testing::Values("dir24-8", "poptrie"),
+                         [](const auto& info) { return info.param == "dir24-8" ? std::string("dir24_8") : info.param; });
+
+TEST(Ipv4Tables, ChosenByNameAndOnlyThoseNames) {
+  Fib fib;
+  fib.path = "routes.txt";
+  fib.routes = {{ip(20, 0, 0, 0), 8, 3}};
+  const RouteTable d = make_table("dir24-8", fib);
+  ASSERT_TRUE(d.dir24_8 && !d.poptrie);
+  EXPECT_EQ(d.dir24_8->lookup(ip(20, 1, 2, 3)), 3u);
+  const RouteTable p = make_table("poptrie", fib);
+  ASSERT_TRUE(p.poptrie && !p.dir24_8);
+  EXPECT_EQ(p.poptrie->lookup(ip(20, 1, 2, 3)), 3u);
+  EXPECT_STREQ(make_app(p, fib)->name(), "ipv4");
+  for (const char* bad : {"", "DIR-24-8", "dir24_8", "trie"}) {
+    EXPECT_FALSE(known_table(bad)) << bad;
+    EXPECT_THROW(make_table(bad, fib), UsageError) << bad;
+  }
+  EXPECT_EQ(no_gpu_path("dir24-8"), "");
+  EXPECT_NE(no_gpu_path("poptrie"), "");
+}
+
+// A route list Poptrie cannot hold (over 65535 distinct next hops) is a usage error naming the file.
+TEST(Ipv4Tables, PoptrieLimitIsAUsageErrorNamingTheFile) {
+  Fib fib;
+  fib.path = "many-hops.txt";
+  for (uint32_t i = 0; i <= Poptrie::kMaxNextHops; ++i) fib.routes.push_back({i << 8, 24, i});
+  try {
+    make_table("poptrie", fib);
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("many-hops.txt"), std::string::npos) << e.what();
+  }
+}
+
+// `tandem lookup` through the registration: the table --table names, and no GPU for Poptrie.
+TEST(Ipv4Tables, KeyLookupReadsTheChosenTable) {
+  const AppSpec* spec = find_app("ipv4");
+  ASSERT_TRUE(spec && spec->lookup && spec->no_gpu_path);
+  const std::string dir = ::testing::TempDir();
+  const std::string path = dir + "/ipv4_tables_test_fib.txt";
+  {
+    std::ofstream f(path);
+    f << "20.0.0.0/8 3\n20.1.2.128/25 7\n";
+  }
+  for (const char* table : {"dir24-8", "poptrie"}) {
+    AppArgs args;
+    args.set("fib", path);
+    args.set("table", table);
+    auto l = spec->lookup(args, /*gpu=*/false);
+    std::string why, out;
+    for (const char* key : {"20.1.2.200", "20.9.9.9", "21.0.0.1"}) ASSERT_TRUE(l->add(key, &why)) << why;
+    l->flush(&out);
+    EXPECT_EQ(out, "20.1.2.200 7\n20.9.9.9 3\n21.0.0.1 -\n") << table;
+    EXPECT_EQ(spec->no_gpu_path(args).empty(), std::string(table) == "dir24-8");
+  }
+  AppArgs args;
+  args.set("fib", path);
+  args.set("table", "poptrie");
+  EXPECT_THROW(spec->lookup(args, /*gpu=*/true), UsageError) << "refused before any GPU is touched";
+  std::remove(path.c_str());
 }
 
 TEST(PacketPool, AllocatesDistinctCellsAndRunsDry) {
