@@ -24,6 +24,7 @@
 #include "core/batch.h"
 #include "core/counters.h"
 #include "core/packet_pool.h"
+#include "gpu/frame_runner.h"
 #include "gpu/offload.h"
 
 namespace tandem {
@@ -105,6 +106,14 @@ class ForwardApp {
   // A runner whose per-item operation is the app's lookup, on a device copy of its table. Throws
   // gpu::GpuError without a usable GPU. The runner is valid while the app lives.
   virtual std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts) = 0;
+
+  // The whole per-packet logic on one frame, written once for the host and the GPU
+  // (apps/frame_core.h): rewrites the frame as the CPU paths do and returns its verdict, counting
+  // nothing. What a GPU given whole frames computes; for tests and the checks of that path.
+  virtual uint32_t forward_frame(uint8_t* frame, uint32_t len) const = 0;
+  // A whole-frame runner (gpu/frame_runner.h) over a device copy of the app's tables as they are
+  // now. Throws gpu::GpuError without a usable GPU, or for a table with no GPU path.
+  virtual std::unique_ptr<gpu::FrameRunner> make_frame_runner(const gpu::FrameOptions& opts) const = 0;
 
   // Verification (--verify): builds the app's reference (a trie, a map, ...) from its table.
   virtual void build_reference() = 0;

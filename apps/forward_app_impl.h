@@ -7,6 +7,10 @@
 //   using Result;   optional: what a lookup gives, the GPU's result (trivially copyable; default
 //                   uint32_t, a next hop or port)
 //   static constexpr const char* kName;
+//   SomeCore frame_core() const;  // the app's whole per-packet logic over its tables
+//                                 // (apps/frame_core.h); classify, lookup and apply below are
+//                                 // built from the same functions. A table without a GPU path
+//                                 // (Poptrie) may leave it out.
 //   size_t ports() const;
 //   DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const;
 //   void prefetch(const Key&) const;                              // the key's first table line
@@ -37,6 +41,7 @@
 #include <vector>
 
 #include "apps/forward_app.h"
+#include "apps/frame_core.h"
 #include "core/flow_hash.h"
 
 namespace tandem {
@@ -154,6 +159,26 @@ class ForwardAppImpl final : public ForwardApp {
 
   std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts) override {
     return t_.make_gpu_runner(opts);
+  }
+
+  uint32_t forward_frame(uint8_t* frame, uint32_t len) const override {
+    if constexpr (requires { t_.frame_core(); }) {
+      return tandem::forward_frame(t_.frame_core(), frame, len);
+    } else {
+      Key key;
+      uint16_t l3_off = 0;
+      uint32_t flow = 0;
+      const DropReason r = t_.classify(frame, len, &key, &l3_off, &flow);
+      return r != DropReason::kNone ? Verdict::drop(r) : t_.apply(frame, len, l3_off, t_.lookup(key));
+    }
+  }
+
+  std::unique_ptr<gpu::FrameRunner> make_frame_runner(const gpu::FrameOptions& opts) const override {
+    if constexpr (requires { t_.frame_core(); }) {
+      return gpu::make_frame_runner(t_.frame_core(), opts);
+    } else {
+      throw gpu::GpuError(std::string(Traits::kName) + ": this table has no GPU path");
+    }
   }
 
   void build_reference() override { t_.build_reference(); }

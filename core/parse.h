@@ -73,7 +73,7 @@ DropReason parse_packet(const uint8_t* frame, uint32_t caplen, ParsedPacket* out
 // the UDP length or the end of the IP datagram (l3_off + l3_len), whichever comes first, never
 // past the capture (parse_packet checked that). False when
 // there is no transport header to skip (non-first fragment, kFlagL4Missing) or it is malformed.
-inline bool transport_payload(const uint8_t* frame, const ParsedPacket& p, uint32_t* off, uint32_t* len) {
+TANDEM_HD_INLINE bool transport_payload(const uint8_t* frame, const ParsedPacket& p, uint32_t* off, uint32_t* len) {
   if (p.flags & (kFlagL4Missing | kFlagL4Malformed)) return false;
   uint32_t start = p.l4_off;
   uint32_t end = uint32_t{p.l3_off} + p.l3_len;

@@ -247,3 +247,18 @@ TANDEM_HD_INLINE DropReason parse_packet_hd(const uint8_t* frame, uint32_t caple
 }
 
 }  // namespace tandem::parse_detail
+
+namespace tandem {
+
+// parse_packet for code written once for the host and the GPU (an app's per-packet core): device
+// code runs the parser inline; the host calls it out of line, because the parser inlined whole
+// into the scalar forwarding loop made that loop slower.
+TANDEM_HD_INLINE DropReason parse_frame(const uint8_t* frame, uint32_t len, ParsedPacket* pp) {
+#if defined(__CUDA_ARCH__)
+  return parse_detail::parse_packet_hd(frame, len, pp);
+#else
+  return parse_packet(frame, len, pp);
+#endif
+}
+
+}  // namespace tandem

@@ -22,7 +22,13 @@ namespace tandem::gpu {
 
 namespace detail {
 
+// The launch policy of every batch kernel (items or frames): blocks of kOffloadThreads threads, one
+// thread per item, at most 8 blocks per multiprocessor (a grid-stride loop covers the rest).
 constexpr int kOffloadThreads = 256;
+inline int launch_blocks(size_t n, int sm_count) {
+  const size_t blocks = (n + kOffloadThreads - 1) / kOffloadThreads;
+  return static_cast<int>(std::clamp<size_t>(blocks, 1, size_t(sm_count) * 8));
+}
 // Each input buffer starts with this header (the item count), so a single copy moves count and
 // items, and a graph captured for a batch-size bucket still knows the batch's real size. It takes
 // a whole 128-byte line so that the items start on one: with a 16-byte header, every warp's
@@ -431,10 +437,7 @@ class OffloadRunnerImpl final : public OffloadRunner {
     }
   }
 
-  int grid_for(size_t n) const {
-    const size_t blocks = (n + detail::kOffloadThreads - 1) / detail::kOffloadThreads;
-    return static_cast<int>(std::clamp<size_t>(blocks, 1, size_t(sm_count_) * 8));
-  }
+  int grid_for(size_t n) const { return detail::launch_blocks(n, sm_count_); }
 
   void launch(Slot& s, size_t n, cudaStream_t st) {
     detail::offload_batch_kernel<Op><<<grid_for(n), detail::kOffloadThreads, 0, st>>>(

@@ -3,9 +3,12 @@
 // batched path with 1 and 3 workers, the offload engine without a GPU (the app's CPU fallback
 // behind the GPU path's worker logic), the staged engine over a host runner, and, where a GPU is
 // usable, every offload mode: identical counters (per port, per drop reason) and every decision
-// equal to the app's reference (a trie, a map).
+// equal to the app's reference (a trie, a map). The app's whole per-packet logic on single frames
+// (apps/frame_core.h), on the host and on the GPU's whole-frame runner in both modes, gives the
+// scalar path's verdicts and bytes, frame by frame.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -16,6 +19,7 @@
 #include "apps/ndn/ndn_app.h"
 #include "apps/ndn/ndn_gpu.h"
 #include "apps/registry.h"
+#include "gpu/frame_runner.h"
 #include "gpu/offload_engine.h"
 #include "gpu/staged_engine.h"
 #include "io/flow_traffic.h"
@@ -83,6 +87,32 @@ std::vector<uint8_t> items_of(const ForwardApp& app, const PacketStore& s) {
   }
   items.resize(n * app.item_bytes());
   return items;
+}
+
+// Every frame of `s` and its verdict after the app's scalar path, frames rewritten as it left them.
+struct Forwarded {
+  std::vector<std::vector<uint8_t>> frames;
+  std::vector<uint32_t> verdicts;
+};
+Forwarded forward_scalar(const ForwardApp& app, const PacketStore& s) {
+  Forwarded out;
+  PacketPool pool(PacketBatch::kCapacity);
+  Counters c(app.ports());
+  for (size_t base = 0; base < s.size(); base += PacketBatch::kCapacity) {
+    PacketBatch b;
+    b.size = static_cast<uint32_t>(std::min<size_t>(PacketBatch::kCapacity, s.size() - base));
+    for (uint32_t i = 0; i < b.size; ++i) {
+      b.cell[i] = i;
+      b.len[i] = static_cast<uint16_t>(s.caplen[base + i]);
+      std::memcpy(pool.data(i), s.frame(base + i), s.caplen[base + i]);
+    }
+    app.forward_scalar(pool, b, c);
+    for (uint32_t i = 0; i < b.size; ++i) {
+      out.frames.emplace_back(pool.data(i), pool.data(i) + b.len[i]);
+      out.verdicts.push_back(b.verdict[i]);
+    }
+  }
+  return out;
 }
 
 void expect_same(const WorkersResult& a, const WorkersResult& b, const std::string& what) {
@@ -153,6 +183,68 @@ TEST_P(AppsPipeline, EveryGpuModeGivesTheReferenceDecisions) {
   wc.path = LookupPath::kScalar;
   const WorkersResult ref = run_verified(app, s, wc);
   check_gpu_modes(app, s, c.t.label, [&](const WorkersResult& r, const std::string& what) { expect_same(ref, r, what); });
+}
+
+TEST_P(AppsPipeline, TheWholeFrameLogicGivesTheScalarPathsVerdictsAndBytes) {
+  const Case& c = GetParam();
+  LoadedApp a = load_app(c.app, c.t.args);
+  const ForwardApp& app = *a.app;
+  PacketStore s = a.generate(parse_gen_spec(c.t.gen));
+  add_bad_frames(s);
+  const Forwarded want = forward_scalar(app, s);
+  size_t rewritten = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    std::vector<uint8_t> f(s.frame(i), s.frame(i) + s.caplen[i]);
+    ASSERT_EQ(app.forward_frame(f.data(), s.caplen[i]), want.verdicts[i]) << c.t.label << " frame " << i;
+    ASSERT_EQ(f, want.frames[i]) << c.t.label << " frame " << i;
+    rewritten += !std::equal(f.begin(), f.end(), s.frame(i));
+  }
+  EXPECT_EQ(rewritten > 0, c.app == "ipv4" || c.app == "ipv6" || c.app == "fw-router") << c.t.label;
+}
+
+TEST_P(AppsPipeline, TheGpuGivenWholeFramesGivesTheScalarPathsVerdictsAndBytes) {
+  TANDEM_REQUIRE_GPU();
+  const Case& c = GetParam();
+  LoadedApp a = load_app(c.app, c.t.args);
+  const ForwardApp& app = *a.app;
+  if (const std::string why = no_gpu_path(c); !why.empty()) {
+    EXPECT_THROW(app.make_frame_runner({}), gpu::GpuError) << c.t.label;
+    GTEST_SKIP() << c.t.label << ": " << why;
+  }
+  PacketStore s = a.generate(parse_gen_spec(c.t.gen));
+  add_bad_frames(s);
+  const Forwarded want = forward_scalar(app, s);
+  for (gpu::GpuMode mode : {gpu::GpuMode::kAsync, gpu::GpuMode::kMapped}) {
+    gpu::FrameOptions o;
+    o.mode = mode;
+    o.max_frames = 1000;        // several batches, bounded by frames ...
+    o.max_bytes = 200 * 1024;   // ... or by bytes, whichever fills first
+    o.tail_room = 24;
+    auto runner = app.make_frame_runner(o);
+    gpu::FramePacker batch(*runner, 0);
+    size_t first = 0, batches = 0;
+    auto finish = [&] {
+      batch.submit();
+      batch.wait();
+      for (size_t k = 0; k < batch.frames(); ++k) {
+        ASSERT_EQ(batch.verdict(k), want.verdicts[first + k]) << c.t.label << " frame " << first + k;
+        ASSERT_TRUE(std::equal(want.frames[first + k].begin(), want.frames[first + k].end(), batch.frame(k)))
+            << c.t.label << " frame " << first + k;
+      }
+      first += batch.frames();
+      ++batches;
+      batch.clear();
+    };
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (!batch.add(s.frame(i), s.caplen[i])) {
+        finish();
+        ASSERT_TRUE(batch.add(s.frame(i), s.caplen[i]));
+      }
+    }
+    finish();
+    EXPECT_EQ(first, s.size());
+    EXPECT_GT(batches, 2u) << gpu::gpu_mode_name(mode);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Apps, AppsPipeline, ::testing::ValuesIn(cases()),

@@ -11,20 +11,9 @@
 
 #include "apps/forward_app.h"
 #include "apps/forward_app_impl.h"
-#include "core/compiler.h"
-#include "core/parse.h"
+#include "apps/echo/echo_core.h"
 
 namespace tandem::echo {
-
-inline constexpr uint32_t kPorts = 4;
-
-// Echo's own drop reason: no 4-byte value after the transport header.
-inline constexpr DropReason kNoPayload = app_drop_reason(0);
-
-TANDEM_HD_INLINE uint32_t echo_port(uint32_t x) { return x % kPorts; }
-
-// The echo value of a frame; kNone with *x set, or why there is none.
-DropReason echo_value(const uint8_t* frame, uint32_t len, ParsedPacket* pp, uint32_t* x);
 
 // A runner whose operation is echo_port (echo_gpu.cu). Throws gpu::GpuError without a GPU.
 std::unique_ptr<gpu::OffloadRunner> make_echo_port_runner(const gpu::OffloadOptions& opts);
@@ -36,16 +25,21 @@ struct EchoTraits {
   static const char* drop_reason_name(DropReason r) { return r == kNoPayload ? "no_payload" : nullptr; }
 
   size_t ports() const { return kPorts; }
-  DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const;
+  EchoCore frame_core() const { return {}; }
+  DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const {
+    return EchoCore{}.classify(frame, len, key, l3_off, flow);
+  }
   void prefetch(Key) const {}
-  uint32_t lookup(Key x) const { return echo_port(x); }
+  uint32_t lookup(Key x) const { return EchoCore{}.lookup(x); }
   void lookup_batch(const Key* keys, uint32_t* results, size_t n) const {
     for (size_t i = 0; i < n; ++i) results[i] = echo_port(keys[i]);
   }
   void to_item(Key k, Item* item) const { *item = k; }
   void lookup_items(const Item* items, uint32_t* results, size_t n) const { lookup_batch(items, results, n); }
   uint32_t lookup_item(Item k) const { return lookup(k); }
-  uint32_t apply(uint8_t*, uint32_t, uint16_t, uint32_t result) const { return Verdict::port(result); }
+  uint32_t apply(uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t result) const {
+    return EchoCore{}.apply(frame, len, l3_off, result);
+  }
   std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts) { return make_echo_port_runner(opts); }
   void build_reference() {}
   uint32_t reference_verdict(const uint8_t* frame, uint32_t len, uint16_t l3_off) const;

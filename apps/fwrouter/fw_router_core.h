@@ -104,4 +104,53 @@ TANDEM_HD_INLINE uint32_t fw_router_apply(uint8_t* ip, uint32_t result) {
   return ipv4::ipv4_apply_route(ip, result);
 }
 
+// classify() of the frame core: the firewall's header of a frame that reaches the rules.
+TANDEM_HD_INLINE DropReason fw_classify(const uint8_t* frame, uint32_t len, acl::Header* h, uint16_t* l3_off,
+                                        uint32_t* flow) {
+  ParsedPacket pp;
+  const DropReason r = fw_classify_frame(frame, len, &pp, h);
+  if (r == DropReason::kNone) {
+    *l3_off = pp.l3_off;
+    *flow = flow_hash(pp.tuple);
+  }
+  return r;
+}
+
+// The frame core (apps/frame_core.h): the HyperSplit tree, one action byte per rule and the
+// DIR-24-8 arrays.
+struct FwRouterFrameCore {
+  using Key = acl::Header;
+  using Result = uint32_t;
+
+  acl::HsView tree;
+  uint64_t node_count, leaf_rule_count, rule_count;
+  const uint8_t* actions;
+  uint64_t action_count;
+  uint8_t default_action;
+  const uint32_t* tbl24;
+  uint32_t tbl24_entries;
+  const uint32_t* tbl8;
+  uint32_t tbl8_entries;
+
+  TANDEM_HD_INLINE DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off,
+                                       uint32_t* flow) const {
+    return fw_classify(frame, len, key, l3_off, flow);
+  }
+  TANDEM_HD_INLINE Result lookup(const Key& h) const {
+    return fw_router_decide(tree, actions, default_action, tbl24, tbl8, h);
+  }
+  TANDEM_HD_INLINE uint32_t apply(uint8_t* frame, uint32_t, uint16_t l3_off, Result result) const {
+    return fw_router_apply(frame + l3_off, result);
+  }
+  template <class F>
+  void for_each_array(F&& f) {
+    f(tree.nodes, node_count);
+    f(tree.leaf_rules, leaf_rule_count);
+    f(tree.rules, rule_count);
+    f(actions, action_count);
+    f(tbl24, tbl24_entries);
+    f(tbl8, tbl8_entries);
+  }
+};
+
 }  // namespace tandem::fwrouter

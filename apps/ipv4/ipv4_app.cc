@@ -16,29 +16,12 @@ template <class Table>
 Ipv4Traits<Table>::Ipv4Traits(Ipv4Traits&&) noexcept = default;
 
 template <class Table>
-DropReason Ipv4Traits<Table>::classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off,
-                                       uint32_t* flow) const {
-  ParsedPacket pp;
-  const DropReason r = ipv4_classify_frame(frame, len, &pp, key);
-  if (r == DropReason::kNone) {
-    *l3_off = pp.l3_off;
-    *flow = flow_hash(pp.tuple);
-  }
-  return r;
-}
-
-template <class Table>
 void Ipv4Traits<Table>::lookup_batch(const Key* keys, uint32_t* results, size_t n) const {
   if constexpr (std::is_same_v<Table, Dir24_8>) {
     lookup_batched(*table, keys, results, n);
   } else {
     table->lookup_batch(keys, results, n);
   }
-}
-
-template <class Table>
-uint32_t Ipv4Traits<Table>::apply(uint8_t* frame, uint32_t, uint16_t l3_off, uint32_t result) const {
-  return ipv4_apply_route(frame + l3_off, result);
 }
 
 template <class Table>

@@ -13,6 +13,7 @@
 #include "apps/forward_app_impl.h"
 #include "apps/ipv4/dir24_8.h"
 #include "apps/ipv4/fib_loader.h"
+#include "apps/ipv4/ipv4_frame_core.h"
 #include "apps/ipv4/ipv4_table.h"
 #include "apps/ipv4/poptrie.h"
 #include "apps/ipv4/ref_trie.h"
@@ -34,7 +35,16 @@ struct Ipv4Traits {
   Ipv4Traits(Ipv4Traits&&) noexcept;
 
   size_t ports() const { return size_t{fib->max_next_hop} + 1; }
-  DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const;
+  // DIR-24-8 only: the GPU reads no other table.
+  Ipv4FrameCore frame_core() const
+    requires std::is_same_v<Table, Dir24_8>
+  {
+    return {table->tbl24(), Dir24_8::kTbl24Entries, table->tbl8(),
+            table->tbl8_groups_high_water() * Dir24_8::kTbl8GroupEntries};
+  }
+  DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const {
+    return ipv4_classify(frame, len, key, l3_off, flow);
+  }
   void prefetch(Key k) const {
     if constexpr (std::is_same_v<Table, Dir24_8>) {
       prefetch_read(&table->tbl24()[dir24_8_tbl24_index(k)]);
@@ -47,7 +57,9 @@ struct Ipv4Traits {
   void to_item(Key k, Item* item) const { *item = k; }
   void lookup_items(const Item* items, uint32_t* results, size_t n) const { lookup_batch(items, results, n); }
   uint32_t lookup_item(Item k) const { return lookup(k); }
-  uint32_t apply(uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t result) const;
+  uint32_t apply(uint8_t* frame, uint32_t, uint16_t l3_off, uint32_t result) const {
+    return ipv4_apply_route(frame + l3_off, result);
+  }
   // DIR-24-8: a runner over a device copy of the table. Poptrie: throws UsageError (no GPU path).
   std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts);
   void build_reference();

@@ -1,13 +1,13 @@
-// The IPv4 router's per-frame decisions, written once for the CPU forwarding stages (the ipv4
-// app, ipv4_app.cc) and for the GPU kernel that receives whole frames (ipv4_gpu.cu), so that both
-// drop the same frames for the same reasons and write the same bytes. Counting stays with the
-// callers: device code has no counters to bump.
+// The IPv4 router's per-packet logic, written once for the CPU paths (ipv4_app.cc) and the GPU
+// (apps/frame_core.h), so that both drop the same frames for the same reasons and write the same
+// bytes. Counting stays with the callers: device code has no counters to bump.
 #pragma once
 
 #include "apps/ipv4/dir24_8_core.h"
 #include "core/batch.h"
 #include "core/byte_order.h"
 #include "core/checksum.h"
+#include "core/flow_hash.h"
 #include "core/parse_impl.h"
 
 namespace tandem::ipv4 {
@@ -31,14 +31,7 @@ TANDEM_HD constexpr bool martian_source(uint32_t a) {
 // (host order) in *dst; *pp holds the parse (its l3_off locates the header to rewrite).
 TANDEM_HD_INLINE DropReason ipv4_classify_frame(const uint8_t* frame, uint32_t len,
                                                 ParsedPacket* pp, uint32_t* dst) {
-  // The same parser either way. The host calls it out of line: inlined whole into the scalar
-  // forwarding loop it made that loop slower (64-byte frames, uniform destinations, interleaved
-  // runs on a 2-core VM: 5.1-5.4 Mpps inlined, 5.1-8.6 out of line).
-#if defined(__CUDA_ARCH__)
-  const DropReason r = parse_detail::parse_packet_hd(frame, len, pp);
-#else
-  const DropReason r = parse_packet(frame, len, pp);
-#endif
+  const DropReason r = parse_frame(frame, len, pp);
   if (r != DropReason::kNone) return r;
   if (pp->ip_version != 4) return DropReason::kNotHandled;
   const uint8_t* ip = frame + pp->l3_off;
@@ -69,5 +62,42 @@ TANDEM_HD_INLINE uint32_t ipv4_forward_frame(uint8_t* frame, uint32_t len, const
   if (r != DropReason::kNone) return Verdict::drop(r);
   return ipv4_apply_route(frame + pp.l3_off, dir24_8_lookup(tbl24, tbl8, dst));
 }
+
+// classify() of the frame core, apart from the table: both IPv4 tables' apps use it.
+TANDEM_HD_INLINE DropReason ipv4_classify(const uint8_t* frame, uint32_t len, uint32_t* dst, uint16_t* l3_off,
+                                          uint32_t* flow) {
+  ParsedPacket pp;
+  const DropReason r = ipv4_classify_frame(frame, len, &pp, dst);
+  if (r == DropReason::kNone) {
+    *l3_off = pp.l3_off;
+    *flow = flow_hash(pp.tuple);
+  }
+  return r;
+}
+
+// The frame core (apps/frame_core.h) over a DIR-24-8 table.
+struct Ipv4FrameCore {
+  using Key = uint32_t;  // destination, host order
+  using Result = uint32_t;
+
+  const uint32_t* tbl24;
+  uint32_t tbl24_entries;
+  const uint32_t* tbl8;
+  uint32_t tbl8_entries;  // the groups in use so far (high water), 256 entries each
+
+  TANDEM_HD_INLINE DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off,
+                                       uint32_t* flow) const {
+    return ipv4_classify(frame, len, key, l3_off, flow);
+  }
+  TANDEM_HD_INLINE Result lookup(Key dst) const { return dir24_8_lookup(tbl24, tbl8, dst); }
+  TANDEM_HD_INLINE uint32_t apply(uint8_t* frame, uint32_t, uint16_t l3_off, Result next_hop) const {
+    return ipv4_apply_route(frame + l3_off, next_hop);
+  }
+  template <class F>
+  void for_each_array(F&& f) {
+    f(tbl24, tbl24_entries);
+    f(tbl8, tbl8_entries);
+  }
+};
 
 }  // namespace tandem::ipv4

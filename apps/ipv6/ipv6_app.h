@@ -15,9 +15,9 @@
 #include "apps/forward_app.h"
 #include "apps/forward_app_impl.h"
 #include "apps/ipv6/fib6_loader.h"
+#include "apps/ipv6/ipv6_core.h"
 #include "apps/ipv6/lpm6.h"
 #include "apps/ipv6/ref_trie6.h"
-#include "core/parse.h"
 
 namespace tandem::ipv6 {
 
@@ -26,9 +26,6 @@ class Ipv6GpuTable;
 // Adds every route of `fib` to `table`; throws std::runtime_error naming the file and the route
 // that did not fit.
 void build_table(const Fib6& fib, Lpm6& table);
-
-// Frame-level checks, shared by the app and its tests.
-DropReason ipv6_classify_frame(const uint8_t* frame, uint32_t len, ParsedPacket* pp);
 
 struct Ipv6Traits {
   using Key = Addr6;  // destination, network order
@@ -40,7 +37,12 @@ struct Ipv6Traits {
   Ipv6Traits(Ipv6Traits&&) noexcept;
 
   size_t ports() const { return size_t{fib->max_next_hop} + 1; }
-  DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const;
+  Ipv6FrameCore frame_core() const {
+    return {table->tbl24(), Lpm6::kTbl24Entries, table->tbl8(), table->groups_high_water() * Lpm6::kGroupEntries};
+  }
+  DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const {
+    return ipv6_classify(frame, len, key->data(), l3_off, flow);
+  }
   void prefetch(const Key& k) const {
     prefetch_read(&table->tbl24()[(uint32_t{k[0]} << 16) | (uint32_t{k[1]} << 8) | k[2]]);
   }
@@ -49,7 +51,9 @@ struct Ipv6Traits {
   void to_item(const Key& k, Item* item) const { *item = k; }
   void lookup_items(const Item* items, uint32_t* results, size_t n) const { lookup_batch(items, results, n); }
   uint32_t lookup_item(const Item& k) const { return lookup(k); }
-  uint32_t apply(uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t result) const;
+  uint32_t apply(uint8_t* frame, uint32_t, uint16_t l3_off, uint32_t result) const {
+    return ipv6_apply_route(frame, l3_off, result);
+  }
   std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts);
   void build_reference();
   uint32_t reference_verdict(const uint8_t* frame, uint32_t len, uint16_t l3_off) const;

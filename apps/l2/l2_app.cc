@@ -9,12 +9,6 @@
 
 namespace tandem::l2 {
 
-namespace {
-
-uint32_t verdict_of(uint32_t port) { return Verdict::port(port == kFlood ? Verdict::kFloodPort : port); }
-
-}  // namespace
-
 L2Setup load_l2_setup(const std::string& path) {
   L2Setup s;
   s.table = std::make_unique<MacTable>(std::max<size_t>(count_l2_entries(path), 1024));
@@ -47,14 +41,6 @@ L2Traits::L2Traits(const L2Setup& s) : setup(&s) {}
 L2Traits::~L2Traits() = default;
 L2Traits::L2Traits(L2Traits&&) noexcept = default;
 
-DropReason L2Traits::classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const {
-  if (len < 14) return DropReason::kTruncated;
-  *key = load_be48(frame);
-  *l3_off = 14;
-  *flow = static_cast<uint32_t>(mix64(*key ^ (load_be48(frame + 6) << 1)));
-  return DropReason::kNone;
-}
-
 void L2Traits::prefetch(Key mac) const {
   const MacTable& t = *setup->table;
   prefetch_read(mac_bucket(t.slots(), mac_hash1(mac) & t.bucket_mask()));
@@ -72,8 +58,6 @@ void L2Traits::lookup_batch(const Key* keys, uint32_t* results, size_t n) const 
   }
 }
 
-uint32_t L2Traits::apply(uint8_t*, uint32_t, uint16_t, uint32_t result) const { return verdict_of(result); }
-
 std::unique_ptr<gpu::OffloadRunner> L2Traits::make_gpu_runner(const gpu::OffloadOptions& opts) {
   if (!gpu) gpu = std::make_unique<L2GpuTable>(*setup->table);
   return gpu->make_runner(opts);
@@ -86,9 +70,9 @@ void L2Traits::build_reference() {
 
 uint32_t L2Traits::reference_verdict(const uint8_t* frame, uint32_t, uint16_t) const {
   const uint64_t mac = load_be48(frame);
-  if (mac & kMacGroupBit) return verdict_of(kFlood);
+  if (mac & kMacGroupBit) return l2_verdict(kFlood);
   const auto it = ref->find(mac);
-  return verdict_of(it == ref->end() ? kFlood : it->second);
+  return l2_verdict(it == ref->end() ? kFlood : it->second);
 }
 
 }  // namespace tandem::l2

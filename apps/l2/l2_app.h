@@ -18,6 +18,7 @@
 
 #include "apps/forward_app.h"
 #include "apps/forward_app_impl.h"
+#include "apps/l2/l2_core.h"
 #include "apps/l2/mac_table.h"
 
 namespace tandem::l2 {
@@ -48,7 +49,13 @@ struct L2Traits {
   L2Traits(L2Traits&&) noexcept;
 
   size_t ports() const { return size_t{setup->max_port} + 1; }
-  DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const;
+  L2FrameCore frame_core() const {
+    const MacTable& t = *setup->table;
+    return {t.slots(), t.slot_count(), t.bucket_mask()};
+  }
+  DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const {
+    return l2_classify(frame, len, key, l3_off, flow);
+  }
   void prefetch(Key mac) const;
   uint32_t lookup(Key mac) const { return forward(*setup->table, mac); }
   void lookup_batch(const Key* keys, uint32_t* results, size_t n) const;
@@ -56,7 +63,7 @@ struct L2Traits {
   // Items arrive without classify's prefetches: the table's own pipelined batch lookup.
   void lookup_items(const Item* items, uint32_t* results, size_t n) const { forward_batch(*setup->table, items, results, n); }
   uint32_t lookup_item(Item k) const { return lookup(k); }
-  uint32_t apply(uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t result) const;
+  uint32_t apply(uint8_t*, uint32_t, uint16_t, uint32_t result) const { return l2_verdict(result); }
   std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts);
   void build_reference();
   uint32_t reference_verdict(const uint8_t* frame, uint32_t len, uint16_t l3_off) const;

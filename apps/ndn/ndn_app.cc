@@ -27,31 +27,6 @@ std::string wire_key(const uint8_t* p, size_t n) { return std::string(reinterpre
 
 }  // namespace
 
-DropReason ndn_drop_reason(NdnStatus s) {
-  switch (s) {
-    case NdnStatus::kOk: return DropReason::kNone;
-    case NdnStatus::kNotInterest: return kNdnNotInterest;
-    case NdnStatus::kTooManyComponents: return kNdnNameTooLong;
-    case NdnStatus::kTruncated:
-    case NdnStatus::kBadLength:
-    case NdnStatus::kBadType:
-    case NdnStatus::kNoName: break;
-  }
-  return kBadNdnTlv;
-}
-
-DropReason ndn_classify_frame(const uint8_t* frame, uint32_t len, ParsedPacket* pp, const uint8_t** payload,
-                              NdnName* name) {
-  const DropReason r = parse_packet(frame, len, pp);
-  if (r != DropReason::kNone) return r;
-  if (pp->tuple.proto != kProtoUdp || (pp->flags & kFlagFragment)) return DropReason::kNotHandled;
-  uint32_t off = 0, n = 0;
-  if (!transport_payload(frame, *pp, &off, &n)) return DropReason::kBadL4;
-  if (pp->tuple.dst_port != kNdnUdpPort) return DropReason::kNotHandled;
-  *payload = frame + off;
-  return ndn_drop_reason(ndn_parse_interest(*payload, n, name));
-}
-
 Name fixed_size_name(const Name& name, uint32_t bytes) {
   if (bytes < 2 || bytes > 250) throw std::invalid_argument("fixed-size NDN names: 2..250 bytes");
   Name out;
@@ -157,20 +132,6 @@ NdnTraits::NdnTraits(const NdnSetup& s) : setup(&s) {}
 NdnTraits::~NdnTraits() = default;
 NdnTraits::NdnTraits(NdnTraits&&) noexcept = default;
 
-DropReason NdnTraits::classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const {
-  ParsedPacket pp;
-  const uint8_t* payload = nullptr;
-  NdnName name;
-  const DropReason r = ndn_classify_frame(frame, len, &pp, &payload, &name);
-  if (r == DropReason::kNone) {
-    key->name = payload + name.name_offset;
-    key->len = name.name_length;
-    *l3_off = pp.l3_off;
-    *flow = flow_hash(pp.tuple);
-  }
-  return r;
-}
-
 void NdnTraits::lookup_batch(const Key* keys, uint32_t* results, size_t n) const {
   const uint8_t* names[PacketBatch::kCapacity];
   uint32_t lens[PacketBatch::kCapacity];
@@ -215,7 +176,7 @@ uint32_t NdnTraits::apply(uint8_t* frame, uint32_t len, uint16_t, uint32_t resul
     uint32_t flow = 0;
     result = classify(frame, len, &k, &l3, &flow) == DropReason::kNone ? lookup(k) : kNoRoute;
   }
-  return result == kNoRoute ? Verdict::drop(DropReason::kNoRoute) : Verdict::port(result);
+  return ndn_verdict(result);
 }
 
 std::unique_ptr<gpu::OffloadRunner> NdnTraits::make_gpu_runner(const gpu::OffloadOptions& opts) {

@@ -19,18 +19,11 @@
 
 #include "apps/forward_app.h"
 #include "apps/forward_app_impl.h"
+#include "apps/ndn/ndn_core.h"
 #include "apps/ndn/ndn_fib.h"
 #include "apps/ndn/ndn_gpu.h"
-#include "core/parse.h"
 
 namespace tandem::ndn {
-
-// NDN's own drop reasons: a TLV that runs past its packet or parent, a bad TLV-TYPE or no Name
-// first; a well-formed TLV packet that is not an Interest (Data, Nack, ...); more name components
-// than the FIB can take (kMaxComponents).
-inline constexpr DropReason kBadNdnTlv = app_drop_reason(0);
-inline constexpr DropReason kNdnNotInterest = app_drop_reason(1);
-inline constexpr DropReason kNdnNameTooLong = app_drop_reason(2);
 
 // A FIB, the routes it holds (for the reference) and names to send Interests for.
 struct NdnSetup {
@@ -62,17 +55,6 @@ NdnSetup ndn_setup_from_urls(const std::string& url_path, uint32_t ports, uint32
 // its component TLVs take exactly `bytes` bytes (>= 2).
 Name fixed_size_name(const Name& name, uint32_t bytes);
 
-// The drop reason of an Interest parse status.
-DropReason ndn_drop_reason(NdnStatus s);
-// Finds the Interest in a frame: kNone with its parsed name (offsets from *payload).
-DropReason ndn_classify_frame(const uint8_t* frame, uint32_t len, ParsedPacket* pp, const uint8_t** payload,
-                              NdnName* name);
-
-struct NdnKey {
-  const uint8_t* name;  // the Name TLV's value, in the frame
-  uint32_t len;
-};
-
 struct NdnTraits {
   using Key = NdnKey;
   using Item = NdnItem;
@@ -86,7 +68,13 @@ struct NdnTraits {
   NdnTraits(NdnTraits&&) noexcept;
 
   size_t ports() const { return size_t{setup->max_port} + 1; }
-  DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const;
+  NdnFrameCore frame_core() const {
+    const NdnFib& f = *setup->fib;
+    return {f.view(), f.bucket_count(), f.size(), f.bytes_size()};
+  }
+  DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const {
+    return ndn_classify(frame, len, key, l3_off, flow);
+  }
   void prefetch(const Key&) const {}  // the bucket is known only after hashing: lookup_batch prefetches
   uint32_t lookup(const Key& k) const { return setup->fib->lookup_name(k.name, k.len); }
   void lookup_batch(const Key* keys, uint32_t* results, size_t n) const;
