@@ -230,7 +230,7 @@ for line in open(sys.argv[1]):
     m = re.match(r"throughput: ([\d.]+) Mpps", line)
     if m and key:
         runs.setdefault(key, []).append(float(m.group(1)))
-print("app        baseline Mpps   now Mpps   now/baseline (medians, one core)")
+print("app        baseline Mpps   now Mpps   now/baseline (medians; NAME-15: 15 workers, else one)")
 for app in names:
     b, n = runs.get((app, "baseline"), []), runs.get((app, "device"), [])
     if b and n:
