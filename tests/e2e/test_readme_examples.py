@@ -35,7 +35,7 @@ DOCS = ["README.md", "docs/FW_ROUTER.md"]
 SETUP = ["./scripts/demo.sh", "./scripts/test.sh"]
 
 # Commands that need a GPU: `--device gpu` fails without one, and these benches measure only the GPU.
-GPU_ONLY = [r"--device gpu\b", r"\bbench gpu-(offload|stream|router)\b"]
+GPU_ONLY = [r"--device gpu\b", r"\bbench gpu-(offload|stream|router|frames)\b"]
 
 # Commands matching the pattern need the Python module.
 NEEDS = [(r"\bscripts/plots\.sh\b", "matplotlib"), (r"\btools/gopt/gopt\.py\b", "pycparser")]
@@ -52,6 +52,8 @@ SHRINK = [
      "134 M addresses per repetition"),
     ("bench gpu-router --fib $FIB", "bench gpu-router --repeat 1 --reps 1 --fib $FIB",
      "4 passes over 1 M packets, 3 repetitions per iteration"),
+    ("bench gpu-frames --app ipv6 --fib $FIB", "bench gpu-frames --app ipv6 --reps 1 --min-seconds 0.05 "
+     "--gen count=100000,dst=fib,size=64 --fib $FIB", "1 M frames, 3 repetitions of at least 0.5 s per row"),
     ("bench gpu-load --fib $FIB", "bench gpu-load --fractions 0.5 --max-wait-us 50 --point-ms 50 --peak-ms 50 "
      "--gen count=200000,dst=fib,flows=10000,zipf=1.1,size=64 --fib $FIB", "5 loads of 400 ms per configuration"),
     ("bench gopt --core", "bench gopt --chase-mib 16 --cuckoo-mib 16 --ipv6-prefixes 10000 --lookups 65536 "
