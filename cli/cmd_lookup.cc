@@ -27,6 +27,7 @@ struct LookupOptions {
   std::string fib;
   std::string keys;
   std::string device = "cpu";
+  std::string table;  // --table, for the apps that choose a table algorithm
 };
 
 constexpr size_t kChunk = 1 << 16;  // keys read, looked up and written at a time
@@ -43,6 +44,18 @@ void run_lookup(const LookupOptions& o) {
   if (!spec || !spec->lookup) throw UsageError("--app " + o.app + " has no key lookup");
   AppArgs args;
   args.set("fib", o.fib);
+  if (!o.table.empty()) {
+    std::string users;
+    for (const AppSpec& a : apps()) {
+      for (const AppFlag& f : a.flags) {
+        if (f.name == "table" && a.lookup) users += (users.empty() ? "--app " : " or --app ") + a.name;
+      }
+    }
+    bool reads = false;
+    for (const AppFlag& f : spec->flags) reads = reads || f.name == "table";
+    if (!reads) throw UsageError("--table is for " + (users.empty() ? std::string("no app") : users));
+    args.set("table", o.table);
+  }
   std::unique_ptr<KeyLookup> lookup;
   try {
     lookup = spec->lookup(args, choose_device(o.device, /*quiet=*/true) == Device::kGpu);
@@ -88,6 +101,7 @@ void register_lookup(CLI::App& app) {
   c->add_option("--keys", o->keys, "file with one key per line (" + key_help + "), '-' for stdin")->required();
   c->add_option("--device", o->device, "cpu, gpu or auto")->capture_default_str()
       ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
+  c->add_option("--table", o->table, "the table algorithm, for apps that offer several (as `tandem run --table`)");
   c->callback([o] { run_lookup(*o); });
 }
 

@@ -80,6 +80,13 @@ def main():
     lines = so.strip().split("\n")
     c.check(lines[:3] == ["10.2.3.4 1", "10.1.9.9 2", "8.8.8.8 9"], f"lookup output: {lines}")
     c.check(len(lines) == 4 and lines[3].startswith("192.0.2.77 "), f"lookup derived next hop: {lines}")
+    # --table chooses the algorithm, as for `tandem run`: the same answers from Poptrie.
+    rc, so2, se = run([T, "lookup", "--app", "ipv4", "--table", "poptrie", "--fib", good, "--keys", keys])
+    c.check(rc == 0 and so2 == so, f"lookup --table poptrie: exit {rc}, {so2!r} vs {so!r}: {se}")
+    expect_error([T, "lookup", "--app", "ipv4", "--table", "trie", "--fib", good, "--keys", keys],
+                 "unknown IPv4 table 'trie'", what="lookup, unknown table")
+    expect_error([T, "lookup", "--app", "l2", "--table", "poptrie", "--fib", good, "--keys", keys],
+                 "--table is for --app ipv4", what="lookup --table for l2")
     badkeys = fib_file("badkeys.txt", "10.2.3.4\n10.2.3.400\n")
     expect_error([T, "lookup", "--fib", good, "--keys", badkeys], "badkeys.txt:2", what="bad key line")
 
