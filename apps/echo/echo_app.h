@@ -13,6 +13,7 @@
 #include "apps/forward_app_impl.h"
 #include "core/compiler.h"
 #include "core/parse.h"
+#include "gpu/gpu_factory.h"
 
 namespace tandem::echo {
 
@@ -26,8 +27,14 @@ TANDEM_HD_INLINE uint32_t echo_port(uint32_t x) { return x % kPorts; }
 // The echo value of a frame; kNone with *x set, or why there is none.
 DropReason echo_value(const uint8_t* frame, uint32_t len, ParsedPacket* pp, uint32_t* x);
 
-// A runner whose operation is echo_port (echo_gpu.cu). Throws gpu::GpuError without a GPU.
-std::unique_ptr<gpu::OffloadRunner> make_echo_port_runner(const gpu::OffloadOptions& opts);
+// A runner whose operation is echo_port (echo_gpu.cu registers it: gpu/gpu_factory.h). Throws
+// gpu::GpuError without a GPU.
+struct EchoPortRunnerTag;
+using EchoPortRunnerFactory =
+    gpu::GpuFactory<std::unique_ptr<gpu::OffloadRunner>(const gpu::OffloadOptions&), EchoPortRunnerTag>;
+inline std::unique_ptr<gpu::OffloadRunner> make_echo_port_runner(const gpu::OffloadOptions& opts) {
+  return EchoPortRunnerFactory::create(opts);
+}
 
 struct EchoTraits {
   using Key = uint32_t;

@@ -72,7 +72,7 @@ uint32_t FwRouterTraits::apply(uint8_t* frame, uint32_t, uint16_t l3_off, uint32
 }
 
 std::unique_ptr<gpu::OffloadRunner> FwRouterTraits::make_gpu_runner(const gpu::OffloadOptions& opts) {
-  if (!gpu) gpu = std::make_unique<FwRouterGpu>(*t);
+  if (!gpu) gpu = FwRouterGpu::create(*t);
   return gpu->make_runner(opts);
 }
 

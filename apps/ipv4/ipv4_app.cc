@@ -44,7 +44,7 @@ uint32_t Ipv4Traits<Table>::apply(uint8_t* frame, uint32_t, uint16_t l3_off, uin
 template <class Table>
 std::unique_ptr<gpu::OffloadRunner> Ipv4Traits<Table>::make_gpu_runner(const gpu::OffloadOptions& opts) {
   if constexpr (std::is_same_v<Table, Dir24_8>) {
-    if (!gpu) gpu = std::make_unique<Ipv4GpuTable>(*table);
+    if (!gpu) gpu = Ipv4GpuTable::create(*table);
     return gpu->make_runner(opts);
   } else {
     throw UsageError(no_gpu_path("poptrie") + ": use --device cpu or --table dir24-8");

@@ -69,7 +69,7 @@ uint32_t Ipv6Traits::apply(uint8_t* frame, uint32_t, uint16_t l3_off, uint32_t r
 }
 
 std::unique_ptr<gpu::OffloadRunner> Ipv6Traits::make_gpu_runner(const gpu::OffloadOptions& opts) {
-  if (!gpu) gpu = std::make_unique<Ipv6GpuTable>(*table);
+  if (!gpu) gpu = Ipv6GpuTable::create(*table);
   return gpu->make_runner(opts);
 }
 

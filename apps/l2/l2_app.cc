@@ -75,7 +75,7 @@ void L2Traits::lookup_batch(const Key* keys, uint32_t* results, size_t n) const 
 uint32_t L2Traits::apply(uint8_t*, uint32_t, uint16_t, uint32_t result) const { return verdict_of(result); }
 
 std::unique_ptr<gpu::OffloadRunner> L2Traits::make_gpu_runner(const gpu::OffloadOptions& opts) {
-  if (!gpu) gpu = std::make_unique<L2GpuTable>(*setup->table);
+  if (!gpu) gpu = L2GpuTable::create(*setup->table);
   return gpu->make_runner(opts);
 }
 
