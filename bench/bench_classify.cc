@@ -107,11 +107,11 @@ int run_bench(const BenchClassifyOptions& o) {
 #endif
   std::string why;
   if (o.device != "cpu" && gpu::available(&why)) {
-    acl::AclGpuTable g(tree);
+    auto g = acl::AclGpuTable::create(tree);
     gpu::OffloadOptions oo;
     oo.capacity = size_t{1} << 18;
     oo.slots = 4;
-    auto runner = g.make_runner(oo);
+    auto runner = g->make_runner(oo);
     add_row("gpu_hypersplit", "GPU, headers through pinned slots, batches of 256k, 4 in flight",
             bench::time_reps(o.reps, [&] { gpu::run_all(*runner, hdr.data(), got.data(), o.n); }));
   } else {

@@ -111,7 +111,7 @@ int run_bench(const BenchDpiOptions& o) {
   std::string gpu_why = "--device cpu";
   if (o.device != "cpu") {
     try {
-      gpu_ac = std::make_unique<dpi::AhoCorasickGpu>(ac);
+      gpu_ac = dpi::AhoCorasickGpu::create(ac);
       std::printf("gpu: %s, automaton and buffers %.1f MiB on the device\n", gpu::device_info().name.c_str(),
                   gpu_ac->device_bytes() / 1048576.0);
     } catch (const gpu::GpuError& e) {

@@ -130,11 +130,11 @@ int run_bench(const GpuOffloadOptions& o) {
                            {"echo", points_json(modes, echo)}};
   if (!o.fib.empty()) {
     const LoadedTable t = load_table(o.fib, true);
-    ipv4::Ipv4GpuTable gtable(*t.table);
+    auto gtable = ipv4::Ipv4GpuTable::create(*t.table);
     std::vector<std::vector<Point>> lpm(modes.size());
     for (size_t m = 0; m < modes.size(); ++m) {
       gpu::OffloadOptions opts{gpu::parse_gpu_mode(modes[m]), cap, 1, o.persistent_blocks};
-      auto r = gtable.make_runner(opts);
+      auto r = gtable->make_runner(opts);
       for (size_t n : sizes) {
         lpm[m].push_back(measure(*r, n, o.reps, n, [&](uint32_t ip) { return t.table->lookup(ip); }));
         wrong += lpm[m].back().wrong;

@@ -220,7 +220,7 @@ int run_bench(const GpuRouterOptions& o) {
     throw UsageError("--gen: the whole-packet iteration carries 64-byte frames: use size=64");
   }
   const PacketStore store = generate(spec, prefixes_of(t.fib));
-  ipv4::Ipv4GpuTable gtable(*t.table);
+  auto gtable = ipv4::Ipv4GpuTable::create(*t.table);
   const Digest want = cpu_digest(*t.table, store);
 
   const std::vector<Iteration> its = {
@@ -244,7 +244,7 @@ int run_bench(const GpuRouterOptions& o) {
     oo.mode = it.mode;
     oo.capacity = size_t{(o.batch + PacketBatch::kCapacity - 1) / PacketBatch::kCapacity} * PacketBatch::kCapacity;
     oo.slots = it.slots;
-    auto r = it.whole ? gtable.make_frame_runner(oo) : gtable.make_runner(oo);
+    auto r = it.whole ? gtable->make_frame_runner(oo) : gtable->make_runner(oo);
     Counters check_c(64);
     Digest got;
     RouterLoop(it, *r, o.batch, PacketPool::kDefaultCellSize, check_c).run(store, 1, &got, nullptr);

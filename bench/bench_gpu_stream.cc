@@ -161,7 +161,7 @@ int run_bench(const GpuStreamOptions& o) {
   std::string why;
   if (!gpu::available(&why)) throw UsageError("bench gpu-stream needs a GPU: " + why);
   const LoadedTable t = load_table(o.fib, true);
-  ipv4::Ipv4GpuTable gtable(*t.table);
+  auto gtable = ipv4::Ipv4GpuTable::create(*t.table);
   const gpu::OffloadEngine::CpuFallback cpu_fallback = [&t](const void* in, void* out, size_t n) {
     ipv4::lookup_batched(*t.table, static_cast<const uint32_t*>(in), static_cast<uint32_t*>(out), n);
   };
@@ -193,7 +193,7 @@ int run_bench(const GpuStreamOptions& o) {
       oo.mode = gpu::parse_gpu_mode(mode);
       oo.capacity = b;
       oo.slots = o.slots;
-      auto r = gtable.make_runner(oo);
+      auto r = gtable->make_runner(oo);
       for (int s = 0; s < r->slots(); ++s) std::copy_n(ips.data() + s * b, b, static_cast<uint32_t*>(r->in(s)));
       stream_runner(*r, b, std::min<uint64_t>(o.items, 8 * b));  // warm-up (graphs, caches)
       std::vector<double> rates;
@@ -227,7 +227,7 @@ int run_bench(const GpuStreamOptions& o) {
     ec.max_batch = cap;
     ec.max_wait_ns = 100000;
     ec.queue_depth = 64;
-    gpu::OffloadEngine e(gtable.make_runner(oo), cpu_fallback, ec, o.engine_workers);
+    gpu::OffloadEngine e(gtable->make_runner(oo), cpu_fallback, ec, o.engine_workers);
     std::vector<double> rates;
     size_t bad = 0;
     for (int k = 0; k < o.reps; ++k) {
@@ -255,7 +255,7 @@ int run_bench(const GpuStreamOptions& o) {
       gpu::EngineConfig ec;
       ec.max_batch = oo.capacity;
       ec.max_wait_ns = 2000000;  // a throughput run: batches leave full (1 Mi addresses, ~0.1 ms)
-      gpu::StagedEngine e(gtable.make_runner(oo), cpu_fallback, ec);
+      gpu::StagedEngine e(gtable->make_runner(oo), cpu_fallback, ec);
       std::vector<double> rates;
       size_t bad = 0;
       stream_staged(e, workers, o.engine_request, o.items / 4, ips, want, true, &bad);  // every result checked

@@ -128,17 +128,17 @@ int run_bench(const BenchIpv4Options& o) {
   std::string why;
   const bool want_gpu = o.device != "cpu";
   if (want_gpu && gpu::available(&why)) {
-    ipv4::Ipv4GpuTable gtable(table);
-    std::vector<double> ms = gtable.time_kernel(ips.data(), got.data(), o.n, o.reps);
+    auto gtable = ipv4::Ipv4GpuTable::create(table);
+    std::vector<double> ms = gtable->time_kernel(ips.data(), got.data(), o.n, o.reps);
     for (double& m : ms) m /= 1e3;
     add_row("gpu_kernel", "table and addresses in device memory", ms, got.data());
     gpu::PinnedArray<uint32_t> pin_in(o.n), pin_out(o.n);
     std::copy(ips.begin(), ips.end(), pin_in.data());
     add_row("gpu_with_transfers", "pinned host memory in and out, 4 streams",
-            time_reps(o.reps, [&] { gtable.lookup(pin_in.data(), pin_out.data(), o.n); }), pin_out.data());
+            time_reps(o.reps, [&] { gtable->lookup(pin_in.data(), pin_out.data(), o.n); }), pin_out.data());
     std::fill(got.begin(), got.end(), 0);
     add_row("gpu_with_transfers_pageable", "pageable host memory, staged",
-            time_reps(o.reps, [&] { gtable.lookup(ips.data(), got.data(), o.n); }), got.data());
+            time_reps(o.reps, [&] { gtable->lookup(ips.data(), got.data(), o.n); }), got.data());
   } else {
     if (o.device == "gpu") throw UsageError("--device gpu: no GPU: " + why);
     if (!want_gpu) why = "--device cpu";

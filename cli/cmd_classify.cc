@@ -48,7 +48,7 @@ void run_classify(const ClassifyOptions& o) {
   std::unique_ptr<acl::AclGpuTable> gpu;
   if (o.algo != "linear") {
     tree = std::make_unique<acl::HyperSplit>(acl::HyperSplit::build(set.rules));
-    if (dev == Device::kGpu) gpu = std::make_unique<acl::AclGpuTable>(*tree);
+    if (dev == Device::kGpu) gpu = acl::AclGpuTable::create(*tree);
   }
   // The trace is classified a chunk at a time: memory stays bounded however long it is.
   constexpr size_t kChunk = 1 << 16;

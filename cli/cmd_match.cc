@@ -93,7 +93,7 @@ void run_match(const MatchOptions& o) {
   if (!ignored.empty()) std::fprintf(stderr, "options not applied (rules using each):%s\n", ignored.c_str());
   const Device dev = choose_device(o.device, /*quiet=*/true);
   std::unique_ptr<dpi::AhoCorasickGpu> gpu_ac;
-  if (dev == Device::kGpu) gpu_ac = std::make_unique<dpi::AhoCorasickGpu>(engine.all_patterns());
+  if (dev == Device::kGpu) gpu_ac = dpi::AhoCorasickGpu::create(engine.all_patterns());
   const bool batched = o.cpu_path == "batched";
   std::fprintf(stderr, "path: %s\n", gpu_ac ? "GPU stage 1 (every pattern), stage 2 on the CPU"
                                         : batched ? "CPU, batched (sorted by automaton and length, lockstep walks)"

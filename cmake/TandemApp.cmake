@@ -15,8 +15,10 @@ endfunction()
 #
 # Builds one app (apps/<app>/, registered with TANDEM_REGISTER_APP) as the static library
 # tandem_app_<app>. Sources ending in .cu are the app's GPU part: compiled when CUDA is on, left
-# out otherwise (the app then reports that it has no GPU part). Every app is linked whole into the
-# targets that call tandem_link_apps(), so its registration is kept although nothing names it.
+# out otherwise. The GPU part registers its implementations (gpu/gpu_factory.h); without it, they
+# throw gpu::GpuError, so an app needs no stub for builds without CUDA. Every app is linked whole
+# into the targets that call tandem_link_apps(), so its registrations are kept although nothing
+# names them.
 function(tandem_add_app)
   cmake_parse_arguments(A "" "NAME" "SOURCES;LINK" ${ARGN})
   if(NOT A_NAME OR NOT A_SOURCES)
@@ -31,18 +33,29 @@ function(tandem_add_app)
 endfunction()
 
 # tandem_library(NAME <lib> SOURCES <files...> [LINK <libraries...>]): a library of tables and
-# algorithms under apps/ that apps and commands share (no registration). .cu sources as above.
+# algorithms under apps/ that apps and commands share (no app registration). Its .cu sources, when
+# CUDA is on, go to a second library, <lib>_gpu, that tandem_link_apps() links whole as it does
+# the apps: they register GPU implementations that nothing names.
 function(tandem_library)
   cmake_parse_arguments(A "" "NAME" "SOURCES;LINK" ${ARGN})
   tandem_sources_for_build(sources ${A_SOURCES})
+  set(gpu_sources ${sources})
+  list(FILTER gpu_sources INCLUDE REGEX "\\.cu$")
+  list(FILTER sources EXCLUDE REGEX "\\.cu$")
   add_library(${A_NAME} STATIC ${sources})
   target_link_libraries(${A_NAME} PUBLIC ${A_LINK})
+  if(gpu_sources)
+    add_library(${A_NAME}_gpu STATIC ${gpu_sources})
+    target_link_libraries(${A_NAME}_gpu PUBLIC ${A_NAME})
+    set_property(GLOBAL APPEND PROPERTY TANDEM_LIBRARY_GPU_TARGETS ${A_NAME}_gpu)
+  endif()
 endfunction()
 
-# Links every app whole into `target`.
+# Links every app, and every library's GPU part, whole into `target`.
 function(tandem_link_apps target)
   get_property(apps GLOBAL PROPERTY TANDEM_APP_TARGETS)
-  foreach(a ${apps})
+  get_property(gpu_parts GLOBAL PROPERTY TANDEM_LIBRARY_GPU_TARGETS)
+  foreach(a ${apps} ${gpu_parts})
     target_link_libraries(${target} PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,${a}>")
   endforeach()
 endfunction()

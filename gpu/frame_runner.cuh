@@ -174,8 +174,8 @@ class FrameRunnerImpl final : public FrameRunner {
 
 // Makes `Core`'s whole-frame runner available to gpu::make_frame_runner (at static
 // initialization; the app's library is linked whole).
-#define TANDEM_REGISTER_FRAME_CORE(...)                                                            \
-  namespace {                                                                                     \
-  [[maybe_unused]] const bool tandem_frame_core_registered_ =                                     \
-      (::tandem::gpu::FrameRunnerFactory<__VA_ARGS__>::fn = &::tandem::gpu::FrameRunnerImpl<__VA_ARGS__>::make, true); \
+#define TANDEM_REGISTER_FRAME_CORE(...)                                                      \
+  namespace {                                                                               \
+  const ::tandem::gpu::FrameRunnerFactory<__VA_ARGS__>::Registrar tandem_frame_core_registered_{ \
+      &::tandem::gpu::FrameRunnerImpl<__VA_ARGS__>::make};                                  \
   }

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "gpu/gpu_factory.h"
 #include "gpu/gpu_runtime.h"
 #include "gpu/offload.h"
 
@@ -77,20 +78,16 @@ class FramePacker {
   size_t used_ = 0;
 };
 
-// Where an app's frame core registers its runner maker (TANDEM_REGISTER_FRAME_CORE). Null in a
-// build without CUDA.
+// Where an app's frame core registers its runner (TANDEM_REGISTER_FRAME_CORE, gpu/gpu_factory.h):
+// nothing registers in a build without CUDA.
 template <class Core>
-struct FrameRunnerFactory {
-  using Fn = std::unique_ptr<FrameRunner> (*)(const Core& core, const FrameOptions& opts);
-  static inline Fn fn = nullptr;
-};
+using FrameRunnerFactory = GpuFactory<std::unique_ptr<FrameRunner>(const Core&, const FrameOptions&)>;
 
 // A runner over a device copy of `core`'s tables. Throws GpuError without a usable GPU.
 template <class Core>
 std::unique_ptr<FrameRunner> make_frame_runner(const Core& core, const FrameOptions& opts) {
   require_available();
-  if (!FrameRunnerFactory<Core>::fn) throw GpuError("this app has no whole-frame GPU path");
-  return FrameRunnerFactory<Core>::fn(core, opts);
+  return FrameRunnerFactory<Core>::create(core, opts);
 }
 
 }  // namespace tandem::gpu

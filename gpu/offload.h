@@ -74,19 +74,38 @@ struct OffloadOptions {
 // `in`/`out` hold in_item_bytes() / out_item_bytes() per item, any alignment. Throws GpuError.
 void run_all(OffloadRunner& runner, const void* in, void* out, size_t n);
 
-// run_all() for a GPU table's own synchronous calls (lookup(), classify()): through `runner`,
-// which the first call makes with table.make_runner() (the default options, `capacity` items per
-// batch) and later calls reuse.
-template <class Table>
-void run_all_lazily(std::unique_ptr<OffloadRunner>& runner, const Table& table, size_t capacity, const void* in,
-                    void* out, size_t n) {
-  if (!runner) {
-    OffloadOptions o;
-    o.capacity = capacity;
-    runner = table.make_runner(o);
+// What every app's GPU table has in common: it makes runners whose per-item operation is its
+// lookup, and its synchronous calls on host arrays (lookup(), classify()) go through one of them
+// with run_all().
+class GpuTable {
+ public:
+  virtual ~GpuTable() = default;
+  GpuTable(const GpuTable&) = delete;
+  GpuTable& operator=(const GpuTable&) = delete;
+
+  // A runner for the GPU engine and the benchmarks. It reads the table's device copy, so the table
+  // must outlive it (and its sync() says when runners must be made again).
+  virtual std::unique_ptr<OffloadRunner> make_runner(const OffloadOptions& opts) const = 0;
+
+ protected:
+  GpuTable() = default;
+
+  // n items from host array `in` to `out` (run_all) through a runner that the first call makes
+  // (the default options, `capacity` items per batch) and later calls reuse.
+  void run_host_arrays(size_t capacity, const void* in, void* out, size_t n) {
+    if (!host_runner_) {
+      OffloadOptions o;
+      o.capacity = capacity;
+      host_runner_ = make_runner(o);
+    }
+    run_all(*host_runner_, in, out, n);
   }
-  run_all(*runner, in, out, n);
-}
+  // The device arrays moved: the kept runner reads the old ones, so the next call makes another.
+  void drop_host_runner() { host_runner_.reset(); }
+
+ private:
+  std::unique_ptr<OffloadRunner> host_runner_;
+};
 
 // A runner whose operation copies each 4-byte item unchanged: the floor of involving the GPU
 // (G-Opt Fig. 2/3), with no app work.

@@ -154,11 +154,11 @@ TEST(GpuOffload, PersistentTwoSlotsAlternate) {
 TEST(GpuOffload, Ipv4LookupEveryModeMatchesCpu) {
   TANDEM_REQUIRE_GPU();
   const auto& t = test::RealIpv4Table::get();
-  ipv4::Ipv4GpuTable g(*t.dir);
+  auto g = ipv4::Ipv4GpuTable::create(*t.dir);
   const auto uniform = test::uniform_addresses(200000, 9);
   const auto inside = test::addresses_in_prefixes(t.fib.routes, 200000, 10);
   for (GpuMode m : kModes) {
-    auto r = g.make_runner({m, 200000, 1, 0});
+    auto r = g->make_runner({m, 200000, 1, 0});
     for (const auto* ips : {&uniform, &inside}) {
       std::copy(ips->begin(), ips->end(), static_cast<uint32_t*>(r->in(0)));
       r->run(ips->size());

@@ -250,7 +250,7 @@ TEST(Workers, EveryGpuModeMatchesCpu) {
   const PacketStore s = traffic(200000, 6);
   WorkersConfig wc;
   const auto ref = forward(s, wc);
-  ipv4::Ipv4GpuTable g(*t.dir);
+  auto g = ipv4::Ipv4GpuTable::create(*t.dir);
   for (auto mode : {gpu::GpuMode::kAsync, gpu::GpuMode::kGraph, gpu::GpuMode::kMapped, gpu::GpuMode::kPersistent}) {
     for (bool staged : {false, true}) {
       const gpu::OffloadOptions oo = test::mode_options(mode);
@@ -259,10 +259,10 @@ TEST(Workers, EveryGpuModeMatchesCpu) {
       std::unique_ptr<gpu::StagedEngine> stage;
       WorkersConfig wc2 = wc;
       if (staged) {
-        stage = std::make_unique<gpu::StagedEngine>(g.make_runner(oo), cpu_fallback(), ec);
+        stage = std::make_unique<gpu::StagedEngine>(g->make_runner(oo), cpu_fallback(), ec);
         wc2.engine = stage.get();
       } else {
-        gather = std::make_unique<gpu::OffloadEngine>(g.make_runner(oo), cpu_fallback(), ec, 3);
+        gather = std::make_unique<gpu::OffloadEngine>(g->make_runner(oo), cpu_fallback(), ec, 3);
         wc2.engine = gather.get();
       }
       wc2.workers = 3;

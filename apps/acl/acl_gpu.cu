@@ -14,35 +14,31 @@ struct ClassifyOp {
   __device__ uint32_t operator()(const Header& h) const { return classify_hypersplit(tree, h); }
 };
 
-}  // namespace
+class AclGpuTableImpl final : public AclGpuTable {
+ public:
+  explicit AclGpuTableImpl(const HyperSplit& tree) {
+    gpu::require_available();
+    nodes_.upload(tree.nodes());
+    leaf_rules_.upload(tree.leaf_rules());
+    rules_.upload(tree.rules());
+    view_ = tree.view();
+    view_.nodes = nodes_.get();
+    view_.leaf_rules = leaf_rules_.get();
+    view_.rules = rules_.get();
+  }
 
-struct AclGpuTable::Impl {
-  gpu::DeviceBuffer<HsNode> nodes;
-  gpu::DeviceBuffer<uint32_t> leaf_rules;
-  gpu::DeviceBuffer<Rule> rules;
-  HsView view{};  // the device arrays, the host tree's roots
-  std::unique_ptr<gpu::OffloadRunner> host_runner;
+  std::unique_ptr<gpu::OffloadRunner> make_runner(const gpu::OffloadOptions& opts) const override {
+    return std::make_unique<gpu::OffloadRunnerImpl<ClassifyOp>>(ClassifyOp{view_}, opts);
+  }
+
+ private:
+  gpu::DeviceBuffer<HsNode> nodes_;
+  gpu::DeviceBuffer<uint32_t> leaf_rules_;
+  gpu::DeviceBuffer<Rule> rules_;
+  HsView view_{};  // the device arrays, the host tree's roots
 };
 
-AclGpuTable::AclGpuTable(const HyperSplit& tree) : impl_(std::make_unique<Impl>()) {
-  gpu::require_available();
-  impl_->nodes.upload(tree.nodes());
-  impl_->leaf_rules.upload(tree.leaf_rules());
-  impl_->rules.upload(tree.rules());
-  impl_->view = tree.view();
-  impl_->view.nodes = impl_->nodes.get();
-  impl_->view.leaf_rules = impl_->leaf_rules.get();
-  impl_->view.rules = impl_->rules.get();
-}
+const AclGpuTable::Factory::Registrar registered{&AclGpuTable::Factory::make<AclGpuTableImpl>};
 
-AclGpuTable::~AclGpuTable() = default;
-
-std::unique_ptr<gpu::OffloadRunner> AclGpuTable::make_runner(const gpu::OffloadOptions& opts) const {
-  return std::make_unique<gpu::OffloadRunnerImpl<ClassifyOp>>(ClassifyOp{impl_->view}, opts);
-}
-
-void AclGpuTable::classify(const Header* headers, uint32_t* out, size_t n) {
-  gpu::run_all_lazily(impl_->host_runner, *this, size_t{1} << 20, headers, out, n);
-}
-
+}  // namespace
 }  // namespace tandem::acl

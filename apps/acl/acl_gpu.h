@@ -1,7 +1,7 @@
 // The firewall classifier on the GPU: a device copy of a HyperSplit tree (nodes, leaf rule lists,
 // rules) and offload runners whose per-item operation is classify_hypersplit (acl_core.h, the code
-// the CPU runs): 16-byte headers in, 4-byte rule indices (kNoMatch for none) out. Builds without
-// CUDA compile acl_gpu_none.cc, whose constructor throws.
+// the CPU runs): 16-byte headers in, 4-byte rule indices (kNoMatch for none) out. The
+// implementation is acl_gpu.cu's (gpu/gpu_factory.h): without CUDA, create() throws.
 #pragma once
 
 #include <cstddef>
@@ -9,25 +9,20 @@
 #include <memory>
 
 #include "apps/acl/hypersplit.h"
+#include "gpu/gpu_factory.h"
 #include "gpu/gpu_runtime.h"
 #include "gpu/offload.h"
 
 namespace tandem::acl {
 
-class AclGpuTable {
+class AclGpuTable : public gpu::GpuTable {
  public:
-  explicit AclGpuTable(const HyperSplit& tree);  // throws gpu::GpuError
-  ~AclGpuTable();
-  AclGpuTable(const AclGpuTable&) = delete;
-  AclGpuTable& operator=(const AclGpuTable&) = delete;
+  using Factory = gpu::GpuFactory<std::unique_ptr<AclGpuTable>(const HyperSplit&)>;
+  // Copies the tree to device 0. Throws gpu::GpuError.
+  static std::unique_ptr<AclGpuTable> create(const HyperSplit& tree) { return Factory::create(tree); }
 
-  std::unique_ptr<gpu::OffloadRunner> make_runner(const gpu::OffloadOptions& opts) const;
   // Host arrays in and out, in batches (gpu::run_all).
-  void classify(const Header* headers, uint32_t* out, size_t n);
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  void classify(const Header* headers, uint32_t* out, size_t n) { run_host_arrays(size_t{1} << 20, headers, out, n); }
 };
 
 }  // namespace tandem::acl

@@ -232,11 +232,11 @@ TEST(Acl, GpuEqualsCpu) {
     std::vector<uint32_t> cpu(hdr.size()), gpu_out(hdr.size());
     hs.classify_batch(hdr.data(), cpu.data(), hdr.size());
     for (auto mode : {gpu::GpuMode::kAsync, gpu::GpuMode::kGraph, gpu::GpuMode::kMapped, gpu::GpuMode::kPersistent}) {
-      AclGpuTable g(hs);
+      auto g = AclGpuTable::create(hs);
       gpu::OffloadOptions oo;
       oo.mode = mode;
       oo.capacity = 50000;
-      auto runner = g.make_runner(oo);
+      auto runner = g->make_runner(oo);
       std::fill(gpu_out.begin(), gpu_out.end(), 0xABCDu);
       gpu::run_all(*runner, hdr.data(), gpu_out.data(), hdr.size());
       EXPECT_EQ(cpu, gpu_out) << s.path << " " << gpu::gpu_mode_name(mode);

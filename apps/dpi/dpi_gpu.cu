@@ -91,15 +91,19 @@ __global__ void __launch_bounds__(kThreads) ac_kernel(AcView v, const uint8_t* _
   for (uint32_t j = 0; j < c; ++j) ids[base + j] = set[j];
 }
 
-}  // namespace
+class AhoCorasickGpuImpl final : public AhoCorasickGpu {
+ public:
+  AhoCorasickGpuImpl(const AhoCorasick& ac, size_t batch_bytes);
+  void patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n, std::vector<uint32_t>* out) override;
+  size_t device_bytes() const override;
 
-struct AhoCorasickGpu::Impl {
-  const AhoCorasick* ac = nullptr;
-  size_t batch_bytes = 0;
-  gpu::DeviceBuffer<uint32_t> delta, rep_begin, rep;
-  gpu::DeviceBuffer<AcPattern> pats;
-  gpu::DeviceBuffer<uint8_t> cls, pat_bytes;
-  AcView view{};
+ private:
+  const AhoCorasick* ac_ = nullptr;
+  size_t batch_bytes_ = 0;
+  gpu::DeviceBuffer<uint32_t> delta_, rep_begin_, rep_;
+  gpu::DeviceBuffer<AcPattern> pats_;
+  gpu::DeviceBuffer<uint8_t> cls_, pat_bytes_;
+  AcView view_{};
 
   struct Slot {
     gpu::PinnedBuffer<uint8_t> h_bytes;
@@ -111,26 +115,24 @@ struct AhoCorasickGpu::Impl {
     gpu::Event t0, t1;
     bool busy = false;
   };
-  Slot slot[2];
+  Slot slot_[2];
 };
 
-AhoCorasickGpu::AhoCorasickGpu(const AhoCorasick& ac, size_t batch_bytes) : impl_(std::make_unique<Impl>()) {
+AhoCorasickGpuImpl::AhoCorasickGpuImpl(const AhoCorasick& ac, size_t batch_bytes) {
   gpu::require_available();
-  Impl& m = *impl_;
-  m.ac = &ac;
-  m.batch_bytes = std::max<size_t>(batch_bytes, size_t{1} << 17);
-  m.delta.upload(ac.delta(), ac.delta_entries());
-  m.rep_begin.upload(ac.report_begin());
-  m.rep.upload(ac.reports());
-  m.pats.upload(ac.pattern_records());
-  m.cls.upload(ac.byte_classes(), 256);
-  m.pat_bytes.upload(ac.pattern_bytes());
-  m.view = AcView{m.delta.get(),     m.cls.get(),        m.rep_begin.get(), m.rep.get(),
-                  m.pats.get(),      m.pat_bytes.get(), ac.classes(),
-                  ac_row_magic(ac.classes())};
+  ac_ = &ac;
+  batch_bytes_ = std::max<size_t>(batch_bytes, size_t{1} << 17);
+  delta_.upload(ac.delta(), ac.delta_entries());
+  rep_begin_.upload(ac.report_begin());
+  rep_.upload(ac.reports());
+  pats_.upload(ac.pattern_records());
+  cls_.upload(ac.byte_classes(), 256);
+  pat_bytes_.upload(ac.pattern_bytes());
+  view_ = AcView{delta_.get(), cls_.get(),       rep_begin_.get(), rep_.get(),
+                 pats_.get(),  pat_bytes_.get(), ac.classes(),     ac_row_magic(ac.classes())};
   // A batch holds up to batch_bytes of payload, plus one more payload (<= 64 KiB) and padding.
-  const size_t cap = m.batch_bytes + 65536 + 16 * kMaxPayloads;
-  for (Impl::Slot& s : m.slot) {
+  const size_t cap = batch_bytes_ + 65536 + 16 * kMaxPayloads;
+  for (Slot& s : slot_) {
     s.h_bytes.resize(cap);
     s.d_bytes.resize(cap);
     for (auto* h : {&s.h_start, &s.h_len, &s.h_count, &s.h_first}) h->resize(kMaxPayloads);
@@ -142,22 +144,18 @@ AhoCorasickGpu::AhoCorasickGpu(const AhoCorasick& ac, size_t batch_bytes) : impl
   }
 }
 
-AhoCorasickGpu::~AhoCorasickGpu() = default;
-
-size_t AhoCorasickGpu::device_bytes() const {
-  const Impl& m = *impl_;
-  size_t b = m.delta.size() * 4 + m.rep_begin.size() * 4 + m.rep.size() * 4 +
-             m.pats.size() * sizeof(AcPattern) + m.cls.size() + m.pat_bytes.size();
-  for (const Impl::Slot& s : m.slot) b += s.d_bytes.size() + (4 * kMaxPayloads + 1 + kMaxPayloads * kMaxIds) * 4;
+size_t AhoCorasickGpuImpl::device_bytes() const {
+  size_t b = delta_.size() * 4 + rep_begin_.size() * 4 + rep_.size() * 4 +
+             pats_.size() * sizeof(AcPattern) + cls_.size() + pat_bytes_.size();
+  for (const Slot& s : slot_) b += s.d_bytes.size() + (4 * kMaxPayloads + 1 + kMaxPayloads * kMaxIds) * 4;
   return b;
 }
 
-void AhoCorasickGpu::patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n,
-                                       std::vector<uint32_t>* out) {
-  Impl& m = *impl_;
+void AhoCorasickGpuImpl::patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n,
+                                           std::vector<uint32_t>* out) {
   stats_ = Stats{};
   // Collects a finished slot's results into `out`.
-  auto finish = [&](Impl::Slot& s) {
+  auto finish = [&](Slot& s) {
     if (!s.busy) return;
     s.stream.sync();
     s.busy = false;
@@ -169,7 +167,7 @@ void AhoCorasickGpu::patterns_in_batch(const uint8_t* const* p, const uint32_t* 
       std::vector<uint32_t>& o = out[i];
       const uint32_t c = s.h_count[k];
       if (c == kOverflow) {
-        m.ac->patterns_in(p[i], len[i], &o);
+        ac_->patterns_in(p[i], len[i], &o);
         ++stats_.cpu_fallbacks;
         continue;
       }
@@ -182,12 +180,12 @@ void AhoCorasickGpu::patterns_in_batch(const uint8_t* const* p, const uint32_t* 
     // The next batch: payloads until batch_bytes, then longest first.
     batch.clear();
     size_t bytes = 0;
-    while (next < n && batch.size() < kMaxPayloads && bytes < m.batch_bytes) {
+    while (next < n && batch.size() < kMaxPayloads && bytes < batch_bytes_) {
       bytes += (len[next] + 15) & ~size_t{15};
       batch.push_back(static_cast<uint32_t>(next++));
     }
     std::sort(batch.begin(), batch.end(), [len](uint32_t a, uint32_t b) { return len[a] > len[b]; });
-    Impl::Slot& s = m.slot[turn++ % 2];
+    Slot& s = slot_[turn++ % 2];
     finish(s);
     s.idx = batch;
     size_t off = 0;
@@ -207,7 +205,7 @@ void AhoCorasickGpu::patterns_in_batch(const uint8_t* const* p, const uint32_t* 
     TANDEM_CUDA_CHECK(cudaMemcpyAsync(s.d_len.get(), s.h_len.get(), nb * 4, cudaMemcpyHostToDevice, st));
     TANDEM_CUDA_CHECK(cudaMemsetAsync(s.d_total.get(), 0, 4, st));
     s.t0.record(st);
-    ac_kernel<<<(nb + kThreads - 1) / kThreads, kThreads, 0, st>>>(m.view, s.d_bytes.get(), s.d_start.get(), s.d_len.get(), nb,
+    ac_kernel<<<(nb + kThreads - 1) / kThreads, kThreads, 0, st>>>(view_, s.d_bytes.get(), s.d_start.get(), s.d_len.get(), nb,
                                                                    s.d_count.get(), s.d_first.get(), s.d_ids.get(),
                                                                    s.d_total.get());
     TANDEM_CUDA_CHECK_LAUNCH();
@@ -218,8 +216,11 @@ void AhoCorasickGpu::patterns_in_batch(const uint8_t* const* p, const uint32_t* 
     s.busy = true;
     ++stats_.batches;
   }
-  finish(m.slot[0]);
-  finish(m.slot[1]);
+  finish(slot_[0]);
+  finish(slot_[1]);
 }
 
+const AhoCorasickGpu::Factory::Registrar registered{&AhoCorasickGpu::Factory::make<AhoCorasickGpuImpl>};
+
+}  // namespace
 }  // namespace tandem::dpi

@@ -7,7 +7,7 @@
 // in a small hash set; they are appended to one compact array, so only what was found comes back
 // over PCIe. A payload with more than kMaxIds distinct patterns is searched again on the CPU, so
 // results never depend on that limit. Two slots alternate: while the GPU works on one batch, the host packs the next.
-// Builds without CUDA compile dpi_gpu_none.cc, whose constructor throws gpu::GpuError.
+// The implementation is dpi_gpu.cu's (gpu/gpu_factory.h): without CUDA, create() throws.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "apps/dpi/aho_corasick.h"
+#include "gpu/gpu_factory.h"
 #include "gpu/gpu_runtime.h"
 
 namespace tandem::dpi {
@@ -30,23 +31,25 @@ class AhoCorasickGpu {
     size_t cpu_fallbacks = 0;  // payloads with over kMaxIds distinct patterns, redone on the CPU
   };
 
+  using Factory = gpu::GpuFactory<std::unique_ptr<AhoCorasickGpu>(const AhoCorasick&, size_t)>;
   // Copies the automaton to device 0. `ac` must outlive this (the CPU fallback uses it).
   // Throws gpu::GpuError.
-  explicit AhoCorasickGpu(const AhoCorasick& ac, size_t batch_bytes = size_t{16} << 20);
-  ~AhoCorasickGpu();
+  static std::unique_ptr<AhoCorasickGpu> create(const AhoCorasick& ac, size_t batch_bytes = size_t{16} << 20) {
+    return Factory::create(ac, batch_bytes);
+  }
+  virtual ~AhoCorasickGpu() = default;
   AhoCorasickGpu(const AhoCorasickGpu&) = delete;
   AhoCorasickGpu& operator=(const AhoCorasickGpu&) = delete;
 
   // The same answers as AhoCorasick::patterns_in_batch: out[0 .. n) get the payloads' sorted ids.
-  void patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n, std::vector<uint32_t>* out);
+  virtual void patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n, std::vector<uint32_t>* out) = 0;
 
   // Of the last patterns_in_batch call.
   const Stats& stats() const { return stats_; }
-  size_t device_bytes() const;
+  virtual size_t device_bytes() const = 0;
 
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+ protected:
+  AhoCorasickGpu() = default;
   Stats stats_;
 };
 

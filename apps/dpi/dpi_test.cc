@@ -330,9 +330,9 @@ TEST(AhoCorasickGpu, EqualsCpuOnEmergingThreats) {
   }
   // Small batches: many batches through both slots; large: one batch.
   for (size_t batch_bytes : {size_t{1} << 17, size_t{16} << 20}) {
-    AhoCorasickGpu g(ac, batch_bytes);
+    auto g = AhoCorasickGpu::create(ac, batch_bytes);
     std::vector<std::vector<uint32_t>> got(pays.size(), std::vector<uint32_t>{999999});
-    g.patterns_in_batch(ptr.data(), lens.data(), pays.size(), got.data());
+    g->patterns_in_batch(ptr.data(), lens.data(), pays.size(), got.data());
     size_t matched = 0;
     for (size_t i = 0; i < pays.size(); ++i) {
       std::vector<uint32_t> want;
@@ -340,11 +340,11 @@ TEST(AhoCorasickGpu, EqualsCpuOnEmergingThreats) {
       ASSERT_EQ(got[i], want) << "payload " << i << " (" << lens[i] << " bytes), batch bytes " << batch_bytes;
       matched += !want.empty();
     }
-    EXPECT_GT(g.stats().cpu_fallbacks, 0u) << "the 9000-byte match-heavy payloads overflow the per-thread list";
+    EXPECT_GT(g->stats().cpu_fallbacks, 0u) << "the 9000-byte match-heavy payloads overflow the per-thread list";
     EXPECT_GT(matched, pays.size() / 3);
-    if (batch_bytes == (size_t{1} << 17)) EXPECT_GT(g.stats().batches, 10u);
-    std::printf("batch bytes %zu: %zu batches, %zu CPU fallbacks, kernels %.2f ms\n", batch_bytes, g.stats().batches,
-                g.stats().cpu_fallbacks, g.stats().kernel_ms);
+    if (batch_bytes == (size_t{1} << 17)) EXPECT_GT(g->stats().batches, 10u);
+    std::printf("batch bytes %zu: %zu batches, %zu CPU fallbacks, kernels %.2f ms\n", batch_bytes, g->stats().batches,
+                g->stats().cpu_fallbacks, g->stats().kernel_ms);
   }
 }
 
@@ -522,9 +522,9 @@ TEST(DpiStage2Gpu, GpuPatternsThenRulesEqualOnePacketAtATime) {
     ptr.push_back(p.bytes());
     len.push_back(p.len);
   }
-  AhoCorasickGpu g(engine.all_patterns());
+  auto g = AhoCorasickGpu::create(engine.all_patterns());
   std::vector<std::vector<uint32_t>> ids(info.size());
-  g.patterns_in_batch(ptr.data(), len.data(), info.size(), ids.data());
+  g->patterns_in_batch(ptr.data(), len.data(), info.size(), ids.data());
   std::vector<uint32_t> want, got;
   size_t matched = 0;
   for (size_t i = 0; i < info.size(); ++i) {

@@ -12,11 +12,18 @@
 #include "apps/forward_app.h"
 #include "apps/forward_app_impl.h"
 #include "apps/echo/echo_core.h"
+#include "gpu/gpu_factory.h"
 
 namespace tandem::echo {
 
-// A runner whose operation is echo_port (echo_gpu.cu). Throws gpu::GpuError without a GPU.
-std::unique_ptr<gpu::OffloadRunner> make_echo_port_runner(const gpu::OffloadOptions& opts);
+// A runner whose operation is echo_port (echo_gpu.cu registers it: gpu/gpu_factory.h). Throws
+// gpu::GpuError without a GPU.
+struct EchoPortRunnerTag;
+using EchoPortRunnerFactory =
+    gpu::GpuFactory<std::unique_ptr<gpu::OffloadRunner>(const gpu::OffloadOptions&), EchoPortRunnerTag>;
+inline std::unique_ptr<gpu::OffloadRunner> make_echo_port_runner(const gpu::OffloadOptions& opts) {
+  return EchoPortRunnerFactory::create(opts);
+}
 
 struct EchoTraits {
   using Key = uint32_t;

@@ -11,13 +11,15 @@ struct EchoPortOp {
   using Out = uint32_t;
   __device__ uint32_t operator()(uint32_t x) const { return echo_port(x); }
 };
-}  // namespace
 
-std::unique_ptr<gpu::OffloadRunner> make_echo_port_runner(const gpu::OffloadOptions& opts) {
+std::unique_ptr<gpu::OffloadRunner> make_port_runner(const gpu::OffloadOptions& opts) {
   gpu::require_available();
   return std::make_unique<gpu::OffloadRunnerImpl<EchoPortOp>>(EchoPortOp{}, opts);
 }
 
+const EchoPortRunnerFactory::Registrar registered{&make_port_runner};
+
+}  // namespace
 }  // namespace tandem::echo
 
 TANDEM_REGISTER_GPU_PART("echo")

@@ -57,7 +57,7 @@ FwRouterTraits::~FwRouterTraits() = default;
 FwRouterTraits::FwRouterTraits(FwRouterTraits&&) noexcept = default;
 
 std::unique_ptr<gpu::OffloadRunner> FwRouterTraits::make_gpu_runner(const gpu::OffloadOptions& opts) {
-  if (!gpu) gpu = std::make_unique<FwRouterGpu>(*t);
+  if (!gpu) gpu = FwRouterGpu::create(*t);
   return gpu->make_runner(opts);
 }
 

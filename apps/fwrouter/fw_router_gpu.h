@@ -9,8 +9,8 @@
 //
 // Both run fw_router_core.h's code, so their results equal the CPU's. Device copies of the tree
 // (nodes, leaf rule lists, rules), the action bytes and the DIR-24-8 table (tbl24 and the used
-// part of tbl8) live as long as the object. Builds without CUDA compile fw_router_gpu_none.cc,
-// whose constructor throws gpu::GpuError.
+// part of tbl8) live as long as the object. The implementation is fw_router_gpu.cu's
+// (gpu/gpu_factory.h): without CUDA, create() throws.
 #pragma once
 
 #include <cstddef>
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "apps/fwrouter/fw_router_app.h"
+#include "gpu/gpu_factory.h"
 #include "gpu/gpu_runtime.h"
 #include "gpu/offload.h"
 
@@ -34,31 +35,26 @@ struct GpuPlanTimes {
   std::vector<double> fused_h2h, split_h2h;
 };
 
-class FwRouterGpu {
+class FwRouterGpu : public gpu::GpuTable {
  public:
-  explicit FwRouterGpu(const FwRouterTables& tables);  // throws gpu::GpuError
-  ~FwRouterGpu();
-  FwRouterGpu(const FwRouterGpu&) = delete;
-  FwRouterGpu& operator=(const FwRouterGpu&) = delete;
+  using Factory = gpu::GpuFactory<std::unique_ptr<FwRouterGpu>(const FwRouterTables&)>;
+  // Copies the tables to device 0. Throws gpu::GpuError.
+  static std::unique_ptr<FwRouterGpu> create(const FwRouterTables& tables) { return Factory::create(tables); }
 
-  // An offload runner whose per-item operation is the fused decision (acl::Header in, result
-  // out): the app's GPU path. Valid while this object lives.
-  std::unique_ptr<gpu::OffloadRunner> make_runner(const gpu::OffloadOptions& opts) const;
+  // make_runner: the fused decision as the per-item operation (acl::Header in, result out), the
+  // app's GPU path.
 
   // Host arrays in and out, synchronously, in chunks, with either plan (for tests and checks).
-  void decide(GpuPlan plan, const acl::Header* headers, uint32_t* out, size_t n);
+  virtual void decide(GpuPlan plan, const acl::Header* headers, uint32_t* out, size_t n) = 0;
 
   // Times one batch of n headers `reps` times after a warm-up, the plans interleaved within each
   // repetition (and which goes first alternating) so that clock changes and cache contents hit
   // them alike. The results of the host-to-host runs of the last repetition are left in
   // fused_out and split_out.
-  GpuPlanTimes time_plans(const acl::Header* headers, size_t n, int reps, uint32_t* fused_out, uint32_t* split_out);
+  virtual GpuPlanTimes time_plans(const acl::Header* headers, size_t n, int reps, uint32_t* fused_out,
+                                  uint32_t* split_out) = 0;
 
-  size_t device_bytes() const;
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  virtual size_t device_bytes() const = 0;
 };
 
 }  // namespace tandem::fwrouter

@@ -257,20 +257,20 @@ TEST(FwRouter, GpuFusedAndSplitEqualTheReference) {
     const std::vector<acl::Header> h = mixed_headers(nr.rules, rt.t.fib, nr.headers, 12);
     std::vector<uint32_t> want(h.size()), fused(h.size()), split(h.size()), runner_out(h.size());
     for (size_t i = 0; i < h.size(); ++i) want[i] = reference(nr.rules, rt.trie, h[i]);
-    FwRouterGpu g(t);
-    g.decide(GpuPlan::kFused, h.data(), fused.data(), h.size());
-    g.decide(GpuPlan::kSplit, h.data(), split.data(), h.size());
+    auto g = FwRouterGpu::create(t);
+    g->decide(GpuPlan::kFused, h.data(), fused.data(), h.size());
+    g->decide(GpuPlan::kSplit, h.data(), split.data(), h.size());
     EXPECT_EQ(count_diff(fused, want), 0u) << nr.name << " fused";
     EXPECT_EQ(count_diff(split, want), 0u) << nr.name << " split";
     gpu::OffloadOptions oo;
     oo.capacity = 1000;  // several batches, the last one partial
-    auto runner = g.make_runner(oo);
+    auto runner = g->make_runner(oo);
     gpu::run_all(*runner, h.data(), runner_out.data(), h.size());
     EXPECT_EQ(count_diff(runner_out, want), 0u) << nr.name << " offload runner";
     // The benchmark's timed runs leave their results too.
     const size_t n = std::min<size_t>(h.size(), 8192);
     std::vector<uint32_t> tf(n), ts(n);
-    const GpuPlanTimes times = g.time_plans(h.data(), n, 2, tf.data(), ts.data());
+    const GpuPlanTimes times = g->time_plans(h.data(), n, 2, tf.data(), ts.data());
     EXPECT_EQ(times.fused.size(), 2u);
     EXPECT_EQ(times.lpm_only.size(), 2u);
     EXPECT_TRUE(std::equal(tf.begin(), tf.end(), want.begin())) << nr.name << " timed fused";

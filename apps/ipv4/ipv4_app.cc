@@ -27,7 +27,7 @@ void Ipv4Traits<Table>::lookup_batch(const Key* keys, uint32_t* results, size_t 
 template <class Table>
 std::unique_ptr<gpu::OffloadRunner> Ipv4Traits<Table>::make_gpu_runner(const gpu::OffloadOptions& opts) {
   if constexpr (std::is_same_v<Table, Dir24_8>) {
-    if (!gpu) gpu = std::make_unique<Ipv4GpuTable>(*table);
+    if (!gpu) gpu = Ipv4GpuTable::create(*table);
     return gpu->make_runner(opts);
   } else {
     throw UsageError(no_gpu_path("poptrie") + ": use --device cpu or --table dir24-8");

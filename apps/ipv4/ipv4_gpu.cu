@@ -69,70 +69,79 @@ bool is_pinned(const void* p) {
   return attr.type == cudaMemoryTypeHost;
 }
 
-}  // namespace
+class Ipv4GpuTableImpl final : public Ipv4GpuTable {
+ public:
+  explicit Ipv4GpuTableImpl(const Dir24_8& table) {
+    gpu::require_available();
+    TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, 0));
+    tbl24_.resize(Dir24_8::kTbl24Entries);
+    // Room for every group the table may ever use, so updates never move the device tables
+    // (runners and in-flight kernels hold their addresses).
+    tbl8_.resize(size_t{std::max<uint32_t>(table.max_tbl8_groups(), 1)} * Dir24_8::kTbl8GroupEntries);
+    sync(table);
+  }
 
-struct Ipv4GpuTable::Impl {
-  gpu::DeviceBuffer<uint32_t> tbl24;
-  gpu::DeviceBuffer<uint32_t> tbl8;
-  uint64_t version = ~uint64_t{0};
-  int sm_count = 0;
-  // Pipelining state, created on first use of lookup().
-  std::array<std::unique_ptr<gpu::Stream>, kStreams> streams;
-  std::array<gpu::DeviceBuffer<uint32_t>, kStreams> d_in, d_out;
-  std::array<gpu::PinnedBuffer<uint32_t>, kStreams> stage_in, stage_out;
+  void sync(const Dir24_8& table) override {
+    if (table.version() == version_) return;
+    tbl24_.copy_from(table.tbl24(), Dir24_8::kTbl24Entries);
+    tbl8_.copy_from(table.tbl8(), size_t{std::max<uint32_t>(table.tbl8_groups_high_water(), 1)} * Dir24_8::kTbl8GroupEntries);
+    version_ = table.version();
+  }
 
+  void lookup(const uint32_t* ips, uint32_t* next_hops, size_t n) override;
+  std::vector<double> time_kernel(const uint32_t* ips, uint32_t* next_hops, size_t n, int reps) override;
+
+  size_t device_bytes() const override { return (tbl24_.size() + tbl8_.size()) * sizeof(uint32_t); }
+
+  std::unique_ptr<gpu::OffloadRunner> make_runner(const gpu::OffloadOptions& opts) const override {
+    return std::make_unique<gpu::OffloadRunnerImpl<Ipv4LookupOp>>(Ipv4LookupOp{tbl24_.get(), tbl8_.get()}, opts);
+  }
+  std::unique_ptr<gpu::OffloadRunner> make_frame_runner(const gpu::OffloadOptions& opts) const override {
+    return std::make_unique<gpu::OffloadRunnerImpl<Ipv4FrameOp>>(Ipv4FrameOp{tbl24_.get(), tbl8_.get()}, opts);
+  }
+
+ private:
   // d_ips and d_res are device buffers from cudaMalloc (256-byte aligned), as the kernel's 16-byte
   // loads need.
   void launch(const uint32_t* d_ips, uint32_t* d_res, size_t n, cudaStream_t s) const {
     if (n == 0) return;
     const size_t blocks_needed = ((n + 3) / 4 + kThreads - 1) / kThreads;
-    const int blocks = static_cast<int>(std::min<size_t>(blocks_needed, size_t(sm_count) * 16));
-    dir24_8_lookup_kernel<<<blocks, kThreads, 0, s>>>(tbl24.get(), tbl8.get(), d_ips, d_res, n);
+    const int blocks = static_cast<int>(std::min<size_t>(blocks_needed, size_t(sm_count_) * 16));
+    dir24_8_lookup_kernel<<<blocks, kThreads, 0, s>>>(tbl24_.get(), tbl8_.get(), d_ips, d_res, n);
     TANDEM_CUDA_CHECK_LAUNCH();
   }
+
+  gpu::DeviceBuffer<uint32_t> tbl24_;
+  gpu::DeviceBuffer<uint32_t> tbl8_;
+  uint64_t version_ = ~uint64_t{0};
+  int sm_count_ = 0;
+  // Pipelining state, created on first use of lookup().
+  std::array<std::unique_ptr<gpu::Stream>, kStreams> streams_;
+  std::array<gpu::DeviceBuffer<uint32_t>, kStreams> d_in_, d_out_;
+  std::array<gpu::PinnedBuffer<uint32_t>, kStreams> stage_in_, stage_out_;
 };
 
-Ipv4GpuTable::Ipv4GpuTable(const Dir24_8& table) : impl_(std::make_unique<Impl>()) {
-  gpu::require_available();
-  TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->sm_count, cudaDevAttrMultiProcessorCount, 0));
-  impl_->tbl24.resize(Dir24_8::kTbl24Entries);
-  // Room for every group the table may ever use, so updates never move the device tables (runners
-  // and in-flight kernels hold their addresses).
-  impl_->tbl8.resize(size_t{std::max<uint32_t>(table.max_tbl8_groups(), 1)} * Dir24_8::kTbl8GroupEntries);
-  sync(table);
-}
-
-Ipv4GpuTable::~Ipv4GpuTable() = default;
-
-void Ipv4GpuTable::sync(const Dir24_8& table) {
-  if (table.version() == impl_->version) return;
-  impl_->tbl24.copy_from(table.tbl24(), Dir24_8::kTbl24Entries);
-  impl_->tbl8.copy_from(table.tbl8(), size_t{std::max<uint32_t>(table.tbl8_groups_high_water(), 1)} * Dir24_8::kTbl8GroupEntries);
-  impl_->version = table.version();
-}
-
-void Ipv4GpuTable::lookup(const uint32_t* ips, uint32_t* next_hops, size_t n) {
-  Impl& m = *impl_;
-  if (!m.streams[0]) {
+void Ipv4GpuTableImpl::lookup(const uint32_t* ips, uint32_t* next_hops, size_t n) {
+  if (!streams_[0]) {
     for (int s = 0; s < kStreams; ++s) {
-      m.streams[s] = std::make_unique<gpu::Stream>();
-      m.d_in[s].resize(kChunk);
-      m.d_out[s].resize(kChunk);
+      streams_[s] = std::make_unique<gpu::Stream>();
+      d_in_[s].resize(kChunk);
+      d_out_[s].resize(kChunk);
     }
   }
   const bool direct = is_pinned(ips) && is_pinned(next_hops);
-  if (!direct && m.stage_in[0].size() == 0) {
+  if (!direct && stage_in_[0].size() == 0) {
     for (int s = 0; s < kStreams; ++s) {
-      m.stage_in[s].resize(kChunk);
-      m.stage_out[s].resize(kChunk);
+      stage_in_[s].resize(kChunk);
+      stage_out_[s].resize(kChunk);
     }
   }
   // Per stream: the output range its last chunk must be copied to (staged mode only).
   std::array<size_t, kStreams> pend_off{}, pend_len{};
   auto drain = [&](int s) {
-    m.streams[s]->sync();
+    streams_[s]->sync();
     if (!direct && pend_len[s]) {
-      std::copy_n(m.stage_out[s].get(), pend_len[s], next_hops + pend_off[s]);
+      std::copy_n(stage_out_[s].get(), pend_len[s], next_hops + pend_off[s]);
       pend_len[s] = 0;
     }
   };
@@ -140,38 +149,37 @@ void Ipv4GpuTable::lookup(const uint32_t* ips, uint32_t* next_hops, size_t n) {
   for (size_t off = 0; off < n; off += kChunk, ++chunk_no) {
     const int s = static_cast<int>(chunk_no % kStreams);
     const size_t len = std::min(kChunk, n - off);
-    cudaStream_t st = m.streams[s]->get();
+    cudaStream_t st = streams_[s]->get();
     if (chunk_no >= kStreams) drain(s);  // this stream's buffers are about to be reused
     const uint32_t* src = ips + off;
     uint32_t* dst = next_hops + off;
     if (!direct) {
-      std::copy_n(ips + off, len, m.stage_in[s].get());
-      src = m.stage_in[s].get();
-      dst = m.stage_out[s].get();
+      std::copy_n(ips + off, len, stage_in_[s].get());
+      src = stage_in_[s].get();
+      dst = stage_out_[s].get();
       pend_off[s] = off;
       pend_len[s] = len;
     }
-    TANDEM_CUDA_CHECK(cudaMemcpyAsync(m.d_in[s].get(), src, len * sizeof(uint32_t), cudaMemcpyHostToDevice, st));
-    m.launch(m.d_in[s].get(), m.d_out[s].get(), len, st);
-    TANDEM_CUDA_CHECK(cudaMemcpyAsync(dst, m.d_out[s].get(), len * sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(d_in_[s].get(), src, len * sizeof(uint32_t), cudaMemcpyHostToDevice, st));
+    launch(d_in_[s].get(), d_out_[s].get(), len, st);
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(dst, d_out_[s].get(), len * sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
   }
   for (int s = 0; s < kStreams; ++s) {
-    if (m.streams[s]) drain(s);
+    if (streams_[s]) drain(s);
   }
 }
 
-std::vector<double> Ipv4GpuTable::time_kernel(const uint32_t* ips, uint32_t* next_hops, size_t n, int reps) {
-  Impl& m = *impl_;
+std::vector<double> Ipv4GpuTableImpl::time_kernel(const uint32_t* ips, uint32_t* next_hops, size_t n, int reps) {
   gpu::DeviceBuffer<uint32_t> d_in(n), d_out(n);
   gpu::Stream stream;
   d_in.copy_from(ips, n);
-  m.launch(d_in.get(), d_out.get(), n, stream.get());  // warm-up: module load, caches, clocks
+  launch(d_in.get(), d_out.get(), n, stream.get());  // warm-up: module load, caches, clocks
   stream.sync();
   std::vector<double> ms;
   gpu::Event start, stop;
   for (int r = 0; r < reps; ++r) {
     start.record(stream.get());
-    m.launch(d_in.get(), d_out.get(), n, stream.get());
+    launch(d_in.get(), d_out.get(), n, stream.get());
     stop.record(stream.get());
     stream.sync();
     ms.push_back(stop.since(start));
@@ -180,21 +188,9 @@ std::vector<double> Ipv4GpuTable::time_kernel(const uint32_t* ips, uint32_t* nex
   return ms;
 }
 
-std::unique_ptr<gpu::OffloadRunner> Ipv4GpuTable::make_runner(const gpu::OffloadOptions& opts) const {
-  return std::make_unique<gpu::OffloadRunnerImpl<Ipv4LookupOp>>(
-      Ipv4LookupOp{impl_->tbl24.get(), impl_->tbl8.get()}, opts);
-}
+const Ipv4GpuTable::Factory::Registrar registered{&Ipv4GpuTable::Factory::make<Ipv4GpuTableImpl>};
 
-std::unique_ptr<gpu::OffloadRunner> Ipv4GpuTable::make_frame_runner(
-    const gpu::OffloadOptions& opts) const {
-  return std::make_unique<gpu::OffloadRunnerImpl<Ipv4FrameOp>>(
-      Ipv4FrameOp{impl_->tbl24.get(), impl_->tbl8.get()}, opts);
-}
-
-size_t Ipv4GpuTable::device_bytes() const {
-  return (impl_->tbl24.size() + impl_->tbl8.size()) * sizeof(uint32_t);
-}
-
+}  // namespace
 }  // namespace tandem::ipv4
 
 TANDEM_REGISTER_GPU_PART("ipv4")

@@ -71,7 +71,7 @@ std::unique_ptr<KeyLookup> lookup(const AppArgs& args, bool on_gpu) {
   if (on_gpu && !no_gpu.empty()) throw UsageError("--device gpu: " + no_gpu + ": use --device cpu");
   std::shared_ptr<Ipv4State> st = load_state(args);
   std::shared_ptr<Ipv4GpuTable> gpu;
-  if (on_gpu) gpu = std::make_shared<Ipv4GpuTable>(*st->table.dir24_8);
+  if (on_gpu) gpu = Ipv4GpuTable::create(*st->table.dir24_8);
   return make_key_lookup<uint32_t>(
       [](std::string_view s, uint32_t* a, std::string* why) {
         *why = "not an IPv4 address";

@@ -21,7 +21,7 @@ Ipv6Traits::~Ipv6Traits() = default;
 Ipv6Traits::Ipv6Traits(Ipv6Traits&&) noexcept = default;
 
 std::unique_ptr<gpu::OffloadRunner> Ipv6Traits::make_gpu_runner(const gpu::OffloadOptions& opts) {
-  if (!gpu) gpu = std::make_unique<Ipv6GpuTable>(*table);
+  if (!gpu) gpu = Ipv6GpuTable::create(*table);
   return gpu->make_runner(opts);
 }
 

@@ -30,14 +30,14 @@ TEST(Ipv6Gpu, RealAndRandomTablesAgreeWithCpu) {
   for (const auto* routes : {&fib.routes, &random}) {
     Lpm6 t;
     build(t, *routes);
-    Ipv6GpuTable g(t);
+    auto g = Ipv6GpuTable::create(t);
     std::vector<Addr6> a = sample_addresses(*routes, 2'000'000, 9);
     const std::vector<Addr6> u = uniform_addresses(500'000, 10);
     a.insert(a.end(), u.begin(), u.end());
     for (size_t n : {size_t{1}, size_t{3}, size_t{1000}, a.size()}) {
       std::vector<Addr6> part(a.begin(), a.begin() + static_cast<long>(n));
       std::vector<uint32_t> got(n + 1, 0xDEADBEEF);
-      g.lookup(addr_rows(part.data()), got.data(), n);
+      g->lookup(addr_rows(part.data()), got.data(), n);
       EXPECT_EQ(got[n], 0xDEADBEEFu) << "wrote past the end, n=" << n;
       EXPECT_EQ(mismatches(t, part, got.data()), 0u) << "n=" << n << ", " << routes->size() << " routes";
     }
@@ -49,13 +49,13 @@ TEST(Ipv6Gpu, EveryModeMatchesCpu) {
   const std::vector<Route6> routes = random_table(50'000, 16, 128, 6);
   Lpm6 t;
   build(t, routes);
-  Ipv6GpuTable g(t);
+  auto g = Ipv6GpuTable::create(t);
   const std::vector<Addr6> a = sample_addresses(routes, 300'000, 7);
   for (auto mode : {gpu::GpuMode::kAsync, gpu::GpuMode::kGraph, gpu::GpuMode::kMapped, gpu::GpuMode::kPersistent}) {
     gpu::OffloadOptions o;
     o.mode = mode;
     o.capacity = 4096;
-    auto r = g.make_runner(o);
+    auto r = g->make_runner(o);
     std::vector<uint32_t> got(a.size(), 0xDEADBEEF);
     gpu::run_all(*r, a.data(), got.data(), a.size());
     EXPECT_EQ(mismatches(t, a, got.data()), 0u) << gpu::gpu_mode_name(mode);
@@ -65,19 +65,19 @@ TEST(Ipv6Gpu, EveryModeMatchesCpu) {
 TEST(Ipv6Gpu, UpdatesReachTheDevice) {
   TANDEM_REQUIRE_GPU();
   Lpm6 t;
-  Ipv6GpuTable g(t, 4);
+  auto g = Ipv6GpuTable::create(t, 4);
   std::vector<Route6> routes = random_table(20'000, 32, 96, 8);
   const std::vector<Addr6> a = sample_addresses(routes, 100'000, 9);
   std::vector<uint32_t> got(a.size());
   for (size_t k = 0; k < routes.size(); k += 5000) {  // grow the table past the device array
     for (size_t i = k; i < k + 5000 && i < routes.size(); ++i) t.add(routes[i].prefix.data(), routes[i].len, routes[i].next_hop);
-    g.sync(t);
-    g.lookup(addr_rows(a.data()), got.data(), a.size());
+    g->sync(t);
+    g->lookup(addr_rows(a.data()), got.data(), a.size());
     EXPECT_EQ(mismatches(t, a, got.data()), 0u) << "after " << k + 5000 << " routes";
   }
   for (size_t i = 0; i < routes.size(); i += 2) t.remove(routes[i].prefix.data(), routes[i].len);
-  g.sync(t);
-  g.lookup(addr_rows(a.data()), got.data(), a.size());
+  g->sync(t);
+  g->lookup(addr_rows(a.data()), got.data(), a.size());
   EXPECT_EQ(mismatches(t, a, got.data()), 0u) << "after deleting half";
 }
 

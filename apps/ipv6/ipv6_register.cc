@@ -67,7 +67,7 @@ std::unique_ptr<KeyLookup> lookup(const AppArgs& args, bool on_gpu) {
   auto st = std::make_shared<Ipv6State>();
   load_table(args.text("fib"), *st);
   std::shared_ptr<Ipv6GpuTable> gpu;
-  if (on_gpu) gpu = std::make_shared<Ipv6GpuTable>(st->table);
+  if (on_gpu) gpu = Ipv6GpuTable::create(st->table);
   return make_key_lookup<Addr6>(
       [](std::string_view s, Addr6* a, std::string* why) {
         *why = "not an IPv6 address";

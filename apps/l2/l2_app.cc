@@ -59,7 +59,7 @@ void L2Traits::lookup_batch(const Key* keys, uint32_t* results, size_t n) const 
 }
 
 std::unique_ptr<gpu::OffloadRunner> L2Traits::make_gpu_runner(const gpu::OffloadOptions& opts) {
-  if (!gpu) gpu = std::make_unique<L2GpuTable>(*setup->table);
+  if (!gpu) gpu = L2GpuTable::create(*setup->table);
   return gpu->make_runner(opts);
 }
 

@@ -20,38 +20,34 @@ struct MacForwardOp {
   }
 };
 
-}  // namespace
+class L2GpuTableImpl final : public L2GpuTable {
+ public:
+  explicit L2GpuTableImpl(const MacTable& table) {
+    gpu::require_available();
+    slots_.resize(table.slot_count());
+    mask_ = table.bucket_mask();
+    sync(table);
+  }
 
-struct L2GpuTable::Impl {
-  gpu::DeviceBuffer<uint64_t> slots;
-  uint64_t mask = 0;
-  uint64_t version = ~uint64_t{0};
-  std::unique_ptr<gpu::OffloadRunner> host_runner;
+  void sync(const MacTable& table) override {
+    if (table.version() == version_) return;
+    slots_.copy_from(table.slots(), table.slot_count());
+    version_ = table.version();
+  }
+
+  std::unique_ptr<gpu::OffloadRunner> make_runner(const gpu::OffloadOptions& opts) const override {
+    return std::make_unique<gpu::OffloadRunnerImpl<MacForwardOp>>(MacForwardOp{slots_.get(), mask_}, opts);
+  }
+
+ private:
+  gpu::DeviceBuffer<uint64_t> slots_;
+  uint64_t mask_ = 0;
+  uint64_t version_ = ~uint64_t{0};
 };
 
-L2GpuTable::L2GpuTable(const MacTable& table) : impl_(std::make_unique<Impl>()) {
-  gpu::require_available();
-  impl_->slots.resize(table.slot_count());
-  impl_->mask = table.bucket_mask();
-  sync(table);
-}
+const L2GpuTable::Factory::Registrar registered{&L2GpuTable::Factory::make<L2GpuTableImpl>};
 
-L2GpuTable::~L2GpuTable() = default;
-
-void L2GpuTable::sync(const MacTable& table) {
-  if (table.version() == impl_->version) return;
-  impl_->slots.copy_from(table.slots(), table.slot_count());
-  impl_->version = table.version();
-}
-
-std::unique_ptr<gpu::OffloadRunner> L2GpuTable::make_runner(const gpu::OffloadOptions& opts) const {
-  return std::make_unique<gpu::OffloadRunnerImpl<MacForwardOp>>(MacForwardOp{impl_->slots.get(), impl_->mask}, opts);
-}
-
-void L2GpuTable::forward(const uint64_t* macs, uint32_t* ports, size_t n) {
-  gpu::run_all_lazily(impl_->host_runner, *this, size_t{1} << 20, macs, ports, n);
-}
-
+}  // namespace
 }  // namespace tandem::l2
 
 TANDEM_REGISTER_GPU_PART("l2")

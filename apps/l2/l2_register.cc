@@ -63,7 +63,7 @@ std::unique_ptr<KeyLookup> lookup(const AppArgs& args, bool on_gpu) {
     throw UsageError(e.what());
   }
   std::shared_ptr<L2GpuTable> gpu;
-  if (on_gpu) gpu = std::make_shared<L2GpuTable>(*table);
+  if (on_gpu) gpu = L2GpuTable::create(*table);
   return make_key_lookup<uint64_t>(
       [](std::string_view s, uint64_t* m, std::string* why) {
         *why = "not a MAC address";

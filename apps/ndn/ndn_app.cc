@@ -180,7 +180,7 @@ uint32_t NdnTraits::apply(uint8_t* frame, uint32_t len, uint16_t, uint32_t resul
 }
 
 std::unique_ptr<gpu::OffloadRunner> NdnTraits::make_gpu_runner(const gpu::OffloadOptions& opts) {
-  if (!gpu) gpu = std::make_unique<NdnGpuTable>(*setup->fib);
+  if (!gpu) gpu = NdnGpuTable::create(*setup->fib);
   return gpu->make_runner(opts);
 }
 

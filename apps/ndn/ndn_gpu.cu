@@ -19,44 +19,39 @@ struct NdnLookupOp {
   }
 };
 
-}  // namespace
+class NdnGpuTableImpl final : public NdnGpuTable {
+ public:
+  explicit NdnGpuTableImpl(const NdnFib& fib) {
+    gpu::require_available();
+    sync(fib);
+  }
 
-struct NdnGpuTable::Impl {
-  gpu::DeviceBuffer<NdnFibBucket> buckets;
-  gpu::DeviceBuffer<NdnFibEntry> entries;
-  gpu::DeviceBuffer<uint8_t> bytes;
-  NdnFibView view{};
-  uint64_t version = ~uint64_t{0};
-  std::unique_ptr<gpu::OffloadRunner> host_runner;
+  void sync(const NdnFib& fib) override {
+    if (fib.version() == version_) return;
+    const NdnFibView v = fib.view();
+    buckets_.upload(v.buckets, fib.bucket_count());
+    entries_.upload(v.entries, fib.size());
+    bytes_.upload(v.bytes, fib.bytes_size());
+    view_ = {buckets_.get(), v.mask, entries_.get(), bytes_.get(), v.max_components};
+    version_ = fib.version();
+    drop_host_runner();
+  }
+
+  std::unique_ptr<gpu::OffloadRunner> make_runner(const gpu::OffloadOptions& opts) const override {
+    return std::make_unique<gpu::OffloadRunnerImpl<NdnLookupOp>>(NdnLookupOp{view_}, opts);
+  }
+
+ private:
+  gpu::DeviceBuffer<NdnFibBucket> buckets_;
+  gpu::DeviceBuffer<NdnFibEntry> entries_;
+  gpu::DeviceBuffer<uint8_t> bytes_;
+  NdnFibView view_{};
+  uint64_t version_ = ~uint64_t{0};
 };
 
-NdnGpuTable::NdnGpuTable(const NdnFib& fib) : impl_(std::make_unique<Impl>()) {
-  gpu::require_available();
-  sync(fib);
-}
+const NdnGpuTable::Factory::Registrar registered{&NdnGpuTable::Factory::make<NdnGpuTableImpl>};
 
-NdnGpuTable::~NdnGpuTable() = default;
-
-void NdnGpuTable::sync(const NdnFib& fib) {
-  Impl& m = *impl_;
-  if (fib.version() == m.version) return;
-  const NdnFibView v = fib.view();
-  m.buckets.upload(v.buckets, fib.bucket_count());
-  m.entries.upload(v.entries, fib.size());
-  m.bytes.upload(v.bytes, fib.bytes_size());
-  m.view = {m.buckets.get(), v.mask, m.entries.get(), m.bytes.get(), v.max_components};
-  m.version = fib.version();
-  m.host_runner.reset();
-}
-
-std::unique_ptr<gpu::OffloadRunner> NdnGpuTable::make_runner(const gpu::OffloadOptions& opts) const {
-  return std::make_unique<gpu::OffloadRunnerImpl<NdnLookupOp>>(NdnLookupOp{impl_->view}, opts);
-}
-
-void NdnGpuTable::lookup(const NdnItem* items, uint32_t* hops, size_t n) {
-  gpu::run_all_lazily(impl_->host_runner, *this, size_t{1} << 16, items, hops, n);
-}
-
+}  // namespace
 }  // namespace tandem::ndn
 
 TANDEM_REGISTER_GPU_PART("ndn")

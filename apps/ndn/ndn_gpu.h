@@ -3,7 +3,7 @@
 // paths run). An item is a name as its Name TLV's value, in a fixed 256-byte slot (NdnItem): the
 // runners move fixed-size items, and 99% of the names made from the real URLs fit (median 92
 // bytes). A longer name's item is marked, and its result is kResolveOnCpu: the worker looks it up
-// itself. Builds without CUDA compile ndn_gpu_none.cc, whose constructor throws.
+// itself. The implementation is ndn_gpu.cu's (gpu/gpu_factory.h): without CUDA, create() throws.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "apps/ndn/ndn_fib.h"
+#include "gpu/gpu_factory.h"
 #include "gpu/gpu_runtime.h"
 #include "gpu/offload.h"
 
@@ -36,24 +37,17 @@ inline void make_item(const uint8_t* name, uint32_t len, NdnItem* item) {
   std::memcpy(item->bytes, name, len);
 }
 
-class NdnGpuTable {
+class NdnGpuTable : public gpu::GpuTable {
  public:
+  using Factory = gpu::GpuFactory<std::unique_ptr<NdnGpuTable>(const NdnFib&)>;
   // Copies the FIB to device 0. Throws gpu::GpuError.
-  explicit NdnGpuTable(const NdnFib& fib);
-  ~NdnGpuTable();
-  NdnGpuTable(const NdnGpuTable&) = delete;
-  NdnGpuTable& operator=(const NdnGpuTable&) = delete;
+  static std::unique_ptr<NdnGpuTable> create(const NdnFib& fib) { return Factory::create(fib); }
 
   // Re-copies the FIB if it changed (NdnFib::version()). Runners made before must be made again
   // (the device arrays may have moved).
-  void sync(const NdnFib& fib);
-  std::unique_ptr<gpu::OffloadRunner> make_runner(const gpu::OffloadOptions& opts) const;
+  virtual void sync(const NdnFib& fib) = 0;
   // n items in, n results out (kResolveOnCpu for a name that did not fit), in batches.
-  void lookup(const NdnItem* items, uint32_t* hops, size_t n);
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  void lookup(const NdnItem* items, uint32_t* hops, size_t n) { run_host_arrays(size_t{1} << 16, items, hops, n); }
 };
 
 }  // namespace tandem::ndn

@@ -73,7 +73,7 @@ std::unique_ptr<KeyLookup> lookup(const AppArgs& args, bool on_gpu) {
   auto fib = std::make_shared<NdnFib>(file.routes.size());
   for (const auto& [prefix, nh] : file.routes) fib->add(prefix, nh);
   std::shared_ptr<NdnGpuTable> gpu;
-  if (on_gpu) gpu = std::make_shared<NdnGpuTable>(*fib);
+  if (on_gpu) gpu = NdnGpuTable::create(*fib);
   auto items = std::make_shared<std::vector<NdnItem>>();
   return make_key_lookup<Name>(
       [](std::string_view s, Name* n, std::string* why) {

@@ -460,13 +460,13 @@ TEST(Ipv4Frame, GpuFrameRunnerEveryModeMatchesCpu) {
   std::vector<FrameCell> want(frames.size());
   for (size_t i = 0; i < frames.size(); ++i) want[i] = forward_cell_cpu(*t.dir, frames[i].cell);
 
-  Ipv4GpuTable g(*t.dir);
+  auto g = Ipv4GpuTable::create(*t.dir);
   // Batch sizes across the graph mode's buckets and either side of the persistent kernel's
   // block-0-alone limit (2048 items).
   constexpr size_t kSizes[] = {8192, 1, 2048, 2049, 777, 8191, 64, 5000};
   for (gpu::GpuMode m : {gpu::GpuMode::kAsync, gpu::GpuMode::kGraph, gpu::GpuMode::kMapped,
                          gpu::GpuMode::kPersistent}) {
-    auto r = g.make_frame_runner({m, 8192, 2, 0});
+    auto r = g->make_frame_runner({m, 8192, 2, 0});
     ASSERT_EQ(r->in_item_bytes(), sizeof(FrameCell));
     ASSERT_EQ(r->out_item_bytes(), sizeof(FrameCell));
     std::vector<FrameCell> got(frames.size());

@@ -1,0 +1,48 @@
+// Every GPU part registers its implementation (gpu/gpu_factory.h) in a build with CUDA, and none
+// in a build without: a part left out by the link (a library not linked whole) shows up here, on
+// machines without a GPU too.
+#include <gtest/gtest.h>
+
+#include "apps/acl/acl_gpu.h"
+#include "apps/dpi/dpi_gpu.h"
+#include "apps/echo/echo_app.h"
+#include "apps/fwrouter/fw_router_gpu.h"
+#include "apps/ipv4/ipv4_gpu.h"
+#include "apps/ipv6/ipv6_gpu.h"
+#include "apps/l2/l2_gpu.h"
+#include "apps/ndn/ndn_gpu.h"
+
+namespace tandem {
+namespace {
+
+#ifdef TANDEM_HAVE_CUDA
+constexpr bool kWithCuda = true;
+#else
+constexpr bool kWithCuda = false;
+#endif
+
+TEST(GpuParts, RegisteredExactlyWithCuda) {
+  EXPECT_EQ(ipv4::Ipv4GpuTable::Factory::registered(), kWithCuda);
+  EXPECT_EQ(ipv6::Ipv6GpuTable::Factory::registered(), kWithCuda);
+  EXPECT_EQ(l2::L2GpuTable::Factory::registered(), kWithCuda);
+  EXPECT_EQ(ndn::NdnGpuTable::Factory::registered(), kWithCuda);
+  EXPECT_EQ(acl::AclGpuTable::Factory::registered(), kWithCuda);
+  EXPECT_EQ(fwrouter::FwRouterGpu::Factory::registered(), kWithCuda);
+  EXPECT_EQ(dpi::AhoCorasickGpu::Factory::registered(), kWithCuda);
+  EXPECT_EQ(echo::EchoPortRunnerFactory::registered(), kWithCuda);
+}
+
+TEST(GpuParts, WithoutCudaCreatingOneIsTheNoGpuError) {
+  if (kWithCuda) GTEST_SKIP() << "this build has CUDA";
+  const ipv4::Dir24_8 d(1);
+  try {
+    ipv4::Ipv4GpuTable::create(d);
+    FAIL() << "created a GPU table without CUDA";
+  } catch (const gpu::GpuError& e) {
+    EXPECT_STREQ(e.what(), "no GPU: this build of Tandem has no CUDA support");
+  }
+  EXPECT_THROW(echo::make_echo_port_runner(gpu::OffloadOptions{}), gpu::GpuError);
+}
+
+}  // namespace
+}  // namespace tandem
