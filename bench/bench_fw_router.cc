@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "apps/fwrouter/fw_router_app.h"
-#include "apps/fwrouter/fw_router_gpu.h"
 #include "apps/ipv4/ipv4_cpu.h"
 #include "bench/bench_report.h"
+#include "bench/variants/fw_router_plans.h"
 #include "bench/variants/ipv4_variants.h"
 #include "cli/app_setup.h"
 #include "cli/commands.h"
@@ -160,7 +160,8 @@ int run_bench(const BenchFwRouterOptions& o) {
   nlohmann::json gpu_skipped = nullptr;
   std::string why;
   if (o.device != "cpu" && gpu::available(&why)) {
-    auto g = fwrouter::FwRouterGpu::create(t);
+    const auto g = fwrouter::FwRouterGpu::create(t);
+    const auto plans = fwrouter::FwRouterGpuPlans::create(*g);
     // The CPU's decisions for every header a batch holds (batches may be larger than --n).
     std::vector<uint32_t> want(hs);
     if (max_batch > n) {
@@ -173,7 +174,7 @@ int run_bench(const BenchFwRouterOptions& o) {
     std::printf("%10s %10s %10s %10s %10s %8s %10s %10s %11s %11s %8s\n", "batch", "fused us", "split us", "class. us",
                 "lpm us", "split/f", "fused Mdps", "split Mdps", "h2h fus us", "h2h spl us", "split/f");
     for (size_t b : batches) {
-      const fwrouter::GpuPlanTimes pt = g->time_plans(hdr.data(), b, o.gpu_reps, got.data(), split_out.data());
+      const fwrouter::GpuPlanTimes pt = plans->time_plans(hdr.data(), b, o.gpu_reps, got.data(), split_out.data());
       check("gpu_fused_b" + std::to_string(b), got.data(), b, lin.data(), want.data());
       check("gpu_split_b" + std::to_string(b), split_out.data(), b, lin.data(), want.data());
       const double f = median_us(pt.fused), s = median_us(pt.split);

@@ -21,6 +21,7 @@
 #include "apps/ipv4/ipv4_gpu.h"
 #include "bench/bench_report.h"
 #include "bench/variants/ipv4_forward.h"
+#include "bench/variants/ipv4_gpu_variants.h"
 #include "cli/commands.h"
 #include "cli/table_setup.h"
 #include "core/clock.h"
@@ -221,6 +222,7 @@ int run_bench(const GpuRouterOptions& o) {
   }
   const PacketStore store = generate(spec, prefixes_of(t.fib));
   auto gtable = ipv4::Ipv4GpuTable::create(*t.table);
+  auto variants = ipv4::Ipv4GpuVariants::create(*gtable);
   const Digest want = cpu_digest(*t.table, store);
 
   const std::vector<Iteration> its = {
@@ -244,7 +246,7 @@ int run_bench(const GpuRouterOptions& o) {
     oo.mode = it.mode;
     oo.capacity = size_t{(o.batch + PacketBatch::kCapacity - 1) / PacketBatch::kCapacity} * PacketBatch::kCapacity;
     oo.slots = it.slots;
-    auto r = it.whole ? gtable->make_frame_runner(oo) : gtable->make_runner(oo);
+    auto r = it.whole ? variants->make_frame_runner(oo) : gtable->make_runner(oo);
     Counters check_c(64);
     Digest got;
     RouterLoop(it, *r, o.batch, PacketPool::kDefaultCellSize, check_c).run(store, 1, &got, nullptr);

@@ -14,6 +14,7 @@
 #include "apps/ipv4/ipv4_gpu.h"
 #include "apps/ipv4/poptrie.h"
 #include "bench/bench_report.h"
+#include "bench/variants/ipv4_gpu_variants.h"
 #include "bench/variants/ipv4_variants.h"
 #include "cli/commands.h"
 #include "core/machine_info.h"
@@ -129,7 +130,7 @@ int run_bench(const BenchIpv4Options& o) {
   const bool want_gpu = o.device != "cpu";
   if (want_gpu && gpu::available(&why)) {
     auto gtable = ipv4::Ipv4GpuTable::create(table);
-    std::vector<double> ms = gtable->time_kernel(ips.data(), got.data(), o.n, o.reps);
+    std::vector<double> ms = ipv4::Ipv4GpuVariants::create(*gtable)->time_kernel(ips.data(), got.data(), o.n, o.reps);
     for (double& m : ms) m /= 1e3;
     add_row("gpu_kernel", "table and addresses in device memory", ms, got.data());
     gpu::PinnedArray<uint32_t> pin_in(o.n), pin_out(o.n);

@@ -33,9 +33,9 @@ function(tandem_add_app)
 endfunction()
 
 # tandem_library(NAME <lib> SOURCES <files...> [LINK <libraries...>]): a library of tables and
-# algorithms under apps/ that apps and commands share (no app registration). Its .cu sources, when
+# algorithms that apps, commands or benchmarks share (no app registration). Its .cu sources, when
 # CUDA is on, go to a second library, <lib>_gpu, that tandem_link_apps() links whole as it does
-# the apps: they register GPU implementations that nothing names.
+# the apps: they register GPU implementations that nothing names (gpu/gpu_factory.h).
 function(tandem_library)
   cmake_parse_arguments(A "" "NAME" "SOURCES;LINK" ${ARGN})
   tandem_sources_for_build(sources ${A_SOURCES})

@@ -11,6 +11,8 @@
 #include "apps/ipv6/ipv6_gpu.h"
 #include "apps/l2/l2_gpu.h"
 #include "apps/ndn/ndn_gpu.h"
+#include "bench/variants/fw_router_plans.h"
+#include "bench/variants/ipv4_gpu_variants.h"
 
 namespace tandem {
 namespace {
@@ -30,6 +32,9 @@ TEST(GpuParts, RegisteredExactlyWithCuda) {
   EXPECT_EQ(fwrouter::FwRouterGpu::Factory::registered(), kWithCuda);
   EXPECT_EQ(dpi::AhoCorasickGpu::Factory::registered(), kWithCuda);
   EXPECT_EQ(echo::EchoPortRunnerFactory::registered(), kWithCuda);
+  // The benchmarks' GPU variants (bench/variants).
+  EXPECT_EQ(ipv4::Ipv4GpuVariants::Factory::registered(), kWithCuda);
+  EXPECT_EQ(fwrouter::FwRouterGpuPlans::Factory::registered(), kWithCuda);
 }
 
 TEST(GpuParts, WithoutCudaCreatingOneIsTheNoGpuError) {

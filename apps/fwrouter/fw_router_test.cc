@@ -1,8 +1,9 @@
 // fw-router (apps/fwrouter): the 5-tuple firewall in front of the IPv4 router, on the real BGP
 // table and ClassBench filter sets (and random rules). Every path's decisions equal an independent
 // reference (linear first-match search over the rules, then the IPv4 reference trie): the CPU
-// scalar and batched decisions, the GPU fused and split plans, and whole frames through the worker
-// pipeline on every CPU path and every GPU offload mode, with every packet accounted for.
+// scalar and batched decisions, the GPU runner, and whole frames through the worker pipeline on
+// every CPU path and every GPU offload mode, with every packet accounted for. (The benchmarks'
+// fused and split GPU plans: bench/variants/fw_router_plans_test.cc.)
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,76 +21,20 @@
 #include "io/flow_traffic.h"
 #include "io/traffic_gen.h"
 #include "sched/workers.h"
+#include "tests/fw_router_tables.h"
 #include "tests/pipeline_runs.h"
 #include "tests/test_util.h"
 
 namespace tandem::fwrouter {
 namespace {
 
-// The BGP table from the shared data, or the checkout's copy of it.
-std::string fib_path() {
-  for (const std::string& p : {test::shared_data_path("fib/iprbench_tier1_fulltable_prefixes.txt.gz"),
-                               test::source_path("data/fib/iprbench_tier1_fulltable_prefixes.txt.gz")}) {
-    if (std::ifstream(p).good()) return p;
-  }
-  return "";
-}
-std::string classbench_path(const char* name) {
-  const std::string p = test::shared_data_path(std::string("classbench/filters/") + name + ".gz");
-  return std::ifstream(p).good() ? p : "";
-}
-
-#define REQUIRE_FIB()                                                  \
-  do {                                                                 \
-    if (fib_path().empty()) GTEST_SKIP() << "no BGP table found";      \
-  } while (0)
-
-// The table, loaded once per test binary, and its reference trie.
-struct Routes {
-  cli::LoadedTable t;
-  ipv4::RefTrie trie;
-  static const Routes& get() {
-    static const Routes* r = [] {
-      auto* x = new Routes;
-      x->t = cli::load_table(fib_path(), /*quiet=*/true);
-      for (const ipv4::Route& rt : x->t.fib.routes) x->trie.insert(rt.prefix, rt.len, rt.next_hop);
-      return x;
-    }();
-    return *r;
-  }
-};
-
-// The rule sets: random rules with explicit actions, and ClassBench sets where present (every rule
-// accepts there; load_fw_rules gives 20% of them drop).
-struct NamedRules {
-  std::string name;
-  acl::RuleSet rules;
-  size_t headers;  // linear search over 10k rules is slow: fewer headers for the large sets
-};
-std::vector<NamedRules> rule_sets() {
-  std::vector<NamedRules> v;
-  v.push_back({"random3000", cli::load_fw_rules("", 3000, ""), 200000});
-  v.push_back({"random500-default-drop", cli::load_fw_rules("", 500, "drop"), 100000});
-  for (const char* name : {"acl1_10k", "fw1_1k", "ipc1_1k"}) {
-    const std::string p = classbench_path(name);
-    if (!p.empty()) v.push_back({name, cli::load_fw_rules(p, 0, ""), std::string(name).find("10k") != std::string::npos ? 60000u : 200000u});
-  }
-  return v;
-}
-
-// The reference decision: linear first match, the action or the default, then the trie.
-uint32_t reference(const acl::RuleSet& s, const ipv4::RefTrie& trie, const acl::Header& h) {
-  const uint32_t r = acl::classify_linear(s.rules.data(), static_cast<uint32_t>(s.rules.size()), h);
-  const uint8_t action = r == acl::kNoMatch ? uint8_t{s.default_action} : s.rules[r].action;
-  if (action != acl::kAccept) return kDenied;
-  return trie.lookup(h.dst);  // kNoRoute without a route, as the fast paths
-}
-
-size_t count_diff(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
-  size_t d = 0;
-  for (size_t i = 0; i < a.size(); ++i) d += a[i] != b[i];
-  return d;
-}
+using testdata::classbench_path;
+using testdata::count_diff;
+using testdata::fib_path;
+using testdata::NamedRules;
+using testdata::reference;
+using testdata::Routes;
+using testdata::rule_sets;
 
 TEST(FwRouter, DropReasonHasAName) {
   EXPECT_STREQ(FwRouterTraits::drop_reason_name(kAclDenied), "acl_denied");
@@ -247,35 +192,20 @@ TEST(FwRouter, CpuDecisionsEqualTheReference) {
   }
 }
 
-TEST(FwRouter, GpuFusedAndSplitEqualTheReference) {
+// The app's GPU path, the fused decision as an offload runner, in batches with a partial last one.
+TEST(FwRouter, GpuRunnerEqualsTheReference) {
   TANDEM_REQUIRE_GPU();
   REQUIRE_FIB();
-  const Routes& rt = Routes::get();
-  for (const NamedRules& nr : rule_sets()) {
-    const acl::HyperSplit tree = acl::HyperSplit::build(nr.rules.rules);
-    const FwRouterTables t(nr.rules, tree, *rt.t.table, rt.t.fib);
-    const std::vector<acl::Header> h = mixed_headers(nr.rules, rt.t.fib, nr.headers, 12);
-    std::vector<uint32_t> want(h.size()), fused(h.size()), split(h.size()), runner_out(h.size());
-    for (size_t i = 0; i < h.size(); ++i) want[i] = reference(nr.rules, rt.trie, h[i]);
+  testdata::for_each_rule_set(12, [](const NamedRules& nr, const FwRouterTables& t, const std::vector<acl::Header>& h,
+                                     const std::vector<uint32_t>& want) {
     auto g = FwRouterGpu::create(t);
-    g->decide(GpuPlan::kFused, h.data(), fused.data(), h.size());
-    g->decide(GpuPlan::kSplit, h.data(), split.data(), h.size());
-    EXPECT_EQ(count_diff(fused, want), 0u) << nr.name << " fused";
-    EXPECT_EQ(count_diff(split, want), 0u) << nr.name << " split";
     gpu::OffloadOptions oo;
     oo.capacity = 1000;  // several batches, the last one partial
     auto runner = g->make_runner(oo);
+    std::vector<uint32_t> runner_out(h.size());
     gpu::run_all(*runner, h.data(), runner_out.data(), h.size());
     EXPECT_EQ(count_diff(runner_out, want), 0u) << nr.name << " offload runner";
-    // The benchmark's timed runs leave their results too.
-    const size_t n = std::min<size_t>(h.size(), 8192);
-    std::vector<uint32_t> tf(n), ts(n);
-    const GpuPlanTimes times = g->time_plans(h.data(), n, 2, tf.data(), ts.data());
-    EXPECT_EQ(times.fused.size(), 2u);
-    EXPECT_EQ(times.lpm_only.size(), 2u);
-    EXPECT_TRUE(std::equal(tf.begin(), tf.end(), want.begin())) << nr.name << " timed fused";
-    EXPECT_TRUE(std::equal(ts.begin(), ts.end(), want.begin())) << nr.name << " timed split";
-  }
+  });
 }
 
 // --- Whole frames through the worker pipeline (sched/workers.h), as tests/apps_pipeline_test.cc
@@ -349,7 +279,7 @@ TEST(FwRouter, PipelineCpuPathsAccountForEveryPacket) {
   }
 }
 
-TEST(FwRouter, PipelineEveryGpuModeAndPlan) {
+TEST(FwRouter, PipelineEveryGpuMode) {
   TANDEM_REQUIRE_GPU();
   REQUIRE_FIB();
   for (const PipelineCase& pc : pipeline_cases()) {
@@ -357,20 +287,16 @@ TEST(FwRouter, PipelineEveryGpuModeAndPlan) {
     ForwardApp& app = *a.app;
     app.build_reference();
     const PacketStore s = traffic(a, pc.gen);
-    // Item level: the frames' headers through the fused runner and both plans equal the CPU's.
+    // Item level: the frames' headers through the app's runner equal the CPU's.
     std::vector<acl::Header> items(s.size());
     size_t n = 0;
     for (size_t i = 0; i < s.size(); ++i) n += app.item_of_frame(s.frame(i), s.caplen[i], &items[n]);
     items.resize(n);
-    std::vector<uint32_t> cpu(n), fused(n), split(n);
+    std::vector<uint32_t> cpu(n), on_gpu(n);
     app.lookup_items_scalar(items.data(), cpu.data(), n);
-    auto& traits = static_cast<FwRouterApp&>(app).traits();
     auto runner = app.make_gpu_runner(gpu::OffloadOptions{});
-    ASSERT_TRUE(traits.gpu);
-    traits.gpu->decide(GpuPlan::kFused, items.data(), fused.data(), n);
-    traits.gpu->decide(GpuPlan::kSplit, items.data(), split.data(), n);
-    EXPECT_EQ(count_diff(fused, cpu), 0u) << pc.name << " fused";
-    EXPECT_EQ(count_diff(split, cpu), 0u) << pc.name << " split";
+    gpu::run_all(*runner, items.data(), on_gpu.data(), n);
+    EXPECT_EQ(count_diff(on_gpu, cpu), 0u) << pc.name << " runner";
 
     WorkersConfig wc;
     wc.path = LookupPath::kScalar;

@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "apps/ipv4/ipv4_gpu.h"
 #include "core/byte_order.h"
 #include "bench/variants/ipv4_forward.h"
+#include "bench/variants/ipv4_gpu_variants.h"
 #include "core/checksum.h"
 #include "io/traffic_gen.h"
 #include "tests/ipv4_table.h"
@@ -460,7 +460,8 @@ TEST(Ipv4Frame, GpuFrameRunnerEveryModeMatchesCpu) {
   std::vector<FrameCell> want(frames.size());
   for (size_t i = 0; i < frames.size(); ++i) want[i] = forward_cell_cpu(*t.dir, frames[i].cell);
 
-  auto g = Ipv4GpuTable::create(*t.dir);
+  const auto table = Ipv4GpuTable::create(*t.dir);
+  const auto g = Ipv4GpuVariants::create(*table);
   // Batch sizes across the graph mode's buckets and either side of the persistent kernel's
   // block-0-alone limit (2048 items).
   constexpr size_t kSizes[] = {8192, 1, 2048, 2049, 777, 8191, 64, 5000};

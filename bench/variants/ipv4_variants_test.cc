@@ -1,7 +1,7 @@
 // The benchmarks' DIR-24-8 lookup variants (bench/variants/ipv4_variants.h) against the reference
 // trie on the real BGP table: uniform addresses (misses and /8../24 hits) and addresses inside
 // prefixes (extended entries, the tbl8 paths), odd sizes that leave partial groups and tails, and
-// no write past the end.
+// no write past the end; and the GPU kernel timed alone (ipv4_gpu_variants.h).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/variants/ipv4_gpu_variants.h"
 #include "bench/variants/ipv4_variants.h"
 #include "tests/ipv4_table.h"
 
@@ -79,6 +80,16 @@ TEST(Ipv4Variants, OddSizedArraysUseEveryCodePath) {
       EXPECT_EQ(mismatches(want, got), 0u) << name << ", n=" << n;
     }
   }
+}
+
+TEST(Ipv4Variants, GpuKernelAloneAgreesWithTrie) {
+  TANDEM_REQUIRE_GPU();
+  const auto& t = RealIpv4Table::get();
+  const auto ips = test::uniform_addresses(10'000'000, 42);
+  const auto table = Ipv4GpuTable::create(*t.dir);
+  std::vector<uint32_t> got(ips.size(), 0xDEADBEEF);
+  Ipv4GpuVariants::create(*table)->time_kernel(ips.data(), got.data(), ips.size(), 1);
+  EXPECT_EQ(mismatches(trie_lookups(t.trie, ips), got), 0u);
 }
 
 }  // namespace
