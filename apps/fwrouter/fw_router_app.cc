@@ -56,6 +56,15 @@ FwRouterTraits::FwRouterTraits(const FwRouterTables& tables) : t(&tables) {}
 FwRouterTraits::~FwRouterTraits() = default;
 FwRouterTraits::FwRouterTraits(FwRouterTraits&&) noexcept = default;
 
+DropReason FwRouterTraits::classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off,
+                                    uint32_t* flow) const {
+  return fw_classify(frame, len, key, l3_off, flow);
+}
+
+uint32_t FwRouterTraits::apply(uint8_t* frame, uint32_t, uint16_t l3_off, uint32_t result) const {
+  return fw_router_apply(frame + l3_off, result);
+}
+
 std::unique_ptr<gpu::OffloadRunner> FwRouterTraits::make_gpu_runner(const gpu::OffloadOptions& opts) {
   if (!gpu) gpu = FwRouterGpu::create(*t);
   return gpu->make_runner(opts);

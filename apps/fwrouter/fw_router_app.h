@@ -91,9 +91,9 @@ struct FwRouterTraits {
             t->table->tbl24(), ipv4::Dir24_8::kTbl24Entries, t->table->tbl8(),
             t->table->tbl8_groups_high_water() * ipv4::Dir24_8::kTbl8GroupEntries};
   }
-  DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const {
-    return fw_classify(frame, len, key, l3_off, flow);
-  }
+  // classify and apply: the frame core's functions, called out of line (fw_router_app.cc) as the
+  // burst loops were measured.
+  DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const;
   // The tree's top levels stay in cache; the destination's tbl24 line is the miss worth starting.
   void prefetch(const Key& k) const { prefetch_read(&t->table->tbl24()[ipv4::dir24_8_tbl24_index(k.dst)]); }
   uint32_t lookup(const Key& k) const { return t->decide(k); }
@@ -101,9 +101,7 @@ struct FwRouterTraits {
   void to_item(const Key& k, Item* item) const { *item = k; }
   void lookup_items(const Item* items, uint32_t* results, size_t n) const { t->decide_batch(items, results, n); }
   uint32_t lookup_item(const Item& k) const { return t->decide(k); }
-  uint32_t apply(uint8_t* frame, uint32_t, uint16_t l3_off, uint32_t result) const {
-    return fw_router_apply(frame + l3_off, result);
-  }
+  uint32_t apply(uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t result) const;
   std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts);
   void build_reference();
   uint32_t reference_verdict(const uint8_t* frame, uint32_t len, uint16_t l3_off) const;

@@ -16,6 +16,17 @@ template <class Table>
 Ipv4Traits<Table>::Ipv4Traits(Ipv4Traits&&) noexcept = default;
 
 template <class Table>
+DropReason Ipv4Traits<Table>::classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off,
+                                       uint32_t* flow) const {
+  return ipv4_classify(frame, len, key, l3_off, flow);
+}
+
+template <class Table>
+uint32_t Ipv4Traits<Table>::apply(uint8_t* frame, uint32_t, uint16_t l3_off, uint32_t result) const {
+  return ipv4_apply_route(frame + l3_off, result);
+}
+
+template <class Table>
 void Ipv4Traits<Table>::lookup_batch(const Key* keys, uint32_t* results, size_t n) const {
   if constexpr (std::is_same_v<Table, Dir24_8>) {
     lookup_batched(*table, keys, results, n);

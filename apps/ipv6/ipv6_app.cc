@@ -20,6 +20,14 @@ Ipv6Traits::Ipv6Traits(const Lpm6& t, const Fib6& f) : table(&t), fib(&f) {}
 Ipv6Traits::~Ipv6Traits() = default;
 Ipv6Traits::Ipv6Traits(Ipv6Traits&&) noexcept = default;
 
+DropReason Ipv6Traits::classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const {
+  return ipv6_classify(frame, len, key->data(), l3_off, flow);
+}
+
+uint32_t Ipv6Traits::apply(uint8_t* frame, uint32_t, uint16_t l3_off, uint32_t result) const {
+  return ipv6_apply_route(frame, l3_off, result);
+}
+
 std::unique_ptr<gpu::OffloadRunner> Ipv6Traits::make_gpu_runner(const gpu::OffloadOptions& opts) {
   if (!gpu) gpu = Ipv6GpuTable::create(*table);
   return gpu->make_runner(opts);

@@ -41,6 +41,12 @@ L2Traits::L2Traits(const L2Setup& s) : setup(&s) {}
 L2Traits::~L2Traits() = default;
 L2Traits::L2Traits(L2Traits&&) noexcept = default;
 
+DropReason L2Traits::classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const {
+  return l2_classify(frame, len, key, l3_off, flow);
+}
+
+uint32_t L2Traits::apply(uint8_t*, uint32_t, uint16_t, uint32_t result) const { return l2_verdict(result); }
+
 void L2Traits::prefetch(Key mac) const {
   const MacTable& t = *setup->table;
   prefetch_read(mac_bucket(t.slots(), mac_hash1(mac) & t.bucket_mask()));

@@ -53,9 +53,9 @@ struct L2Traits {
     const MacTable& t = *setup->table;
     return {t.slots(), t.slot_count(), t.bucket_mask()};
   }
-  DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const {
-    return l2_classify(frame, len, key, l3_off, flow);
-  }
+  // classify and apply: the frame core's functions, called out of line (l2_app.cc) as the burst
+  // loops were measured.
+  DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const;
   void prefetch(Key mac) const;
   uint32_t lookup(Key mac) const { return forward(*setup->table, mac); }
   void lookup_batch(const Key* keys, uint32_t* results, size_t n) const;
@@ -63,7 +63,7 @@ struct L2Traits {
   // Items arrive without classify's prefetches: the table's own pipelined batch lookup.
   void lookup_items(const Item* items, uint32_t* results, size_t n) const { forward_batch(*setup->table, items, results, n); }
   uint32_t lookup_item(Item k) const { return lookup(k); }
-  uint32_t apply(uint8_t*, uint32_t, uint16_t, uint32_t result) const { return l2_verdict(result); }
+  uint32_t apply(uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t result) const;
   std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts);
   void build_reference();
   uint32_t reference_verdict(const uint8_t* frame, uint32_t len, uint16_t l3_off) const;

@@ -132,6 +132,10 @@ NdnTraits::NdnTraits(const NdnSetup& s) : setup(&s) {}
 NdnTraits::~NdnTraits() = default;
 NdnTraits::NdnTraits(NdnTraits&&) noexcept = default;
 
+DropReason NdnTraits::classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const {
+  return ndn_classify(frame, len, key, l3_off, flow);
+}
+
 void NdnTraits::lookup_batch(const Key* keys, uint32_t* results, size_t n) const {
   const uint8_t* names[PacketBatch::kCapacity];
   uint32_t lens[PacketBatch::kCapacity];
