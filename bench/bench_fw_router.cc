@@ -24,6 +24,7 @@
 #include "apps/fwrouter/fw_router_app.h"
 #include "apps/ipv4/ipv4_cpu.h"
 #include "bench/bench_report.h"
+#include "bench/variants/fw_router_lab.h"
 #include "bench/variants/fw_router_plans.h"
 #include "bench/variants/ipv4_variants.h"
 #include "cli/app_setup.h"
@@ -112,7 +113,7 @@ int run_bench(const BenchFwRouterOptions& o) {
   std::vector<bench::Row> rows;
   nlohmann::json checks = nlohmann::json::object();
   rows.push_back({"cpu_linear_lpm", "linear first match + DIR-24-8, one header at a time, first " + std::to_string(ln) + " headers",
-                  double(ln), bench::time_reps(o.reps, [&] { for (size_t i = 0; i < ln; ++i) lin[i] = t.decide_linear(hdr[i]); })});
+                  double(ln), bench::time_reps(o.reps, [&] { for (size_t i = 0; i < ln; ++i) lin[i] = fwrouter::decide_linear(t, hdr[i]); })});
 
   // HyperSplit + DIR-24-8, scalar: the reference for all n headers (and itself checked against
   // linear search on the first ln).

@@ -13,6 +13,7 @@
 #include "apps/fwrouter/fw_router_app.h"
 #include "apps/fwrouter/fw_rules.h"
 #include "apps/ipv4/ref_trie.h"
+#include "bench/variants/fw_router_lab.h"
 #include "cli/table_setup.h"
 #include "tests/test_util.h"
 

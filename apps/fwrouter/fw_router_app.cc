@@ -6,7 +6,6 @@
 #include "apps/ipv4/ipv4_cpu.h"
 #include "apps/ipv4/ipv4_frame_core.h"
 #include "core/parse.h"
-#include "core/rng.h"
 
 namespace tandem::fwrouter {
 
@@ -45,11 +44,6 @@ void FwRouterTables::decide_batch(const acl::Header* h, uint32_t* out, size_t n)
     ipv4::lookup_batched(*table, dst, next_hop, m);
     for (size_t k = 0; k < m; ++k) out[base + pos[k]] = next_hop[k];
   }
-}
-
-uint32_t FwRouterTables::decide_linear(const acl::Header& h) const {
-  const uint32_t rule = acl::classify_linear(rules->rules.data(), static_cast<uint32_t>(rules->rules.size()), h);
-  return fw_router_route(rule, actions.data(), default_action, table->tbl24(), table->tbl8(), h.dst);
 }
 
 FwRouterTraits::FwRouterTraits(const FwRouterTables& tables) : t(&tables) {}
@@ -92,30 +86,6 @@ uint32_t FwRouterTraits::reference_verdict(const uint8_t* frame, uint32_t len, u
   if (action != acl::kAccept) return Verdict::drop(kAclDenied);
   const uint32_t nh = ref->lookup(h.dst);
   return nh == kNoRoute ? Verdict::drop(DropReason::kNoRoute) : Verdict::port(nh);
-}
-
-std::vector<acl::Header> mixed_headers(const acl::RuleSet& rules, const ipv4::Fib& fib, size_t n, uint64_t seed) {
-  Rng rng(seed, 21);
-  std::vector<acl::Header> v(n);
-  for (acl::Header& h : v) {
-    const uint64_t kind = rng.below(4);
-    if (kind < 2 && !rules.rules.empty()) {
-      h = acl::header_in_rule(rules.rules[rng.below(rules.rules.size())], rng.next());
-      continue;
-    }
-    h.src = static_cast<uint32_t>(rng.next());
-    h.dst = static_cast<uint32_t>(rng.next());
-    h.sport = static_cast<uint16_t>(rng.next());
-    h.dport = static_cast<uint16_t>(rng.next());
-    h.proto = rng.below(2) ? kProtoTcp : kProtoUdp;
-    if (kind != 3 && !fib.routes.empty()) {
-      const ipv4::Route& r = fib.routes[rng.below(fib.routes.size())];
-      const uint32_t host = r.len == 32 ? 0u : ~0u >> r.len;
-      h.src = (10u << 24) | (h.src & 0x00FFFFFFu);
-      h.dst = r.prefix | (h.dst & host);
-    }
-  }
-  return v;
 }
 
 }  // namespace tandem::fwrouter

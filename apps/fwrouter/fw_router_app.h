@@ -63,9 +63,6 @@ struct FwRouterTables {
   // The same for n headers: the firewall for a group of headers (HyperSplit's batched walk), then
   // DIR-24-8's prefetching lookup over the accepted ones.
   void decide_batch(const acl::Header* h, uint32_t* out, size_t n) const;
-  // Linear first-match search instead of the tree, then DIR-24-8: the reference's decision on the
-  // same tables, the slow baseline of the benchmark.
-  uint32_t decide_linear(const acl::Header& h) const;
 };
 
 struct FwRouterTraits {
@@ -112,11 +109,5 @@ struct FwRouterTraits {
 };
 
 using FwRouterApp = ForwardAppImpl<FwRouterTraits>;
-
-// n headers for tests and benchmarks, the same for a seed: half drawn inside random rules (so
-// accepted or denied by a rule), a quarter with a source in 10.0.0.0/8 and a destination inside a
-// random prefix of the table (mostly matched by no rule: the default policy), a quarter uniform
-// over all five fields (some without a route). Protocols are TCP or UDP outside the rules.
-std::vector<acl::Header> mixed_headers(const acl::RuleSet& rules, const ipv4::Fib& fib, size_t n, uint64_t seed);
 
 }  // namespace tandem::fwrouter

@@ -176,7 +176,7 @@ TEST(FwRouter, CpuDecisionsEqualTheReference) {
       denied += want[i] == kDenied;
       no_route += want[i] == ipv4::kNoRoute;
       one[i] = t.decide(h[i]);
-      lin[i] = t.decide_linear(h[i]);
+      lin[i] = decide_linear(t, h[i]);
     }
     t.decide_batch(h.data(), batch.data(), h.size());
     EXPECT_EQ(batch.back(), 0xABCDu) << nr.name << ": decide_batch wrote past the end";

@@ -4,38 +4,11 @@ none) as a brute-force matcher written here computes it, with HyperSplit and lin
 CPU and with --device auto; Tandem's own rule syntax works the same; a broken rule line fails the
 load naming the file and line unless --skip-bad, which reports it and loads the rest; a broken
 trace line is named too."""
-import gzip
 import os
 import random
 
+from classbench import first_match, parse_classbench
 from e2e_util import Checker, args, run, tmpdir
-
-
-def parse_classbench(path):
-    rules = []
-    with gzip.open(path, "rt") as f:
-        for line in f:
-            c = line.split()
-            if not c:
-                continue
-            def prefix(t):
-                a, l = t.lstrip("@").split("/")
-                v = 0
-                for o in a.split("."):
-                    v = v * 256 + int(o)
-                l = int(l)
-                mask = ((1 << 32) - 1) ^ ((1 << (32 - l)) - 1) if l else 0
-                return v & mask, (v & mask) | (((1 << 32) - 1) ^ mask)
-            pv, pm = (int(x, 16) for x in c[8].split("/"))
-            rules.append((prefix(c[0]), prefix(c[1]), (int(c[2]), int(c[4])), (int(c[5]), int(c[7])), pv & pm, pm))
-    return rules
-
-
-def first_match(rules, h):
-    for i, (s, d, sp, dp, pv, pm) in enumerate(rules):
-        if s[0] <= h[0] <= s[1] and d[0] <= h[1] <= d[1] and sp[0] <= h[2] <= sp[1] and dp[0] <= h[3] <= dp[1] and (h[4] & pm) == pv:
-            return i + 1
-    return 0
 
 
 def main():

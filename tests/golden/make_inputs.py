@@ -23,6 +23,10 @@ import ipaddress
 import os
 import random
 import struct
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from classbench import parse_classbench  # noqa: E402  (the shared reference parser)
 
 
 def fib_prefixes(path):
@@ -59,26 +63,6 @@ def pcap_macs(paths):
 
 def mac(b):
     return ":".join(f"{x:02x}" for x in b)
-
-
-def classbench_rules(path):
-    rules = []
-    with gzip.open(path, "rt") as f:
-        for line in f:
-            c = line.split()
-            if not c:
-                continue
-
-            def prefix(t):
-                a, ln = t.lstrip("@").split("/")
-                v = int(ipaddress.IPv4Address(a))
-                ln = int(ln)
-                mask = ((1 << 32) - 1) ^ ((1 << (32 - ln)) - 1) if ln else 0
-                return v & mask, (v & mask) | (((1 << 32) - 1) ^ mask)
-
-            pv, pm = (int(x, 16) for x in c[8].split("/"))
-            rules.append((prefix(c[0]), prefix(c[1]), (int(c[2]), int(c[4])), (int(c[5]), int(c[7])), pv & pm, pm))
-    return rules
 
 
 DPI_RULES = r'''# Golden-test rules: each exercises one part of the matcher.
@@ -144,7 +128,7 @@ def main():
     open(os.path.join(out, "ndn.keys"), "w").write("\n".join(names) + "\n")
 
     for name in ("acl1_10k", "fw1_10k"):
-        rules = classbench_rules(os.path.join(src, "data/classbench/filters", name + ".gz"))
+        rules = parse_classbench(os.path.join(src, "data/classbench/filters", name + ".gz"))
         lines = []
         for i in range(1500):
             if i % 3 == 0:
