@@ -44,6 +44,7 @@ function(tandem_library)
   list(FILTER sources EXCLUDE REGEX "\\.cu$")
   add_library(${A_NAME} STATIC ${sources})
   target_link_libraries(${A_NAME} PUBLIC ${A_LINK})
+  set_property(GLOBAL APPEND PROPERTY TANDEM_LIBRARY_TARGETS ${A_NAME})
   if(gpu_sources)
     add_library(${A_NAME}_gpu STATIC ${gpu_sources})
     target_link_libraries(${A_NAME}_gpu PUBLIC ${A_NAME})
@@ -51,11 +52,14 @@ function(tandem_library)
   endif()
 endfunction()
 
-# Links every app, and every library's GPU part, whole into `target`.
+# Links every app, and every library's GPU part, whole into `target`, and the libraries themselves
+# as usual (a test beside a library finds it without a build line of its own).
 function(tandem_link_apps target)
   get_property(apps GLOBAL PROPERTY TANDEM_APP_TARGETS)
   get_property(gpu_parts GLOBAL PROPERTY TANDEM_LIBRARY_GPU_TARGETS)
+  get_property(libraries GLOBAL PROPERTY TANDEM_LIBRARY_TARGETS)
   foreach(a ${apps} ${gpu_parts})
     target_link_libraries(${target} PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,${a}>")
   endforeach()
+  target_link_libraries(${target} PRIVATE ${libraries})
 endfunction()

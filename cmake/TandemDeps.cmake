@@ -12,6 +12,9 @@ endif()
 find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json 3.10 CONFIG REQUIRED)
 find_package(GTest REQUIRED)
+# OpenSSL 3: the CPU paths of the crypto apps (EVP) and the reference their GPU kernels are checked
+# against.
+find_package(OpenSSL 3 REQUIRED COMPONENTS Crypto)
 
 # libpcap: optional, so the GPU machine (which lacks it) can still build everything else.
 find_path(PCAP_INCLUDE_DIR pcap/pcap.h HINTS ${TANDEM_DEPS_ROOT}/usr/include)

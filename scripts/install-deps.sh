@@ -5,7 +5,7 @@
 # python3-matplotlib draws the benchmarks' plots (scripts/plots.sh, tests/e2e/test_plots.py).
 set -euo pipefail
 
-pkgs=(cmake ninja-build g++ make pkg-config zlib1g-dev libpcap-dev libcli11-dev nlohmann-json3-dev
+pkgs=(cmake ninja-build g++ make pkg-config zlib1g-dev libpcap-dev libssl-dev libcli11-dev nlohmann-json3-dev
       libgtest-dev python3 python3-pip python3-matplotlib)
 missing=()
 for p in "${pkgs[@]}"; do
