@@ -56,9 +56,13 @@ void run_lookup(const LookupOptions& o) {
     if (!reads) throw UsageError("--table is for " + (users.empty() ? std::string("no app") : users));
     args.set("table", o.table);
   }
+  // A table without a GPU path (Poptrie) runs on the CPU under --device auto; --device gpu is
+  // refused by the app, naming the table.
+  const bool cpu_only = spec->no_gpu_path && !spec->no_gpu_path(args).empty();
+  const bool on_gpu = !(cpu_only && o.device == "auto") && choose_device(o.device, /*quiet=*/true) == Device::kGpu;
   std::unique_ptr<KeyLookup> lookup;
   try {
-    lookup = spec->lookup(args, choose_device(o.device, /*quiet=*/true) == Device::kGpu);
+    lookup = spec->lookup(args, on_gpu);
   } catch (const TableError& e) {
     throw UsageError(e.what());
   }

@@ -27,6 +27,9 @@ class DeviceCore {
       buf.upload(reinterpret_cast<const uint8_t*>(ptr), n * sizeof(T));
       ptr = reinterpret_cast<const T*>(buf.get());
     });
+    // The copies from pageable memory may still be in flight when cudaMemcpy returns, and the
+    // runner's streams do not wait for the default stream.
+    TANDEM_CUDA_CHECK(cudaDeviceSynchronize());
   }
   const Core& core() const { return core_; }
   size_t device_bytes() const {
@@ -46,8 +49,8 @@ template <class Core>
 __global__ void __launch_bounds__(kOffloadThreads)
 forward_frames_kernel(Core core, uint8_t* bytes, const uint32_t* offsets, const uint32_t* lengths,
                       uint32_t* verdicts, uint32_t n) {
-  const uint32_t stride = gridDim.x * blockDim.x;
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+  const size_t stride = size_t{gridDim.x} * blockDim.x;
+  for (size_t i = size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {
     verdicts[i] = forward_frame(core, bytes + offsets[i], lengths[i]);
   }
 }

@@ -86,7 +86,7 @@ struct FwRouterTraits {
     return {hs.view(), hs.nodes().size(), hs.leaf_rules().size(), hs.rules().size(),
             t->actions.data(), t->actions.size(), t->default_action,
             t->table->tbl24(), ipv4::Dir24_8::kTbl24Entries, t->table->tbl8(),
-            t->table->tbl8_groups_high_water() * ipv4::Dir24_8::kTbl8GroupEntries};
+            uint64_t{t->table->tbl8_groups_high_water()} * ipv4::Dir24_8::kTbl8GroupEntries};
   }
   // classify and apply: the frame core's functions, called out of line (fw_router_app.cc) as the
   // burst loops were measured.

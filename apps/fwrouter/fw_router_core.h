@@ -128,9 +128,9 @@ struct FwRouterFrameCore {
   uint64_t action_count;
   uint8_t default_action;
   const uint32_t* tbl24;
-  uint32_t tbl24_entries;
+  uint64_t tbl24_entries;
   const uint32_t* tbl8;
-  uint32_t tbl8_entries;
+  uint64_t tbl8_entries;
 
   TANDEM_HD_INLINE DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off,
                                        uint32_t* flow) const {

@@ -55,7 +55,8 @@ class ReplayWindow {
   uint64_t top() const { return top_; }
 
   // The full sequence number of a packet carrying `low` (RFC 4303 A2.1): without ESN, `low`
-  // itself; with ESN, the high half that puts it nearest the window.
+  // itself; with ESN, the high half that puts it nearest the window, or 0 (too old) for a number
+  // from before the SA's first one.
   uint64_t infer(uint32_t low) const {
     if (!esn_) return low;
     const uint32_t th = static_cast<uint32_t>(top_ >> 32);
@@ -67,8 +68,9 @@ class ReplayWindow {
     } else {  // the window spans two subspaces
       high = low >= bottom ? th - 1 : th;
     }
-    // Before the first 2^32 packets there is no earlier subspace: th - 1 would wrap.
-    if (th == 0 && tl < size_ - 1 && low >= bottom) high = 0;
+    // Before the first 2^32 packets there is no earlier subspace (th - 1 would wrap): such a
+    // number was never sent; 0 makes check() call it too old.
+    if (th == 0 && tl < size_ - 1 && low >= bottom) return 0;
     return (uint64_t{high} << 32) | low;
   }
 

@@ -134,6 +134,13 @@ TEST(ReplayWindow, EsnInfersTheHighHalfAcrossTheBoundary) {
       }
     }
   }
+  // Early in an SA the window reaches below 0: the low halves there belong to no subspace.
+  ReplayWindow early(64, /*esn=*/true);
+  early.update(5);
+  EXPECT_EQ(early.infer(0xFFFFFFF0u), 0u);
+  EXPECT_EQ(early.check(early.infer(0xFFFFFFF0u)), Check::kTooOld);
+  EXPECT_EQ(early.infer(3), 3u);
+  EXPECT_EQ(early.infer(1000), 1000u);
   // Without ESN the number is the low half itself.
   ReplayWindow plain(64);
   plain.update(uint64_t{0xFFFFFFF0});

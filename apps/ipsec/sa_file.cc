@@ -127,10 +127,17 @@ bool parse_u32(std::string_view s, uint32_t* out) {
   return true;
 }
 
+// A line of an SA file may carry keys in any shape a user mistypes (`key = HEX`, quoted, split by
+// commas, under a misspelt name): messages name the file, the line and the field, and never quote
+// the line.
+[[noreturn]] void fail(const LineReader& in, const std::string& what) {
+  throw TableError(in.name() + ":" + std::to_string(in.line_number()) + ": " + what);
+}
+
 const std::set<std::string_view> kFields = {"dir", "spi", "src", "dst", "cipher", "key", "auth", "authkey",
                                             "selector", "replay-window", "esn"};
 
-Sa parse_line(LineReader& in, std::string_view line) {
+Sa parse_line(const LineReader& in, std::string_view line) {
   std::map<std::string_view, std::string_view> f;
   for (size_t pos = 0; pos < line.size();) {
     const size_t b = line.find_first_not_of(" \t\r", pos);
@@ -139,15 +146,15 @@ Sa parse_line(LineReader& in, std::string_view line) {
     const std::string_view tok = line.substr(b, e - b);
     pos = e;
     const size_t eq = tok.find('=');
-    if (eq == std::string_view::npos || eq == 0) in.fail("not a key=value field");
+    if (eq == std::string_view::npos || eq == 0) fail(in, "not a key=value field");
     const std::string_view name = tok.substr(0, eq);
-    if (!kFields.count(name)) in.fail("unknown field '" + std::string(name) + "'");
-    if (!f.emplace(name, tok.substr(eq + 1)).second) in.fail("field " + std::string(name) + " given twice");
+    if (!kFields.count(name)) fail(in, "unknown field '" + quote_excerpt(name, 32) + "'");
+    if (!f.emplace(name, tok.substr(eq + 1)).second) fail(in, "field " + std::string(name) + " given twice");
   }
   auto need = [&](std::string_view name) {
     const auto it = f.find(name);
-    if (it == f.end()) in.fail("missing field " + std::string(name));
-    if (it->second.empty()) in.fail("empty field " + std::string(name));
+    if (it == f.end()) fail(in, "missing field " + std::string(name));
+    if (it->second.empty()) fail(in, "empty field " + std::string(name));
     return it->second;
   };
   Sa sa;
@@ -158,13 +165,13 @@ Sa parse_line(LineReader& in, std::string_view line) {
   } else if (dir == "in") {
     sa.dir = SaDir::kIn;
   } else {
-    in.fail("dir must be out or in");
+    fail(in, "dir must be out or in");
   }
-  if (!parse_u32(need("spi"), &sa.spi)) in.fail("spi is not a 32-bit number (0x... or decimal)");
-  if (sa.spi < 256) in.fail("spi " + std::to_string(sa.spi) + " is reserved (RFC 4303: 0-255)");
-  if (!parse_addr(need("src"), &sa.src)) in.fail("src is not an IPv4 or IPv6 address");
-  if (!parse_addr(need("dst"), &sa.dst)) in.fail("dst is not an IPv4 or IPv6 address");
-  if (sa.src.family != sa.dst.family) in.fail("src and dst are of different families");
+  if (!parse_u32(need("spi"), &sa.spi)) fail(in, "spi is not a 32-bit number (0x... or decimal)");
+  if (sa.spi < 256) fail(in, "spi " + std::to_string(sa.spi) + " is reserved (RFC 4303: 0-255)");
+  if (!parse_addr(need("src"), &sa.src)) fail(in, "src is not an IPv4 or IPv6 address");
+  if (!parse_addr(need("dst"), &sa.dst)) fail(in, "dst is not an IPv4 or IPv6 address");
+  if (sa.src.family != sa.dst.family) fail(in, "src and dst are of different families");
 
   const std::string_view cipher = need("cipher");
   bool known = false;
@@ -174,12 +181,12 @@ Sa parse_line(LineReader& in, std::string_view line) {
       known = true;
     }
   }
-  if (!known) in.fail("cipher must be aes-128-cbc, aes-128-gcm, aes-256-gcm or chacha20-poly1305");
+  if (!known) fail(in, "cipher must be aes-128-cbc, aes-128-gcm, aes-256-gcm or chacha20-poly1305");
   std::vector<uint8_t> key;
-  if (!parse_hex(need("key"), &key)) in.fail("key is not a hex string");
+  if (!parse_hex(need("key"), &key)) fail(in, "key is not a hex string");
   const uint32_t kb = cipher_key_bytes(sa.cipher), sb = cipher_salt_bytes(sa.cipher);
   if (key.size() != kb + sb) {
-    in.fail(std::string("key of ") + std::to_string(key.size()) + " bytes: " + cipher_name(sa.cipher) + " takes " +
+    fail(in, std::string("key of ") + std::to_string(key.size()) + " bytes: " + cipher_name(sa.cipher) + " takes " +
             std::to_string(kb + sb) + (sb ? " (the key, then a 4-byte salt)" : ""));
   }
   sa.key.assign(key.begin(), key.begin() + kb);
@@ -190,43 +197,43 @@ Sa parse_line(LineReader& in, std::string_view line) {
   if (auth_text == "hmac-sha1-96") {
     sa.auth = Auth::kHmacSha1_96;
   } else if (auth_text != "none") {
-    in.fail("auth must be hmac-sha1-96 or none");
+    fail(in, "auth must be hmac-sha1-96 or none");
   }
   if (sa.cipher == Cipher::kAes128Cbc && sa.auth == Auth::kNone) {
-    in.fail("aes-128-cbc needs auth=hmac-sha1-96 (ESP without integrity is refused)");
+    fail(in, "aes-128-cbc needs auth=hmac-sha1-96 (ESP without integrity is refused)");
   }
   if (sa.cipher != Cipher::kAes128Cbc && sa.auth != Auth::kNone) {
-    in.fail(std::string(cipher_name(sa.cipher)) + " authenticates by itself: auth must be none");
+    fail(in, std::string(cipher_name(sa.cipher)) + " authenticates by itself: auth must be none");
   }
   if (sa.auth == Auth::kHmacSha1_96) {
-    if (!parse_hex(need("authkey"), &sa.auth_key)) in.fail("authkey is not a hex string");
-    if (sa.auth_key.size() != 20) in.fail("authkey of " + std::to_string(sa.auth_key.size()) + " bytes: hmac-sha1-96 takes 20");
+    if (!parse_hex(need("authkey"), &sa.auth_key)) fail(in, "authkey is not a hex string");
+    if (sa.auth_key.size() != 20) fail(in, "authkey of " + std::to_string(sa.auth_key.size()) + " bytes: hmac-sha1-96 takes 20");
   } else if (f.count("authkey")) {
-    in.fail("authkey without auth=hmac-sha1-96");
+    fail(in, "authkey without auth=hmac-sha1-96");
   }
 
   if (sa.dir == SaDir::kOut) {
     const std::string_view sel = need("selector");
     const size_t comma = sel.find(',');
-    if (comma == std::string_view::npos) in.fail("selector must be SRC_PREFIX,DST_PREFIX");
+    if (comma == std::string_view::npos) fail(in, "selector must be SRC_PREFIX,DST_PREFIX");
     std::string why;
-    if (!parse_prefix(sel.substr(0, comma), &sa.sel_src, &why)) in.fail("selector source: " + why);
-    if (!parse_prefix(sel.substr(comma + 1), &sa.sel_dst, &why)) in.fail("selector destination: " + why);
-    if (sa.sel_src.addr.family != sa.sel_dst.addr.family) in.fail("selector prefixes of different families");
-    if (f.count("replay-window")) in.fail("replay-window is for inbound SAs (dir=in)");
+    if (!parse_prefix(sel.substr(0, comma), &sa.sel_src, &why)) fail(in, "selector source: " + why);
+    if (!parse_prefix(sel.substr(comma + 1), &sa.sel_dst, &why)) fail(in, "selector destination: " + why);
+    if (sa.sel_src.addr.family != sa.sel_dst.addr.family) fail(in, "selector prefixes of different families");
+    if (f.count("replay-window")) fail(in, "replay-window is for inbound SAs (dir=in)");
   } else {
-    if (f.count("selector")) in.fail("selector is for outbound SAs (dir=out)");
+    if (f.count("selector")) fail(in, "selector is for outbound SAs (dir=out)");
     if (const auto it = f.find("replay-window"); it != f.end()) {
       if (!parse_u32(it->second, &sa.replay_window) ||
           (sa.replay_window != 0 &&
            (sa.replay_window < ReplayWindow::kMinSize || sa.replay_window > ReplayWindow::kMaxSize))) {
-        in.fail("replay-window must be 0 (off) or " + std::to_string(ReplayWindow::kMinSize) + " to " +
+        fail(in, "replay-window must be 0 (off) or " + std::to_string(ReplayWindow::kMinSize) + " to " +
                 std::to_string(ReplayWindow::kMaxSize) + " packets");
       }
     }
   }
   if (const auto it = f.find("esn"); it != f.end()) {
-    if (it->second != "yes" && it->second != "no") in.fail("esn must be yes or no");
+    if (it->second != "yes" && it->second != "no") fail(in, "esn must be yes or no");
     sa.esn = it->second == "yes";
   }
   return sa;
@@ -245,7 +252,7 @@ SaFile load_sa_file(const std::string& path) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     Sa sa = parse_line(in, line);
     if (!spis.emplace(sa.dir, sa.spi).second) {
-      in.fail(std::string("a second ") + (sa.dir == SaDir::kIn ? "inbound" : "outbound") + " SA with spi " +
+      fail(in, std::string("a second ") + (sa.dir == SaDir::kIn ? "inbound" : "outbound") + " SA with spi " +
               std::to_string(sa.spi));
     }
     file.sas.push_back(std::move(sa));

@@ -15,8 +15,8 @@
 // selector (outbound only, required there: SRC_PREFIX,DST_PREFIX of the packets the SA protects),
 // replay-window (inbound, 32 to 1 Mi packets, default 64; 0 turns the check off), esn.
 //
-// Errors name the file, the line and the field, never a key: key material is redacted from every
-// message (core/table_reader.h redact_secrets).
+// Errors name the file, the line and the field, and never quote the line: no key reaches a message,
+// however it was mistyped.
 #pragma once
 
 #include <array>

@@ -124,6 +124,12 @@ TEST(SaFile, RefusesWhatIsWrongNamingTheLineAndNeverAKey) {
   expect_refused(out + " selector=10.0.0.0/8,::/0", "different families");
   expect_refused(out + " selector=10.0.0.0/8,0.0.0.0/0 replay-window=64", "replay-window is for inbound");
   expect_refused(out_cbc().substr(0, out_cbc().size() - 1), "a second outbound SA with spi 4097");
+  // Keys written in shapes the parser refuses are not quoted either.
+  expect_refused("key = " + kKey16 + " " + in + "cipher=aes-128-gcm", "not a key=value field");
+  expect_refused(in + "cipher=aes-128-gcm key=\"" + kGcm128 + "\"", "key is not a hex string");
+  expect_refused(in + "cipher=aes-128-gcm key=" + kGcm128.substr(0, 20) + "," + kGcm128.substr(20), "key is not a hex string");
+  expect_refused(in + "cipher=aes-128-gcm keys=" + kGcm128, "unknown field 'keys'");
+  expect_refused(in + "cipher=aes-128-gcm key=" + kGcm128 + " auth-key=" + kAuth20, "unknown field 'auth-key'");
 }
 
 TEST(SaFile, AnEmptyFileIsAnError) {

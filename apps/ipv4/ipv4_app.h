@@ -40,7 +40,7 @@ struct Ipv4Traits {
     requires std::is_same_v<Table, Dir24_8>
   {
     return {table->tbl24(), Dir24_8::kTbl24Entries, table->tbl8(),
-            table->tbl8_groups_high_water() * Dir24_8::kTbl8GroupEntries};
+            uint64_t{table->tbl8_groups_high_water()} * Dir24_8::kTbl8GroupEntries};
   }
   // classify and apply are defined out of line (ipv4_app.cc) so that they stay calls in the burst
   // loops, which is how those loops were measured (ipv4_register.cc).

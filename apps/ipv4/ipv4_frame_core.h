@@ -81,9 +81,9 @@ struct Ipv4FrameCore {
   using Result = uint32_t;
 
   const uint32_t* tbl24;
-  uint32_t tbl24_entries;
+  uint64_t tbl24_entries;
   const uint32_t* tbl8;
-  uint32_t tbl8_entries;  // the groups in use so far (high water), 256 entries each
+  uint64_t tbl8_entries;  // the groups in use so far (high water), 256 entries each
 
   TANDEM_HD_INLINE DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off,
                                        uint32_t* flow) const {

@@ -38,7 +38,7 @@ struct Ipv6Traits {
 
   size_t ports() const { return size_t{fib->max_next_hop} + 1; }
   Ipv6FrameCore frame_core() const {
-    return {table->tbl24(), Lpm6::kTbl24Entries, table->tbl8(), table->groups_high_water() * Lpm6::kGroupEntries};
+    return {table->tbl24(), Lpm6::kTbl24Entries, table->tbl8(), uint64_t{table->groups_high_water()} * Lpm6::kGroupEntries};
   }
   // classify and apply: the frame core's functions, called out of line (ipv6_app.cc) as the burst
   // loops were measured.

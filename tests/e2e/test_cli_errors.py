@@ -83,6 +83,9 @@ def main():
     # --table chooses the algorithm, as for `tandem run`: the same answers from Poptrie.
     rc, so2, se = run([T, "lookup", "--app", "ipv4", "--table", "poptrie", "--fib", good, "--keys", keys])
     c.check(rc == 0 and so2 == so, f"lookup --table poptrie: exit {rc}, {so2!r} vs {so!r}: {se}")
+    # Poptrie has no GPU path: --device auto takes the CPU, with or without a GPU.
+    rc, so3, se = run([T, "lookup", "--app", "ipv4", "--table", "poptrie", "--device", "auto", "--fib", good, "--keys", keys])
+    c.check(rc == 0 and so3 == so, f"lookup --table poptrie --device auto: exit {rc}: {se}")
     expect_error([T, "lookup", "--app", "ipv4", "--table", "trie", "--fib", good, "--keys", keys],
                  "unknown IPv4 table 'trie'", what="lookup, unknown table")
     expect_error([T, "lookup", "--app", "l2", "--table", "poptrie", "--fib", good, "--keys", keys],
