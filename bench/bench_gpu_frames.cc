@@ -38,21 +38,7 @@ struct GpuFramesOptions {
   std::string json;
 };
 
-// Order-sensitive digest of every frame's verdict and bytes.
-struct Digest {
-  uint64_t value = 0;
-  uint64_t index = 0;
-  void add(const uint8_t* frame, uint32_t len, uint32_t verdict) {
-    uint64_t h = mix64(index++ * 0x9e3779b97f4a7c15ULL ^ verdict);
-    for (uint32_t i = 0; i < len; i += 8) {
-      uint64_t w = 0;
-      std::memcpy(&w, frame + i, std::min<uint32_t>(8, len - i));
-      h = mix64(h ^ w);
-    }
-    value += h;
-  }
-  bool operator==(const Digest&) const = default;
-};
+using Digest = bench::FrameDigest;
 
 // One pass of a CPU path: bursts copied into packet cells, forwarded, counted.
 void cpu_pass(const ForwardApp& app, bool batched, const PacketStore& s, PacketPool& pool, Counters& c,

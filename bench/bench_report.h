@@ -4,14 +4,35 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/flow_hash.h"
+
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
 namespace tandem::bench {
 
 double median(std::vector<double> v);
+
+// Order-sensitive digest of every packet's verdict and bytes, to compare one path's output with
+// another's (a GPU path with the CPU's) without keeping the packets.
+struct FrameDigest {
+  uint64_t value = 0;
+  uint64_t index = 0;
+  void add(const uint8_t* frame, uint32_t len, uint32_t verdict) {
+    uint64_t h = mix64(index++ * 0x9e3779b97f4a7c15ULL ^ verdict);
+    for (uint32_t i = 0; i < len; i += 8) {
+      uint64_t w = 0;
+      std::memcpy(&w, frame + i, std::min<uint32_t>(8, len - i));
+      h = mix64(h ^ w);
+    }
+    value += h;
+  }
+  bool operator==(const FrameDigest&) const = default;
+};
 
 // Seconds since t0 on the steady clock.
 inline double seconds_since(std::chrono::steady_clock::time_point t0) {
