@@ -212,7 +212,9 @@ Sa parse_line(const LineReader& in, std::string_view line) {
     fail(in, "authkey without auth=hmac-sha1-96");
   }
 
-  if (sa.dir == SaDir::kOut) {
+  // Outbound: which packets the SA protects (required). Inbound: which inner packets it may carry
+  // (optional; RFC 4301 5.2 checks decapsulated packets against the SA's selectors).
+  if (sa.dir == SaDir::kOut || f.count("selector")) {
     const std::string_view sel = need("selector");
     const size_t comma = sel.find(',');
     if (comma == std::string_view::npos) fail(in, "selector must be SRC_PREFIX,DST_PREFIX");
@@ -220,9 +222,11 @@ Sa parse_line(const LineReader& in, std::string_view line) {
     if (!parse_prefix(sel.substr(0, comma), &sa.sel_src, &why)) fail(in, "selector source: " + why);
     if (!parse_prefix(sel.substr(comma + 1), &sa.sel_dst, &why)) fail(in, "selector destination: " + why);
     if (sa.sel_src.addr.family != sa.sel_dst.addr.family) fail(in, "selector prefixes of different families");
+    sa.has_selector = true;
+  }
+  if (sa.dir == SaDir::kOut) {
     if (f.count("replay-window")) fail(in, "replay-window is for inbound SAs (dir=in)");
   } else {
-    if (f.count("selector")) fail(in, "selector is for outbound SAs (dir=out)");
     if (const auto it = f.find("replay-window"); it != f.end()) {
       if (!parse_u32(it->second, &sa.replay_window) ||
           (sa.replay_window != 0 &&
@@ -235,6 +239,9 @@ Sa parse_line(const LineReader& in, std::string_view line) {
   if (const auto it = f.find("esn"); it != f.end()) {
     if (it->second != "yes" && it->second != "no") fail(in, "esn must be yes or no");
     sa.esn = it->second == "yes";
+  }
+  if (sa.dir == SaDir::kIn && sa.esn && sa.replay_window == 0) {
+    fail(in, "esn=yes needs a replay window: the high half of a sequence number is inferred from it");
   }
   return sa;
 }

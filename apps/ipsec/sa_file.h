@@ -12,7 +12,8 @@
 // aes-256-gcm, chacha20-poly1305), key (hex; for GCM and ChaCha20-Poly1305 the cipher key then the
 // 4-byte salt, as RFC 4106/7634 and `ip xfrm` write it), auth (hmac-sha1-96 with aes-128-cbc,
 // which needs it; none or absent with the AEAD ciphers), authkey (hex, 20 bytes for HMAC-SHA1),
-// selector (outbound only, required there: SRC_PREFIX,DST_PREFIX of the packets the SA protects),
+// selector (SRC_PREFIX,DST_PREFIX: outbound, required, the packets the SA protects; inbound,
+// optional, the inner packets it may deliver: others are dropped after decryption),
 // replay-window (inbound, 32 to 1 Mi packets, default 64; 0 turns the check off), esn.
 //
 // Errors name the file, the line and the field, and never quote the line: no key reaches a message,
@@ -61,7 +62,8 @@ struct Sa {
   std::vector<uint8_t> salt;  // GCM and ChaCha20-Poly1305: 4 bytes
   Auth auth = Auth::kNone;
   std::vector<uint8_t> auth_key;
-  IpPrefix sel_src, sel_dst;  // outbound: the packets it protects
+  IpPrefix sel_src, sel_dst;  // outbound: the packets it protects; inbound: what it may deliver
+  bool has_selector = false;  // always for outbound SAs
   uint32_t replay_window = 64;  // inbound; 0: no check
   bool esn = false;
   uint64_t line = 0;  // in the file

@@ -113,9 +113,10 @@ TEST(SaFile, RefusesWhatIsWrongNamingTheLineAndNeverAKey) {
                  "authkey of 19 bytes");
   expect_refused(in + "cipher=aes-128-gcm key=" + kGcm128 + " auth=hmac-sha1-96 authkey=" + kAuth20, "auth must be none");
   expect_refused(in + "cipher=aes-128-gcm key=" + kGcm128 + " authkey=" + kAuth20, "authkey without");
-  expect_refused(in + "cipher=aes-128-gcm key=" + kGcm128 + " selector=10.0.0.0/8,10.0.0.0/8", "selector is for outbound");
+  expect_refused(in + "cipher=aes-128-gcm key=" + kGcm128 + " selector=10.0.0.0/8", "SRC_PREFIX,DST_PREFIX");
   expect_refused(in + "cipher=aes-128-gcm key=" + kGcm128 + " replay-window=16", "replay-window must be");
   expect_refused(in + "cipher=aes-128-gcm key=" + kGcm128 + " esn=maybe", "esn must be");
+  expect_refused(in + "cipher=aes-128-gcm key=" + kGcm128 + " esn=yes replay-window=0", "needs a replay window");
   const std::string out = "dir=out spi=0x3003 src=1.2.3.4 dst=1.2.3.5 cipher=aes-128-gcm key=" + kGcm128;
   expect_refused(out, "missing field selector");
   expect_refused(out + " selector=10.0.0.0/8", "SRC_PREFIX,DST_PREFIX");

@@ -1,0 +1,87 @@
+// The IPsec ESP gateway (RFC 4303, tunnel mode) as a forwarding app. Every frame goes one of two
+// ways by its protocol:
+//   - ESP (protocol 50) is inbound: SA by SPI (unknown: dropped), anti-replay check, ICV
+//     verification, decryption, padding and inner-packet checks, the inner selector check, and
+//     the inner packet leaves on port 1 (kPortDecrypted);
+//   - anything else is outbound: the first SA whose selector holds it encapsulates and encrypts
+//     it, out on port 0 (kPortTunnel); a packet no SA selects leaves unchanged on port 2
+//     (kPortBypass).
+// Frames change length (ESP adds 36-93 bytes, decapsulation removes them) inside their packet
+// cell; a frame that would not fit its cell after encapsulation is dropped (kTooBig).
+//
+// The CPU path is OpenSSL (apps/ipsec/esp_openssl.h), one set of contexts per worker thread. ESP
+// does not fit the GPU item path of the other apps (a 4-byte key in, a result out): the GPU gets
+// whole frames (apps/ipsec/esp_gpu.h), and `tandem run --device gpu` refuses the app until the
+// workers ship whole frames.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "apps/forward_app.h"
+#include "apps/ipsec/esp_frame.h"
+#include "apps/ipsec/sa_table.h"
+
+namespace tandem::ipsec {
+
+class EspOpenSsl;
+class EspReference;
+
+// Why `tandem run --device gpu` refuses the app (AppSpec::no_gpu_path).
+inline constexpr const char* kNoGpuItemPath =
+    "ipsec: the GPU runs ESP on whole frames (tandem bench crypto), which the workers do not ship yet: use --device cpu";
+
+class IpsecApp final : public ForwardApp {
+ public:
+  explicit IpsecApp(SaTable& table);
+  ~IpsecApp() override;
+
+  SaTable& table() const { return table_; }
+  static const char* reason_name(DropReason r);
+
+  const char* name() const override { return "ipsec"; }
+  const char* drop_reason_name(DropReason r) const override;
+  size_t ports() const override { return kPorts; }
+  size_t item_bytes() const override { return 4; }
+  size_t result_bytes() const override { return 4; }
+
+  void forward_scalar(PacketPool& pool, PacketBatch& b, Counters& c) const override;
+  void forward_batched(PacketPool& pool, PacketBatch& b, Counters& c) const override;
+
+  // The GPU item path: not offered (the app's no_gpu_path says so before anything runs).
+  void classify(PacketPool&, PacketBatch&, KeyBatch&, Counters&) const override;
+  void apply(PacketPool&, PacketBatch&, const KeyBatch&, const void*, Counters&) const override;
+  void lookup_items(const void*, void*, size_t) const override;
+  void lookup_items_scalar(const void*, void*, size_t) const override;
+  bool item_of_frame(const uint8_t*, uint32_t, void*) const override { return false; }
+  std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions&) override;
+
+  // One frame with room for `cap` bytes: its verdict, and its new length in *len.
+  uint32_t process(uint8_t* frame, uint32_t* len, uint32_t cap) const;
+  // forward_frame for callers that cannot take a new length: the frame is processed in a copy
+  // with room to grow, and only its verdict comes back.
+  uint32_t forward_frame(uint8_t* frame, uint32_t len) const override;
+  std::unique_ptr<gpu::FrameRunner> make_frame_runner(const gpu::FrameOptions&) const override;
+
+  // Verification (--verify): an ESP frame sent into a tunnel is opened again by an independent
+  // implementation (apps/crypto's, not OpenSSL) and its inner packet checked against the SA's
+  // selector; a decrypted packet against its SA's selector; a bypassed one against every
+  // outbound selector in file order; an unknown SPI against every inbound SA.
+  void build_reference() override;
+  bool reference_verdict(const uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t verdict,
+                         uint32_t* want) const override;
+
+ private:
+  class CryptoPool;
+  EspOpenSsl& crypto() const;
+  uint32_t outbound(EspOpenSsl& cx, uint8_t* frame, uint32_t* len, uint32_t cap, const ParsedPacket& pp) const;
+  uint32_t inbound(EspOpenSsl& cx, uint8_t* frame, uint32_t* len, const ParsedPacket& pp) const;
+  void forward(PacketPool& pool, PacketBatch& b, Counters& c) const;
+
+  SaTable& table_;
+  std::shared_ptr<CryptoPool> pool_;
+  uint64_t serial_;
+  std::unique_ptr<EspReference> reference_;
+};
+
+}  // namespace tandem::ipsec
