@@ -74,6 +74,14 @@ class ReplayWindow {
     return (uint64_t{high} << 32) | low;
   }
 
+  // Forgets every number and takes `top` as the newest received (0: none yet), as when an SA's
+  // state is restored.
+  void restart_at(uint64_t top) {
+    std::fill(bits_.begin(), bits_.end(), 0);
+    top_ = top;
+    if (top) bits_[(top >> 6) & mask_] |= uint64_t{1} << (top & 63);
+  }
+
   Check check(uint64_t seq) const {
     if (seq == 0) return Check::kTooOld;
     if (seq > top_) return Check::kOk;

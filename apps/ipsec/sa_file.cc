@@ -268,4 +268,6 @@ SaFile load_sa_file(const std::string& path) {
   return file;
 }
 
+bool parse_ip_prefix(std::string_view text, IpPrefix* out, std::string* why) { return parse_prefix(text, out, why); }
+
 }  // namespace tandem::ipsec

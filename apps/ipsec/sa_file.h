@@ -23,6 +23,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tandem::ipsec {
@@ -51,6 +52,8 @@ struct IpPrefix {
 };
 
 std::string format_addr(const IpAddr& a);
+// Parses "ADDR/LEN" (IPv4 or IPv6; host bits cleared); false with *why otherwise.
+bool parse_ip_prefix(std::string_view text, IpPrefix* out, std::string* why);
 std::string format_prefix(const IpPrefix& p);
 
 struct Sa {

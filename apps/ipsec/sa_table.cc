@@ -110,6 +110,13 @@ uint64_t SaTable::infer_seq(uint32_t i, uint32_t low) {
   return w.w->infer(low);
 }
 
+void SaTable::set_replay_top(uint32_t i, uint64_t top) {
+  Window& w = windows_[i];
+  if (!w.w) return;
+  Guard g(w.lock);
+  w.w->restart_at(top);
+}
+
 DropReason SaTable::replay_check(uint32_t i, uint64_t seq) {
   Window& w = windows_[i];
   if (!w.w) return seq == 0 && !file_.sas[i].esn ? kTooOld : DropReason::kNone;

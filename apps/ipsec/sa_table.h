@@ -59,6 +59,9 @@ class SaTable {
   uint64_t peek_seq(uint32_t i) const { return seq_[i].next.load(std::memory_order_relaxed); }
   void set_next_seq(uint32_t i, uint64_t next) { seq_[i].next.store(next, std::memory_order_relaxed); }
 
+  // Positions inbound SA i's window as if `top` had been the last number received (an SA resumed
+  // where its state was saved). No-op without a window.
+  void set_replay_top(uint32_t i, uint64_t top);
   // Inbound SA i's full sequence number for a packet carrying `low` (ESN inference).
   uint64_t infer_seq(uint32_t i, uint32_t low);
   // kNone, kReplayed or kTooOld for a packet not yet authenticated.
