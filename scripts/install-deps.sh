@@ -19,10 +19,11 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# scapy checks forwarded packets (tests/e2e); pycparser is the C parser of the G-Opt transformer
+# scapy checks forwarded packets (tests/e2e), and with cryptography opens and makes ESP packets
+# (tests/e2e/test_ipsec.py); pycparser is the C parser of the G-Opt transformer
 # (tools/gopt); matplotlib comes from PyPI only where python3 is not the system's (a pyenv or venv
 # interpreter does not see python3-matplotlib).
-for mod in scapy pycparser matplotlib; do
+for mod in scapy pycparser matplotlib cryptography; do
   if ! python3 -c "import $mod" 2>/dev/null; then
     echo "install-deps: installing $mod (PyPI)"
     python3 -m pip install --quiet --disable-pip-version-check "$mod" 2>/dev/null ||
