@@ -49,6 +49,8 @@ class EspGpuImpl final : public EspGpu {
     tables_.upload(&crypto::aes_tables(), 1);
     TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, 0));
     h_bytes_.resize(max_bytes);
+    h_out_.resize(max_bytes);
+    h_out_lengths_.resize(max_frames);
     h_offsets_.resize(max_frames);
     h_lengths_.resize(max_frames);
     h_sas_.resize(max_frames);
@@ -70,6 +72,8 @@ class EspGpuImpl final : public EspGpu {
   uint32_t* lengths() override { return h_lengths_.get(); }
   uint32_t* sas() override { return h_sas_.get(); }
   uint64_t* seqs() override { return h_seqs_.get(); }
+  const uint8_t* out_bytes() const override { return h_out_.get(); }
+  const uint32_t* out_lengths() const override { return h_out_lengths_.get(); }
   const uint32_t* verdicts() const override { return h_verdicts_.get(); }
 
   void seal(size_t n, size_t used) override {
@@ -78,8 +82,8 @@ class EspGpuImpl final : public EspGpu {
     cudaStream_t s = stream_.get();
     copy_in(n, used, s);
     launch(n, s);
-    TANDEM_CUDA_CHECK(cudaMemcpyAsync(h_bytes_.get(), d_bytes_.get(), used, cudaMemcpyDeviceToHost, s));
-    TANDEM_CUDA_CHECK(cudaMemcpyAsync(h_lengths_.get(), d_lengths_.get(), n * 4, cudaMemcpyDeviceToHost, s));
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(h_out_.get(), d_bytes_.get(), used, cudaMemcpyDeviceToHost, s));
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(h_out_lengths_.get(), d_lengths_.get(), n * 4, cudaMemcpyDeviceToHost, s));
     TANDEM_CUDA_CHECK(cudaMemcpyAsync(h_verdicts_.get(), d_verdicts_.get(), n * 4, cudaMemcpyDeviceToHost, s));
     stream_.sync();
   }
@@ -128,8 +132,8 @@ class EspGpuImpl final : public EspGpu {
   gpu::DeviceBuffer<EspSaKeys> keys_;
   gpu::DeviceBuffer<EspTunnel> tunnels_;
   gpu::DeviceBuffer<crypto::AesTables> tables_;
-  gpu::PinnedBuffer<uint8_t> h_bytes_;
-  gpu::PinnedBuffer<uint32_t> h_offsets_, h_lengths_, h_sas_, h_verdicts_;
+  gpu::PinnedBuffer<uint8_t> h_bytes_, h_out_;
+  gpu::PinnedBuffer<uint32_t> h_offsets_, h_lengths_, h_sas_, h_verdicts_, h_out_lengths_;
   gpu::PinnedBuffer<uint64_t> h_seqs_;
   gpu::DeviceBuffer<uint8_t> d_bytes_, d_clear_;
   gpu::DeviceBuffer<uint32_t> d_offsets_, d_lengths_, d_clear_lengths_, d_sas_, d_verdicts_;

@@ -29,16 +29,19 @@ class EspGpu {
   }
   virtual ~EspGpu() = default;
 
-  // The batch's pinned host arrays: frames, and per frame its offset, length (in: cleartext; out:
-  // ESP), outbound SA, sequence number and verdict (out).
+  // The batch's pinned host arrays, in: cleartext frames and per frame its offset, length, outbound
+  // SA and sequence number; out (a buffer of its own, so the input stays as it was): the ESP
+  // frames at the same offsets, their lengths and verdicts.
   virtual uint8_t* bytes() = 0;
   virtual uint32_t* offsets() = 0;
   virtual uint32_t* lengths() = 0;
   virtual uint32_t* sas() = 0;
   virtual uint64_t* seqs() = 0;
+  virtual const uint8_t* out_bytes() const = 0;
+  virtual const uint32_t* out_lengths() const = 0;
   virtual const uint32_t* verdicts() const = 0;
 
-  // Host to host: copies the first n frames (in `used` bytes) in, seals them, copies them back.
+  // Host to host: copies the first n frames (in `used` bytes) in, seals them, copies them out.
   virtual void seal(size_t n, size_t used) = 0;
   // Device only: copies the batch in once, then times `reps` sealing kernels over it (each on a
   // fresh copy of the cleartext, made on the device outside the timing). Seconds per kernel.

@@ -47,8 +47,8 @@ TEST(EspGpu, SealsEveryFrameAsOpenSslDoes) {
     g->seal(s.size(), used);
     for (size_t i = 0; i < s.size(); ++i) {
       ASSERT_EQ(g->verdicts()[i], Verdict::port(kPortTunnel)) << i;
-      ASSERT_EQ(g->lengths()[i], want[i].size()) << i;
-      ASSERT_TRUE(std::equal(want[i].begin(), want[i].end(), g->bytes() + g->offsets()[i])) << "frame " << i;
+      ASSERT_EQ(g->out_lengths()[i], want[i].size()) << i;
+      ASSERT_TRUE(std::equal(want[i].begin(), want[i].end(), g->out_bytes() + g->offsets()[i])) << "frame " << i;
     }
   }
 }
