@@ -56,6 +56,8 @@ SHRINK = [
      "--gen count=100000,dst=fib,size=64 --fib $FIB", "1 M frames, 3 repetitions of at least 0.5 s per row"),
     ("bench gpu-load --fib $FIB", "bench gpu-load --fractions 0.5 --max-wait-us 50 --point-ms 50 --peak-ms 50 "
      "--gen count=200000,dst=fib,flows=10000,zipf=1.1,size=64 --fib $FIB", "5 loads of 400 ms per configuration"),
+    ("bench crypto --json", "bench crypto --sizes 64,imix --frames 2048 --reps 1 --min-seconds 0.05 --json",
+     "4 suites x 7 sizes x 3 repetitions of at least 0.5 s per row"),
     ("bench gopt --core", "bench gopt --chase-mib 16 --cuckoo-mib 16 --ipv6-prefixes 10000 --lookups 65536 "
      "--reps 1 --core", "1 GiB tables, 200,000 IPv6 prefixes, 5 repetitions (73 s on a 2-core VM)"),
     ("bench memory --json", "bench memory --mib 64 --accesses 200000 --reps 1 --json",
