@@ -1,14 +1,18 @@
-// `tandem bench crypto`: the IPsec gateway's outbound ESP (encapsulate, pad, encrypt, authenticate)
-// per suite and frame size, on the CPU and the GPU, side by side in one run:
-//   cpu-openssl x1 / xN   the ipsec app's own path (OpenSSL EVP, contexts per thread) on 1 and on N
-//                         threads, each sealing its share of the frames in a packet cell
-//   gpu kernel            the GPU seal kernel alone on a batch already in device memory
-//   gpu host-to-host      frames copied in, sealed, copied back (one stream, batch by batch)
-//   pcie bound            the rate the measured pinned copies allow for those bytes (in + out)
-// Before timing, the GPU's frames are checked byte for byte against OpenSSL's for the same SAs and
-// sequence numbers. Rates are cleartext frames per second and cleartext Gbit/s; each repetition
-// runs for at least --min-seconds, and the median of --reps is reported.
+// `tandem bench crypto`: the IPsec gateway's ESP per suite, frame size and direction (out:
+// encapsulate, pad, encrypt, authenticate; in: verify, decrypt, check, decapsulate), on the CPU and
+// the GPU, side by side in one run:
+//   cpu-openssl x1 / xN    the ipsec app's own path (OpenSSL EVP, contexts per thread) on 1 and on
+//                          N threads, each processing its share of the frames in a packet cell
+//   gpu kernel             the GPU kernel alone on a batch already in device memory
+//   gpu host-to-host x1/xS frames copied in, processed, copied out: one batch at a time, and S
+//                          batches in flight on their own streams (copies and kernels overlap)
+//   pcie bound (duplex)    the rate the pinned copies allow, measured with both directions busy
+// Before timing, the GPU's frames are checked byte for byte against the CPU app's for the same SAs
+// and sequence numbers. Inbound SAs run without replay windows (each pass replays the same
+// numbers). Rates are frames per second and cleartext Gbit/s; each repetition runs for at least
+// --min-seconds, and the median of --reps is reported.
 #include <algorithm>
+#include <functional>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -36,6 +40,7 @@ struct CryptoOptions {
   std::string sizes = "64,128,256,512,1024,1420,imix";
   uint32_t sas = 1024;
   uint32_t frames = 65536;
+  int slots = 4;
   std::string threads = "1,all";
   bool gpu = true;
   int reps = 3;
@@ -44,10 +49,11 @@ struct CryptoOptions {
 };
 
 struct Row {
-  std::string cipher, size, path;
-  int threads = 0;
+  std::string dir, path;
+  int threads = 0;  // CPU threads, or GPU batches in flight
   std::vector<double> pps;
   bool identical = true;
+  std::string cipher, size;
 };
 
 // Seals every frame of `s` in cells on `threads` threads (frame i on thread i % threads), whole
@@ -76,6 +82,59 @@ double cpu_rate(const ipsec::IpsecApp& app, const PacketStore& s, int threads, d
   return done / bench::seconds_since(t0);
 }
 
+// The generated SAs of one suite; inbound SAs without replay windows, since every pass of a
+// benchmark replays the same sequence numbers.
+ipsec::SaFile bench_sas(uint32_t n, ipsec::Cipher cipher) {
+  ipsec::SaFile f = ipsec::generated_sas(n, cipher, 1);
+  for (ipsec::Sa& sa : f.sas) {
+    if (sa.dir == ipsec::SaDir::kIn) sa.replay_window = 0;
+  }
+  return f;
+}
+
+// The GPU rows of one direction: checked against the CPU app frame for frame, then the kernel
+// alone, host to host with one batch at a time, and with every slot in flight.
+void gpu_rows(const CryptoOptions& o, ipsec::EspGpu& g, ipsec::SaTable& gpu_table, const ipsec::IpsecApp& cpu,
+              ipsec::EspGpu::Op op, const PacketStore& s, size_t max_bytes, const std::string& dir,
+              const std::function<void(Row)>& add) {
+  // Every slot holds the whole input (the packer takes each frame's SA and number as the CPU
+  // path would); the CPU app on a twin table gives the frames to compare with.
+  ipsec::EspPacked p;
+  for (int slot = 0; slot < g.slots(); ++slot) p = ipsec::pack_esp_frames(g, slot, gpu_table, op, s, 0, s.size(), max_bytes, nullptr);
+  g.run(0, op, p.frames, p.bytes);
+  bool same = p.frames == s.size();
+  std::vector<uint8_t> want(2048);
+  for (size_t i = 0; i < p.frames && same; ++i) {
+    std::memcpy(want.data(), s.frame(i), s.caplen[i]);
+    uint32_t len = s.caplen[i];
+    const uint32_t v = cpu.process(want.data(), &len, static_cast<uint32_t>(want.size()));
+    same = g.verdicts(0)[i] == v && !Verdict::is_drop(v) && g.out_lengths(0)[i] == len &&
+           std::memcmp(want.data(), g.out_bytes(0) + g.offsets(0)[i], len) == 0;
+  }
+  Row k{dir, "gpu kernel", 0, {}, same};
+  for (int r = 0; r < o.reps; ++r) {
+    const double t = g.time_kernel(0, op, p.frames, p.bytes, std::max(3, static_cast<int>(o.min_seconds * 200)));
+    k.pps.push_back(t > 0 ? p.frames / t : 0);
+  }
+  add(std::move(k));
+  for (int slots : {1, g.slots()}) {
+    Row h{dir, "gpu host-to-host", slots, {}, same};
+    for (int r = 0; r < o.reps; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      uint64_t n = 0, b = 0;
+      do {
+        const int slot = static_cast<int>(b++ % slots);
+        if (b > static_cast<uint64_t>(slots)) g.wait(slot);
+        g.submit(slot, op, p.frames, p.bytes);
+        n += p.frames;
+      } while (bench::seconds_since(t0) < o.min_seconds);
+      for (int slot = 0; slot < slots; ++slot) g.wait(slot);
+      h.pps.push_back(n / bench::seconds_since(t0));
+    }
+    add(std::move(h));
+  }
+}
+
 int run_bench(const CryptoOptions& o) {
   const int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<int> thread_counts;
@@ -85,101 +144,73 @@ int run_bench(const CryptoOptions& o) {
   double h2d = 0, d2h = 0;
   if (gpu) {
     const gpu::PcieBandwidth bw = gpu::measure_pcie_bandwidth(size_t{256} << 20, 5);
-    h2d = bw.h2d_gbs;
-    d2h = bw.d2h_gbs;
+    h2d = bw.both_h2d_gbs;
+    d2h = bw.both_d2h_gbs;
   }
-  std::printf("bench crypto: outbound ESP (tunnel, IPv4), %u SAs, %u frames per size; %s\n", o.sas, o.frames,
-              gpu ? ("GPU; pinned PCIe " + std::to_string(h2d).substr(0, 5) + " GB/s in, " + std::to_string(d2h).substr(0, 5) +
-                     " GB/s out").c_str()
-                  : ("no GPU: " + why).c_str());
-  std::printf("%-18s %-5s %-18s %7s %10s %10s %9s  %s\n", "cipher", "size", "path", "threads", "Mpps", "Gbit/s", "vs x1", "check");
+  char pcie[160];
+  std::snprintf(pcie, sizeof pcie, "GPU; pinned PCIe with both directions busy: %.1f GB/s in, %.1f GB/s out", h2d, d2h);
+  std::printf("bench crypto: ESP tunnel mode over IPv4, %u SA pairs, %u frames per size; %s\n", o.sas, o.frames,
+              gpu ? pcie : ("no GPU: " + why).c_str());
+  std::printf("%-18s %-5s %-4s %-18s %7s %10s %10s %9s  %s\n", "cipher", "size", "dir", "path", "thr/slot", "Mpps",
+              "Gbit/s", "vs x1", "check");
   std::vector<Row> rows;
   int wrong = 0;
   for (const auto& cname : bench::split_list(o.ciphers)) {
     const ipsec::Cipher cipher = ipsec::cipher_by_name(cname);
-    ipsec::SaTable table(ipsec::generated_sas(o.sas, cipher, 1));
-    ipsec::IpsecApp app(table);
     for (const auto& size : bench::split_list(o.sizes)) {
-      const PacketStore s = ipsec::generate_esp_traffic(
-          table, parse_gen_spec("count=" + std::to_string(o.frames) + ",dst=fib,flows=0,size=" + size + ",seed=5"), "out");
-      const double mean_bytes = static_cast<double>(s.total_caplen()) / s.size();
-      double one_thread = 0;  // the first CPU row's rate: what the others are compared with
-      auto add = [&](Row r) {
-        const double pps = bench::median(r.pps);
-        if (one_thread == 0) one_thread = pps;
-        std::printf("%-18s %-5s %-18s %7d %10.2f %10.2f %8.2fx  %s\n", cname.c_str(), size.c_str(), r.path.c_str(), r.threads,
-                    pps / 1e6, pps * mean_bytes * 8 / 1e9, pps / one_thread, r.identical ? "identical" : "DIFFERENT");
-        wrong += !r.identical;
-        rows.push_back(std::move(r));
-      };
-      for (int t : thread_counts) {
-        Row r{cname, size, "cpu-openssl", t};
-        for (int k = 0; k < o.reps; ++k) r.pps.push_back(cpu_rate(app, s, t, o.min_seconds));
-        add(std::move(r));
+      for (const std::string dir : {"out", "in"}) {
+        const ipsec::EspGpu::Op op = dir == "out" ? ipsec::EspGpu::Op::kSeal : ipsec::EspGpu::Op::kOpen;
+        ipsec::SaTable table(bench_sas(o.sas, cipher));
+        ipsec::IpsecApp app(table);
+        const PacketStore s = ipsec::generate_esp_traffic(
+            table, parse_gen_spec("count=" + std::to_string(o.frames) + ",dst=fib,flows=0,size=" + size + ",seed=5"), dir);
+        // Rates count the cleartext frame's bytes either way.
+        const double clear_bytes = static_cast<double>(ipsec::generate_esp_traffic(
+            table, parse_gen_spec("count=256,dst=fib,flows=0,size=" + size + ",seed=5"), "out").total_caplen()) / 256;
+        double one_thread = 0;  // the first CPU row's rate: what the others are compared with
+        auto add = [&](Row r) {
+          r.cipher = cname;
+          r.size = size;
+          const double pps = bench::median(r.pps);
+          if (one_thread == 0) one_thread = pps;
+          std::printf("%-18s %-5s %-4s %-18s %7d %10.2f %10.2f %8.2fx  %s\n", cname.c_str(), size.c_str(), dir.c_str(),
+                      r.path.c_str(), r.threads, pps / 1e6, pps * clear_bytes * 8 / 1e9, pps / one_thread,
+                      r.identical ? "identical" : "DIFFERENT");
+          wrong += !r.identical;
+          rows.push_back(std::move(r));
+        };
+        for (int t : thread_counts) {
+          Row r{dir, "cpu-openssl", t};
+          for (int k = 0; k < o.reps; ++k) r.pps.push_back(cpu_rate(app, s, t, o.min_seconds));
+          add(std::move(r));
+        }
+        if (!gpu) continue;
+        size_t max_bytes = 0;
+        for (size_t i = 0; i < s.size(); ++i) max_bytes += (s.caplen[i] + ipsec::kMaxEspGrowth + 15) / 16 * 16;
+        auto g = ipsec::EspGpu::create(table, s.size(), max_bytes, o.slots);
+        ipsec::SaTable twin(bench_sas(o.sas, cipher));
+        ipsec::IpsecApp cpu(twin);
+        gpu_rows(o, *g, table, cpu, op, s, max_bytes, dir, add);
+        // What the copies allow with both directions at once: each frame's bytes in and out.
+        const double in_bytes = static_cast<double>(s.total_caplen()) / s.size();
+        double out_bytes = 0;
+        for (size_t i = 0; i < s.size(); ++i) out_bytes += g->out_lengths(0)[i];
+        out_bytes /= s.size();
+        add(Row{dir, "pcie bound (duplex)", 0, {1 / std::max(in_bytes / (h2d * 1e9), out_bytes / (d2h * 1e9))}, true});
       }
-      if (!gpu) continue;
-      // The batch: every frame with room to grow; SA and number as the CPU path would choose them.
-      size_t bytes = 0;
-      for (size_t i = 0; i < s.size(); ++i) bytes += (s.caplen[i] + ipsec::kMaxEspGrowth + 15) / 16 * 16;
-      auto g = ipsec::EspGpu::create(table, s.size(), bytes);
-      ipsec::SaTable ref_table(ipsec::generated_sas(o.sas, cipher, 1));
-      ipsec::IpsecApp ref(ref_table);
-      size_t used = 0;
-      bool same = true;
-      std::vector<std::vector<uint8_t>> want(s.size());
-      for (size_t i = 0; i < s.size(); ++i) {
-        ParsedPacket pp;
-        parse_packet(s.frame(i), s.caplen[i], &pp);
-        const uint32_t sa = ref_table.select(pp.tuple);
-        g->sas()[i] = sa;
-        g->seqs()[i] = ref_table.peek_seq(sa);
-        g->offsets()[i] = static_cast<uint32_t>(used);
-        g->lengths()[i] = s.caplen[i];
-        std::memcpy(g->bytes() + used, s.frame(i), s.caplen[i]);
-        used += (s.caplen[i] + ipsec::kMaxEspGrowth + 15) / 16 * 16;
-        want[i].assign(s.frame(i), s.frame(i) + s.caplen[i]);
-        want[i].resize(s.caplen[i] + ipsec::kMaxEspGrowth);
-        uint32_t len = s.caplen[i];
-        ref.process(want[i].data(), &len, static_cast<uint32_t>(want[i].size()));
-        want[i].resize(len);
-      }
-      g->seal(s.size(), used);
-      for (size_t i = 0; i < s.size() && same; ++i) {
-        same = g->out_lengths()[i] == want[i].size() &&
-               std::equal(want[i].begin(), want[i].end(), g->out_bytes() + g->offsets()[i]);
-      }
-      Row k{cname, size, "gpu kernel", 0, {}, same};
-      for (int r = 0; r < o.reps; ++r) {
-        const double t = g->time_seal_kernel(s.size(), used, std::max(3, static_cast<int>(o.min_seconds * 200)));
-        k.pps.push_back(t > 0 ? s.size() / t : 0);
-      }
-      add(std::move(k));
-      Row h{cname, size, "gpu host-to-host", 0, {}, same};
-      for (int r = 0; r < o.reps; ++r) {
-        const auto t0 = std::chrono::steady_clock::now();
-        uint64_t n = 0;
-        do {
-          g->seal(s.size(), used);
-          n += s.size();
-        } while (bench::seconds_since(t0) < o.min_seconds);
-        h.pps.push_back(n / bench::seconds_since(t0));
-      }
-      add(std::move(h));
-      // What the copies alone allow: the batch's bytes in and out, one direction after the other.
-      const double per_frame_s = used / static_cast<double>(s.size()) * (1 / (h2d * 1e9) + 1 / (d2h * 1e9));
-      Row b{cname, size, "pcie bound (seq.)", 0, {1 / per_frame_s}, true};
-      add(std::move(b));
     }
   }
   if (!o.json.empty()) {
     nlohmann::json jrows = nlohmann::json::array();
     for (const Row& r : rows) {
-      jrows.push_back({{"cipher", r.cipher}, {"size", r.size}, {"path", r.path}, {"threads", r.threads},
-                       {"rates_pps", r.pps}, {"median_pps", bench::median(r.pps)}, {"identical_to_openssl", r.identical}});
+      jrows.push_back({{"cipher", r.cipher}, {"size", r.size}, {"direction", r.dir}, {"path", r.path},
+                       {"threads_or_slots", r.threads}, {"rates_pps", r.pps}, {"median_pps", bench::median(r.pps)},
+                       {"identical_to_openssl", r.identical}});
     }
     nlohmann::json report = {{"bench", "crypto"}, {"machine", bench::machine_json()},
-                             {"config", {{"sas", o.sas}, {"frames", o.frames}, {"reps", o.reps}, {"min_seconds", o.min_seconds}}},
-                             {"pcie_gbytes_per_s", {{"h2d", h2d}, {"d2h", d2h}}}, {"rows", jrows}};
+                             {"config", {{"sas", o.sas}, {"frames", o.frames}, {"slots", o.slots}, {"reps", o.reps},
+                                         {"min_seconds", o.min_seconds}}},
+                             {"pcie_gbytes_per_s_duplex", {{"h2d", h2d}, {"d2h", d2h}}}, {"rows", jrows}};
     bench::write_json(o.json, report);
     std::printf("wrote %s\n", o.json.c_str());
   }
@@ -195,6 +226,7 @@ void register_bench_crypto(CLI::App& bench) {
   c->add_option("--sizes", o->sizes, "cleartext frame sizes (64..1518 or imix)")->capture_default_str();
   c->add_option("--sas", o->sas, "generated SAs (one connection each)")->capture_default_str()->check(CLI::Range(1u, 1u << 20));
   c->add_option("--frames", o->frames, "frames per size (one GPU batch)")->capture_default_str()->check(CLI::Range(256u, 1u << 22));
+  c->add_option("--slots", o->slots, "GPU batches in flight (host-to-host rows: 1 and this)")->capture_default_str()->check(CLI::Range(1, 8));
   c->add_option("--threads", o->threads, "CPU thread counts ('all': every core)")->capture_default_str();
   c->add_flag("!--no-gpu", o->gpu, "leave out the GPU rows");
   c->add_option("--reps", o->reps, "repetitions (median reported)")->capture_default_str()->check(CLI::Range(1, 100));

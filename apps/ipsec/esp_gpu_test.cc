@@ -1,5 +1,6 @@
-// The GPU's ESP seal kernel against the CPU path (OpenSSL), frame for frame and byte for byte, for
-// every suite on IPv4 and IPv6 traffic of every size, many SAs; and the no-GPU error without one.
+// The GPU's ESP kernels against the CPU path (OpenSSL), frame for frame and byte for byte, for
+// every suite on traffic of every size over many SAs: sealing cleartext, and opening ESP (tampered
+// frames included) in batches over several slots; and the no-GPU error without a GPU.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -14,42 +15,51 @@
 namespace tandem::ipsec {
 namespace {
 
-TEST(EspGpu, SealsEveryFrameAsOpenSslDoes) {
+// Every frame of s through the GPU in batches of up to 700 frames over the runner's slots, and
+// through the CPU app on a twin table: the same verdicts, lengths and bytes.
+void expect_gpu_equals_cpu(EspGpu& g, SaTable& gpu_table, const IpsecApp& cpu, EspGpu::Op op, const PacketStore& s,
+                           size_t max_bytes) {
+  size_t next = 0, frames = 0;
+  int slot = 0;
+  while (next < s.size()) {
+    std::vector<size_t> skipped;
+    const size_t first = next;
+    const EspPacked p = pack_esp_frames(g, slot, gpu_table, op, s, next, 700, max_bytes, &skipped);
+    ASSERT_TRUE(skipped.empty());
+    ASSERT_GT(p.frames, 0u);
+    g.run(slot, op, p.frames, p.bytes);
+    for (size_t k = 0; k < p.frames; ++k) {
+      const size_t i = first + k;
+      std::vector<uint8_t> want(s.frame(i), s.frame(i) + s.caplen[i]);
+      want.resize(want.size() + kMaxEspGrowth);
+      uint32_t len = s.caplen[i];
+      const uint32_t v = cpu.process(want.data(), &len, static_cast<uint32_t>(want.size()));
+      ASSERT_EQ(g.verdicts(slot)[k], v) << "frame " << i;
+      if (Verdict::is_drop(v)) continue;
+      ASSERT_EQ(g.out_lengths(slot)[k], len) << "frame " << i;
+      ASSERT_EQ(std::memcmp(want.data(), g.out_bytes(slot) + g.offsets(slot)[k], len), 0) << "frame " << i;
+    }
+    frames += p.frames;
+    next = p.next;
+    slot = (slot + 1) % g.slots();
+  }
+  EXPECT_EQ(frames, s.size());
+}
+
+TEST(EspGpu, SealsAndOpensEveryFrameAsOpenSslDoes) {
   TANDEM_REQUIRE_GPU();
   for (Cipher c : {Cipher::kAes128Cbc, Cipher::kAes128Gcm, Cipher::kAes256Gcm, Cipher::kChacha20Poly1305}) {
     SCOPED_TRACE(cipher_name(c));
-    SaTable table(generated_sas(300, c, 9));
+    SaTable gpu_table(generated_sas(300, c, 9));
     SaTable cpu_table(generated_sas(300, c, 9));
     IpsecApp cpu(cpu_table);
-    const PacketStore s = generate_esp_traffic(table, parse_gen_spec("count=5000,dst=fib,size=imix,seed=4"), "out");
-    size_t bytes = 0;
-    for (size_t i = 0; i < s.size(); ++i) bytes += (s.caplen[i] + kMaxEspGrowth + 15) / 16 * 16;
-    auto g = EspGpu::create(table, s.size(), bytes);
-    size_t used = 0;
-    std::vector<std::vector<uint8_t>> want(s.size());
-    for (size_t i = 0; i < s.size(); ++i) {
-      ParsedPacket pp;
-      ASSERT_EQ(parse_packet(s.frame(i), s.caplen[i], &pp), DropReason::kNone);
-      const uint32_t sa = table.select(pp.tuple);
-      ASSERT_NE(sa, kNoSa);
-      ASSERT_TRUE(table.next_seq(sa, &g->seqs()[i]));
-      g->sas()[i] = sa;
-      g->offsets()[i] = static_cast<uint32_t>(used);
-      g->lengths()[i] = s.caplen[i];
-      std::memcpy(g->bytes() + used, s.frame(i), s.caplen[i]);
-      used += (s.caplen[i] + kMaxEspGrowth + 15) / 16 * 16;
-      want[i].assign(s.frame(i), s.frame(i) + s.caplen[i]);
-      want[i].resize(s.caplen[i] + kMaxEspGrowth);
-      uint32_t len = s.caplen[i];
-      ASSERT_EQ(cpu.process(want[i].data(), &len, static_cast<uint32_t>(want[i].size())), Verdict::port(kPortTunnel));
-      want[i].resize(len);
-    }
-    g->seal(s.size(), used);
-    for (size_t i = 0; i < s.size(); ++i) {
-      ASSERT_EQ(g->verdicts()[i], Verdict::port(kPortTunnel)) << i;
-      ASSERT_EQ(g->out_lengths()[i], want[i].size()) << i;
-      ASSERT_TRUE(std::equal(want[i].begin(), want[i].end(), g->out_bytes() + g->offsets()[i])) << "frame " << i;
-    }
+    const size_t max_bytes = 700 * (1518 + kMaxEspGrowth + 16);
+    auto g = EspGpu::create(gpu_table, 700, max_bytes, 2);
+    const PacketStore out = generate_esp_traffic(gpu_table, parse_gen_spec("count=5000,dst=fib,size=imix,seed=4"), "out");
+    expect_gpu_equals_cpu(*g, gpu_table, cpu, EspGpu::Op::kSeal, out, max_bytes);
+    PacketStore in = generate_esp_traffic(gpu_table, parse_gen_spec("count=3000,dst=fib,size=imix,seed=5"), "in");
+    for (size_t i = 7; i < in.size(); i += 97) in.bytes[in.offset[i] + in.caplen[i] - 1 - i % 20] ^= 0x10;  // tampered
+    expect_gpu_equals_cpu(*g, gpu_table, cpu, EspGpu::Op::kOpen, in, max_bytes);
   }
 }
 
