@@ -26,14 +26,6 @@
 
 #include "core/compiler.h"
 
-// Full unrolling of the short fixed loops keeps byte positions and nibble shifts constants (block
-// bytes stay in registers on the GPU). GCC spells the pragma differently and warns on nvcc's.
-#if defined(__CUDACC__)
-#define TANDEM_AES_UNROLL _Pragma("unroll")
-#else
-#define TANDEM_AES_UNROLL _Pragma("GCC unroll 32")
-#endif
-
 namespace tandem::crypto {
 
 inline constexpr uint32_t kAesBlockBytes = 16;
@@ -254,7 +246,7 @@ TANDEM_HD_INLINE uint64_t gf128_reduce4(uint64_t r) {
 TANDEM_HD_INLINE void ghash_mul(const GcmKey& g, uint64_t& hi, uint64_t& lo) {
   uint64_t zhi = 0, zlo = 0;
   uint64_t word = lo;
-TANDEM_AES_UNROLL
+TANDEM_UNROLL
   for (int i = 0; i < 32; ++i) {
     if (i == 16) word = hi;
     const uint32_t nib = static_cast<uint32_t>(word >> (4 * (i & 15))) & 0xf;
@@ -273,7 +265,7 @@ TANDEM_AES_UNROLL
 TANDEM_HD_INLINE void load_block_partial(const uint8_t* p, uint32_t m, uint64_t& hi, uint64_t& lo) {
   hi = 0;
   lo = 0;
-TANDEM_AES_UNROLL
+TANDEM_UNROLL
   for (uint32_t i = 0; i < 8; ++i) {
     if (i < m) hi |= uint64_t{p[i]} << (56 - 8 * i);
     if (i + 8 < m) lo |= uint64_t{p[i + 8]} << (56 - 8 * i);
@@ -309,7 +301,7 @@ TANDEM_HD_INLINE void xor_keystream(uint8_t* p, uint32_t m, uint32_t k0, uint32_
     aes_store_be32(p + 12, aes_load_be32(p + 12) ^ k3);
     return;
   }
-TANDEM_AES_UNROLL
+TANDEM_UNROLL
   for (uint32_t i = 0; i < 16; ++i) {
     const uint32_t w = i < 4 ? k0 : i < 8 ? k1 : i < 12 ? k2 : k3;
     if (i < m) p[i] ^= static_cast<uint8_t>(w >> (24 - 8 * (i & 3)));
@@ -540,4 +532,3 @@ TANDEM_HD inline bool gcm_open(const GcmKey& g, const AesTables* t, const uint8_
 
 }  // namespace tandem::crypto
 
-#undef TANDEM_AES_UNROLL

@@ -20,17 +20,6 @@
 #include "apps/crypto/digest_core.h"
 #include "core/compiler.h"
 
-// Full unrolling of the short fixed loops keeps array indices constants, so the arrays stay in
-// registers on the GPU instead of going out to local memory. GCC spells the pragma differently and
-// warns on nvcc's; nvcc's front end warns on GCC's, so its host pass (never the fast path) gets none.
-#if defined(__CUDA_ARCH__)
-#define TANDEM_CHACHA_UNROLL _Pragma("unroll")
-#elif defined(__CUDACC__)
-#define TANDEM_CHACHA_UNROLL
-#else
-#define TANDEM_CHACHA_UNROLL _Pragma("GCC unroll 64")
-#endif
-
 namespace tandem::crypto {
 
 inline constexpr uint32_t kChachaKeyBytes = 32;
@@ -82,10 +71,10 @@ TANDEM_HD_INLINE void chacha20_init(uint32_t state[16], const uint8_t key[32], u
   state[1] = 0x3320646e;
   state[2] = 0x79622d32;
   state[3] = 0x6b206574;
-  TANDEM_CHACHA_UNROLL
+  TANDEM_UNROLL
   for (int i = 0; i < 8; ++i) state[4 + i] = load_le(key + 4 * i);
   state[12] = counter;
-  TANDEM_CHACHA_UNROLL
+  TANDEM_UNROLL
   for (int i = 0; i < 3; ++i) state[13 + i] = load_le(nonce + 4 * i);
 }
 
@@ -93,7 +82,7 @@ TANDEM_HD_INLINE void chacha20_init(uint32_t state[16], const uint8_t key[32], u
 // columns, four along the diagonals), then the input added back in.
 TANDEM_HD_INLINE void chacha20_keystream(const uint32_t state[16], uint32_t ks[16]) {
   uint32_t x[16];
-  TANDEM_CHACHA_UNROLL
+  TANDEM_UNROLL
   for (int i = 0; i < 16; ++i) x[i] = state[i];
   for (int i = 0; i < 10; ++i) {
     chacha_quarter_round(x[0], x[4], x[8], x[12]);
@@ -105,22 +94,22 @@ TANDEM_HD_INLINE void chacha20_keystream(const uint32_t state[16], uint32_t ks[1
     chacha_quarter_round(x[2], x[7], x[8], x[13]);
     chacha_quarter_round(x[3], x[4], x[9], x[14]);
   }
-  TANDEM_CHACHA_UNROLL
+  TANDEM_UNROLL
   for (int i = 0; i < 16; ++i) ks[i] = x[i] + state[i];
 }
 
 // data[0..len) ^= the keystream block ks, for len <= 64.
 TANDEM_HD_INLINE void chacha20_xor_block(const uint32_t ks[16], uint8_t* data, uint32_t len) {
   if (len == kChachaBlockBytes) {
-    TANDEM_CHACHA_UNROLL
+    TANDEM_UNROLL
     for (int i = 0; i < 16; ++i) store_le(data + 4 * i, load_le(data + 4 * i) ^ ks[i]);
     return;
   }
   // A short last block, a byte at a time. Both loops unroll, so ks is only ever indexed by
   // constants and stays in registers on the GPU instead of going out to local memory.
-  TANDEM_CHACHA_UNROLL
+  TANDEM_UNROLL
   for (uint32_t w = 0; w < 16; ++w) {
-    TANDEM_CHACHA_UNROLL
+    TANDEM_UNROLL
     for (uint32_t b = 0; b < 4; ++b) {
       if (4 * w + b < len) data[4 * w + b] ^= static_cast<uint8_t>(ks[w] >> (8 * b));
     }
@@ -208,7 +197,7 @@ TANDEM_HD_INLINE void poly1305_absorb_padded(Poly1305Limbs& p, const uint8_t* m,
   for (; n >= 16; m += 16, n -= 16) poly1305_absorb_bytes(p, m, kPoly1305WholeBlockBit);
   if (n == 0) return;
   uint32_t t[4] = {0, 0, 0, 0};
-  TANDEM_CHACHA_UNROLL
+  TANDEM_UNROLL
   for (uint32_t i = 0; i < 16; ++i) {
     if (i < n) t[i / 4] |= uint32_t{m[i]} << (8 * (i % 4));
   }
@@ -220,9 +209,9 @@ TANDEM_HD_INLINE void poly1305_setup(Poly1305Limbs& p, const uint32_t key[8]) {
   // Clamping (RFC 8439 2.5) clears the top four bits of r's bytes 3, 7, 11 and 15 and the bottom
   // two of bytes 4, 8 and 12, as the design of Poly1305 requires.
   poly1305_to_limbs(key[0] & 0x0fffffff, key[1] & 0x0ffffffc, key[2] & 0x0ffffffc, key[3] & 0x0ffffffc, p.r);
-  TANDEM_CHACHA_UNROLL
+  TANDEM_UNROLL
   for (int i = 0; i < 5; ++i) p.h[i] = 0;
-  TANDEM_CHACHA_UNROLL
+  TANDEM_UNROLL
   for (int i = 0; i < 4; ++i) p.s[i] = key[4 + i];
 }
 
@@ -281,7 +270,7 @@ TANDEM_HD_INLINE void chacha20_block(const uint8_t key[32], uint32_t counter, co
   uint32_t state[16], ks[16];
   detail::chacha20_init(state, key, counter, nonce);
   detail::chacha20_keystream(state, ks);
-  TANDEM_CHACHA_UNROLL
+  TANDEM_UNROLL
   for (int i = 0; i < 16; ++i) detail::store_le(out + 4 * i, ks[i]);
 }
 
@@ -299,7 +288,7 @@ TANDEM_HD_INLINE void chacha20_xor(const uint8_t key[32], uint32_t counter, cons
 // Starts a MAC with a 32-byte one-time key (r then s). A key must never authenticate two messages.
 TANDEM_HD_INLINE void poly1305_init(Poly1305State* st, const uint8_t key[32]) {
   uint32_t words[8];
-  TANDEM_CHACHA_UNROLL
+  TANDEM_UNROLL
   for (int i = 0; i < 8; ++i) words[i] = detail::load_le(key + 4 * i);
   detail::poly1305_setup(st->limbs, words);
   st->partial_len = 0;
@@ -357,7 +346,7 @@ TANDEM_HD_INLINE void poly1305_key_gen(const uint8_t key[32], const uint8_t nonc
   uint32_t state[16], ks[16];
   detail::chacha20_init(state, key, 0, nonce);
   detail::chacha20_keystream(state, ks);
-  TANDEM_CHACHA_UNROLL
+  TANDEM_UNROLL
   for (int i = 0; i < 8; ++i) detail::store_le(otk + 4 * i, ks[i]);
 }
 
@@ -400,12 +389,12 @@ TANDEM_HD_INLINE void chacha20_poly1305_seal(const uint8_t key[32], const uint8_
     uint8_t* block = data + done;
     if (n - done >= kChachaBlockBytes) {
       uint32_t c[16];
-      TANDEM_CHACHA_UNROLL
+      TANDEM_UNROLL
       for (int i = 0; i < 16; ++i) {
         c[i] = detail::load_le(block + 4 * i) ^ ks[i];
         detail::store_le(block + 4 * i, c[i]);
       }
-      TANDEM_CHACHA_UNROLL
+      TANDEM_UNROLL
       for (int i = 0; i < 16; i += 4) {
         detail::poly1305_absorb(mac, c[i], c[i + 1], c[i + 2], c[i + 3], detail::kPoly1305WholeBlockBit);
       }

@@ -59,7 +59,7 @@ TANDEM_HD_INLINE void md5_compress(uint32_t* h, const uint8_t* block) {
   uint32_t m[16];
   for (int i = 0; i < 16; ++i) m[i] = load_le(block + 4 * i);
   uint32_t a = h[0], b = h[1], c = h[2], d = h[3];
-#pragma unroll
+TANDEM_UNROLL
   for (int i = 0; i < 64; ++i) {
     uint32_t f;
     int g;
@@ -92,7 +92,7 @@ TANDEM_HD_INLINE void sha1_compress(uint32_t* h, const uint8_t* block) {
   uint32_t w[16];
   for (int i = 0; i < 16; ++i) w[i] = load_be(block + 4 * i);
   uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
-#pragma unroll
+TANDEM_UNROLL
   for (int i = 0; i < 80; ++i) {
     if (i >= 16) w[i & 15] = rotl(w[(i - 3) & 15] ^ w[(i - 8) & 15] ^ w[(i - 14) & 15] ^ w[i & 15], 1);
     uint32_t f, k;
@@ -136,7 +136,7 @@ TANDEM_HD_INLINE void sha256_compress(uint32_t* h, const uint8_t* block) {
   uint32_t w[16];
   for (int i = 0; i < 16; ++i) w[i] = load_be(block + 4 * i);
   uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
-#pragma unroll
+TANDEM_UNROLL
   for (int i = 0; i < 64; ++i) {
     if (i >= 16) {
       const uint32_t w15 = w[(i - 15) & 15], w2 = w[(i - 2) & 15];

@@ -14,17 +14,6 @@
 #include "apps/crypto/digest_core.h"
 #include "core/compiler.h"
 
-// Full unrolling of the short fixed loops keeps array indices constants, so the arrays stay in
-// registers on the GPU instead of going out to local memory. GCC spells the pragma differently and
-// warns on nvcc's; nvcc's front end warns on GCC's, so its host pass (never the fast path) gets none.
-#if defined(__CUDA_ARCH__)
-#define TANDEM_HMAC_UNROLL _Pragma("unroll")
-#elif defined(__CUDACC__)
-#define TANDEM_HMAC_UNROLL
-#else
-#define TANDEM_HMAC_UNROLL _Pragma("GCC unroll 64")
-#endif
-
 namespace tandem::crypto {
 
 inline constexpr uint32_t kHmacSha1Bytes = 20;
@@ -93,7 +82,7 @@ TANDEM_HD_INLINE void hmac_sha1(const HmacSha1Key& key, const uint8_t* msg, uint
                                 uint32_t extra_n, uint8_t out[20]) {
   // Inner hash: it resumes after the key's block, which the length at the end counts.
   uint32_t h[5];
-  TANDEM_HMAC_UNROLL
+  TANDEM_UNROLL
   for (int i = 0; i < 5; ++i) h[i] = key.inner[i];
   uint32_t done = 0;
   for (; n - done >= 64; done += 64) detail::sha1_compress(h, msg + done);
@@ -110,13 +99,13 @@ TANDEM_HD_INLINE void hmac_sha1(const HmacSha1Key& key, const uint8_t* msg, uint
   detail::sha1_final(h, block, fill, (uint64_t{64} + n + extra_n) * 8);
   // Outer hash: the key's block, then the inner digest, 84 bytes in all.
   uint32_t o[5];
-  TANDEM_HMAC_UNROLL
+  TANDEM_UNROLL
   for (int i = 0; i < 5; ++i) {
     o[i] = key.outer[i];
     detail::store_be(block + 4 * i, h[i]);
   }
   detail::sha1_final(o, block, kSha1Bytes, (64 + kSha1Bytes) * 8);
-  TANDEM_HMAC_UNROLL
+  TANDEM_UNROLL
   for (int i = 0; i < 5; ++i) detail::store_be(out + 4 * i, o[i]);
 }
 

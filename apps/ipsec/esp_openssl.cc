@@ -28,6 +28,16 @@ const EVP_CIPHER* evp_cipher(Cipher c) {
 constexpr uint32_t kAeadTagBytes = 16;
 constexpr uint32_t kHmacSha1IcvBytes = 12;
 
+// The HMAC-SHA1 of an ESP frame (RFC 4303 2.2.1: SPI to the end of the payload, then the high half
+// of the sequence number with ESN) into mac (EVP_MAX_MD_SIZE bytes); false if OpenSSL failed.
+bool hmac(EVP_MAC_CTX* m, bool esn, const uint8_t* frame, const EspLayout& l, uint64_t seq, uint8_t* mac) {
+  uint8_t seq_high[4];
+  store_be32(seq_high, static_cast<uint32_t>(seq >> 32));
+  size_t n = 0;
+  return EVP_MAC_init(m, nullptr, 0, nullptr) == 1 && EVP_MAC_update(m, frame + l.esp, l.icv - l.esp) == 1 &&
+         (!esn || EVP_MAC_update(m, seq_high, 4) == 1) && EVP_MAC_final(m, mac, &n, EVP_MAX_MD_SIZE) == 1;
+}
+
 }  // namespace
 
 struct EspOpenSsl::Contexts {
@@ -79,13 +89,7 @@ bool EspOpenSsl::seal(uint32_t i, uint8_t* frame, const EspLayout& l, uint64_t s
       return false;
     }
     uint8_t icv[EVP_MAX_MD_SIZE];
-    size_t icv_len = 0;
-    uint8_t seq_high[4];
-    store_be32(seq_high, static_cast<uint32_t>(seq >> 32));
-    if (EVP_MAC_init(c.mac, nullptr, 0, nullptr) != 1 || EVP_MAC_update(c.mac, frame + l.esp, l.icv - l.esp) != 1 ||
-        (sa.esn && EVP_MAC_update(c.mac, seq_high, 4) != 1) || EVP_MAC_final(c.mac, icv, &icv_len, sizeof icv) != 1) {
-      return false;
-    }
+    if (!hmac(c.mac, sa.esn, frame, l, seq, icv)) return false;
     std::memcpy(frame + l.icv, icv, kHmacSha1IcvBytes);
     return true;
   }
@@ -106,13 +110,7 @@ DropReason EspOpenSsl::open(uint32_t i, uint8_t* frame, const EspLayout& l, uint
   int n = 0;
   if (sa.cipher == Cipher::kAes128Cbc) {
     uint8_t icv[EVP_MAX_MD_SIZE];
-    size_t icv_len = 0;
-    uint8_t seq_high[4];
-    store_be32(seq_high, static_cast<uint32_t>(seq >> 32));
-    if (EVP_MAC_init(c.mac, nullptr, 0, nullptr) != 1 || EVP_MAC_update(c.mac, frame + l.esp, l.icv - l.esp) != 1 ||
-        (sa.esn && EVP_MAC_update(c.mac, seq_high, 4) != 1) || EVP_MAC_final(c.mac, icv, &icv_len, sizeof icv) != 1) {
-      return kCryptoError;
-    }
+    if (!hmac(c.mac, sa.esn, frame, l, seq, icv)) return kCryptoError;
     if (CRYPTO_memcmp(icv, frame + l.icv, kHmacSha1IcvBytes) != 0) return kBadIcv;
     if (EVP_DecryptInit_ex2(c.cipher, nullptr, nullptr, frame + l.iv, nullptr) != 1 ||
         EVP_DecryptUpdate(c.cipher, frame + l.payload, &n, frame + l.payload, static_cast<int>(l.payload_len)) != 1) {
