@@ -1,8 +1,10 @@
 // `tandem bench crypto`: the IPsec gateway's ESP per suite, frame size and direction (out:
 // encapsulate, pad, encrypt, authenticate; in: verify, decrypt, check, decapsulate), on the CPU and
 // the GPU, side by side in one run:
-//   cpu-openssl x1 / xN    the ipsec app's own path (OpenSSL EVP, contexts per thread) on 1 and on
-//                          N threads, each processing its share of the frames in a packet cell
+//   cpu-openssl x1 / xN    the ipsec app's scalar path (OpenSSL EVP, contexts per thread) on 1 and
+//                          on N threads, each processing its share of the frames in a packet cell
+//   cpu-ipsec-mb x1 / xN   its batched path: bursts of 256 through intel-ipsec-mb's multi-buffer
+//                          jobs (where the build has the library)
 //   gpu kernel             the GPU kernel alone on a batch already in device memory
 //   gpu host-to-host x1/xS frames copied in, processed, copied out: one batch at a time, and S
 //                          batches in flight on their own streams (copies and kernels overlap)
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "apps/ipsec/esp_gpu.h"
+#include "apps/ipsec/esp_ipsecmb.h"
 #include "apps/ipsec/ipsec_app.h"
 #include "apps/ipsec/sa_gen.h"
 #include "bench/bench_report.h"
@@ -52,13 +55,50 @@ struct Row {
   std::string dir, path;
   int threads = 0;  // CPU threads, or GPU batches in flight
   std::vector<double> pps;
-  bool identical = true;
+  bool identical = true;  // the GPU's frames equal the CPU app's (checked before timing)
   std::string cipher, size;
+  bool checked = false;  // the row's output was compared here (the CPU paths are compared in tests)
 };
 
-// Seals every frame of `s` in cells on `threads` threads (frame i on thread i % threads), whole
-// passes until min_seconds; frames per second.
-double cpu_rate(const ipsec::IpsecApp& app, const PacketStore& s, int threads, double min_seconds) {
+double burst_rate(const ipsec::IpsecApp& app, const PacketStore& s, int threads, double min_seconds) {
+  constexpr uint32_t kBurst = 256, kCell = 2048;
+  std::atomic<uint64_t> done{0};
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      pin_this_thread(t);
+      std::vector<uint8_t> cells(size_t{kBurst} * kCell);
+      uint8_t* frames[kBurst];
+      uint32_t lens[kBurst], verdicts[kBurst];
+      for (uint32_t k = 0; k < kBurst; ++k) frames[k] = cells.data() + size_t{k} * kCell;
+      uint64_t n = 0;
+      do {
+        uint32_t k = 0;
+        for (size_t i = t; i < s.size(); i += threads) {
+          std::memcpy(frames[k], s.frame(i), s.caplen[i]);
+          lens[k] = s.caplen[i];
+          if (++k == kBurst) {
+            app.process_burst(frames, lens, kCell, k, verdicts);
+            n += k;
+            k = 0;
+          }
+        }
+        if (k) app.process_burst(frames, lens, kCell, k, verdicts);
+        n += k;
+      } while (bench::seconds_since(t0) < min_seconds);
+      done += n;
+    });
+  }
+  for (auto& th : pool) th.join();
+  return done / bench::seconds_since(t0);
+}
+
+// Every frame of `s` through the app in cells on `threads` threads (frame i on thread i % threads),
+// whole passes until min_seconds; frames per second. One frame at a time (OpenSSL), or in bursts
+// of 256 (intel-ipsec-mb's multi-buffer pass, the app's batched path).
+double cpu_rate(const ipsec::IpsecApp& app, const PacketStore& s, int threads, double min_seconds, bool bursts) {
+  if (bursts) return burst_rate(app, s, threads, min_seconds);
   std::atomic<uint64_t> done{0};
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::thread> pool;
@@ -112,6 +152,7 @@ void gpu_rows(const CryptoOptions& o, ipsec::EspGpu& g, ipsec::SaTable& gpu_tabl
            std::memcmp(want.data(), g.out_bytes(0) + g.offsets(0)[i], len) == 0;
   }
   Row k{dir, "gpu kernel", 0, {}, same};
+  k.checked = true;
   for (int r = 0; r < o.reps; ++r) {
     const double t = g.time_kernel(0, op, p.frames, p.bytes, std::max(3, static_cast<int>(o.min_seconds * 200)));
     k.pps.push_back(t > 0 ? p.frames / t : 0);
@@ -119,6 +160,7 @@ void gpu_rows(const CryptoOptions& o, ipsec::EspGpu& g, ipsec::SaTable& gpu_tabl
   add(std::move(k));
   for (int slots : {1, g.slots()}) {
     Row h{dir, "gpu host-to-host", slots, {}, same};
+    h.checked = true;
     for (int r = 0; r < o.reps; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
       uint64_t n = 0, b = 0;
@@ -149,8 +191,8 @@ int run_bench(const CryptoOptions& o) {
   }
   char pcie[160];
   std::snprintf(pcie, sizeof pcie, "GPU; pinned PCIe with both directions busy: %.1f GB/s in, %.1f GB/s out", h2d, d2h);
-  std::printf("bench crypto: ESP tunnel mode over IPv4, %u SA pairs, %u frames per size; %s\n", o.sas, o.frames,
-              gpu ? pcie : ("no GPU: " + why).c_str());
+  std::printf("bench crypto: ESP tunnel mode over IPv4, %u SA pairs, %u frames per size; %s; CPU bursts: %s\n", o.sas,
+              o.frames, gpu ? pcie : ("no GPU: " + why).c_str(), ipsec::EspIpsecMb::describe().c_str());
   std::printf("%-18s %-5s %-4s %-18s %7s %10s %10s %9s  %s\n", "cipher", "size", "dir", "path", "thr/slot", "Mpps",
               "Gbit/s", "vs x1", "check");
   std::vector<Row> rows;
@@ -175,14 +217,17 @@ int run_bench(const CryptoOptions& o) {
           if (one_thread == 0) one_thread = pps;
           std::printf("%-18s %-5s %-4s %-18s %7d %10.2f %10.2f %8.2fx  %s\n", cname.c_str(), size.c_str(), dir.c_str(),
                       r.path.c_str(), r.threads, pps / 1e6, pps * clear_bytes * 8 / 1e9, pps / one_thread,
-                      r.identical ? "identical" : "DIFFERENT");
+                      !r.checked ? "-" : r.identical ? "identical" : "DIFFERENT");
           wrong += !r.identical;
           rows.push_back(std::move(r));
         };
-        for (int t : thread_counts) {
-          Row r{dir, "cpu-openssl", t};
-          for (int k = 0; k < o.reps; ++k) r.pps.push_back(cpu_rate(app, s, t, o.min_seconds));
-          add(std::move(r));
+        for (const bool bursts : {false, true}) {
+          if (bursts && !ipsec::EspIpsecMb::available()) continue;
+          for (int t : thread_counts) {
+            Row r{dir, bursts ? "cpu-ipsec-mb" : "cpu-openssl", t};
+            for (int k = 0; k < o.reps; ++k) r.pps.push_back(cpu_rate(app, s, t, o.min_seconds, bursts));
+            add(std::move(r));
+          }
         }
         if (!gpu) continue;
         size_t max_bytes = 0;
@@ -205,12 +250,13 @@ int run_bench(const CryptoOptions& o) {
     for (const Row& r : rows) {
       jrows.push_back({{"cipher", r.cipher}, {"size", r.size}, {"direction", r.dir}, {"path", r.path},
                        {"threads_or_slots", r.threads}, {"rates_pps", r.pps}, {"median_pps", bench::median(r.pps)},
-                       {"identical_to_openssl", r.identical}});
+                       {"checked", r.checked}, {"identical_to_cpu", r.identical}});
     }
     nlohmann::json report = {{"bench", "crypto"}, {"machine", bench::machine_json()},
                              {"config", {{"sas", o.sas}, {"frames", o.frames}, {"slots", o.slots}, {"reps", o.reps},
                                          {"min_seconds", o.min_seconds}}},
-                             {"pcie_gbytes_per_s_duplex", {{"h2d", h2d}, {"d2h", d2h}}}, {"rows", jrows}};
+                             {"pcie_gbytes_per_s_duplex", {{"h2d", h2d}, {"d2h", d2h}}},
+                             {"cpu_bursts", ipsec::EspIpsecMb::describe()}, {"rows", jrows}};
     bench::write_json(o.json, report);
     std::printf("wrote %s\n", o.json.c_str());
   }

@@ -101,3 +101,44 @@ if(HS_INCLUDE_DIR AND HS_LIBRARY)
   target_include_directories(tandem_hyperscan SYSTEM INTERFACE "${HS_INCLUDE_DIR}")
   target_link_libraries(tandem_hyperscan INTERFACE "${HS_LIBRARY}" m)
 endif()
+
+# intel-ipsec-mb (optional): the multi-buffer job API behind the ipsec app's batched CPU path
+# (apps/ipsec/esp_ipsecmb.h). First the shared object and header that scripts/fetch-ipsec-mb.sh
+# unpacks into .deps/ipsec-mb (Debian trixie's 2.0; carried to the GPU machine), else an installed
+# libipsec-mb-dev. Linked by full path: CMake puts its directory into the build tree's RPATH,
+# wherever the tree is built, so the binaries find it on the GPU machine too. Consumers link
+# tandem_ipsec_mb, which is empty when the library is missing and otherwise brings it and
+# TANDEM_HAVE_IPSEC_MB=1. TANDEM_IPSEC_MB_VERSION: its version, or OFF.
+set(TANDEM_IPSEC_MB_ROOT "${PROJECT_SOURCE_DIR}/.deps/ipsec-mb" CACHE PATH
+    "intel-ipsec-mb header (include/) and shared object (lib/)")
+set(TANDEM_HAVE_IPSEC_MB OFF)
+set(TANDEM_IPSEC_MB_VERSION OFF)
+add_library(tandem_ipsec_mb INTERFACE)
+file(GLOB ipsec_mb_carried "${TANDEM_IPSEC_MB_ROOT}/lib/libIPSec_MB.so.*")
+if(EXISTS "${TANDEM_IPSEC_MB_ROOT}/include/intel-ipsec-mb.h" AND ipsec_mb_carried)
+  set(IPSEC_MB_INCLUDE "${TANDEM_IPSEC_MB_ROOT}/include")
+  list(GET ipsec_mb_carried 0 IPSEC_MB_SO)
+else()
+  find_path(IPSEC_MB_INCLUDE_DIR intel-ipsec-mb.h)
+  find_library(IPSEC_MB_LIBRARY NAMES IPSec_MB)
+  set(IPSEC_MB_INCLUDE "${IPSEC_MB_INCLUDE_DIR}")
+  set(IPSEC_MB_SO "${IPSEC_MB_LIBRARY}")
+endif()
+if(IPSEC_MB_INCLUDE AND IPSEC_MB_SO)
+  file(STRINGS "${IPSEC_MB_INCLUDE}/intel-ipsec-mb.h" ipsec_mb_version REGEX "^#define IMB_VERSION_STR ")
+  string(REGEX REPLACE ".*\"(.*)\".*" "\\1" TANDEM_IPSEC_MB_VERSION "${ipsec_mb_version}")
+  set(TANDEM_HAVE_IPSEC_MB ON)
+  add_library(tandem_ipsec_mb_so SHARED IMPORTED)
+  set_target_properties(tandem_ipsec_mb_so PROPERTIES IMPORTED_LOCATION "${IPSEC_MB_SO}")
+  target_include_directories(tandem_ipsec_mb SYSTEM INTERFACE "${IPSEC_MB_INCLUDE}")
+  target_link_libraries(tandem_ipsec_mb INTERFACE tandem_ipsec_mb_so)
+  target_compile_definitions(tandem_ipsec_mb INTERFACE TANDEM_HAVE_IPSEC_MB=1)
+  message(STATUS "intel-ipsec-mb ${TANDEM_IPSEC_MB_VERSION}: ${IPSEC_MB_SO}")
+  if(TANDEM_IPSEC_MB_VERSION VERSION_LESS 1.4)
+    message(WARNING "intel-ipsec-mb ${TANDEM_IPSEC_MB_VERSION} stores to a process-wide error variable on every job "
+                    "(upstream issue 112): the ipsec app's batched path will not scale past a few cores; "
+                    "scripts/fetch-ipsec-mb.sh gets 2.0")
+  endif()
+else()
+  message(STATUS "intel-ipsec-mb not found (scripts/fetch-ipsec-mb.sh): the ipsec app's batched path uses OpenSSL")
+endif()

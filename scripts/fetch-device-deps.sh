@@ -2,7 +2,9 @@
 # Run HERE (a machine with package access) before sending the tree to the GPU machine, which has
 # no network and lacks CLI11, nlohmann-json, libpcap and scapy. Downloads the Debian packages,
 # unpacks them into .deps/root (git-ignored; carried to the device) and the scapy wheel into
-# .deps/whl, and DPDK's headers and static libraries into .deps/dpdk (scripts/fetch-dpdk.sh).
+# .deps/whl, DPDK's headers and static libraries into .deps/dpdk (scripts/fetch-dpdk.sh), and
+# intel-ipsec-mb's shared object and header into .deps/ipsec-mb (scripts/fetch-ipsec-mb.sh; the
+# build finds it there and links it with an RPATH to that directory).
 # scripts/device-run.sh uses them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +14,7 @@ rm -rf .deps && mkdir -p .deps/debs .deps/root .deps/whl
 for d in .deps/debs/*.deb; do dpkg -x "$d" .deps/root; done
 rm -rf .deps/debs
 scripts/fetch-dpdk.sh .deps/dpdk
+scripts/fetch-ipsec-mb.sh .deps/ipsec-mb
 # Shared data the GPU machine's tests and benches read (never committed: carried in .deps): the
 # real URL list (NDN), the ClassBench filter sets (firewall), the Emerging Threats rules (DPI).
 if [ -d ../shared/data/names ]; then

@@ -39,6 +39,10 @@ if ! dpkg-query -W -f='${Status}' libhyperscan-dev 2>/dev/null | grep -q "instal
     echo "install-deps: libhyperscan-dev unavailable: bench dpi runs without Hyperscan"
 fi
 
+# intel-ipsec-mb 2.0 into .deps/ipsec-mb: the ipsec app's batched CPU path (optional; without it
+# that path is OpenSSL's).
+"$(dirname "$0")/fetch-ipsec-mb.sh"
+
 # DPDK's LPM, hash and ACL libraries: the comparators of `tandem bench anchors` (optional; without
 # them the command says so).
 "$(dirname "$0")/fetch-dpdk.sh"

@@ -1,10 +1,13 @@
 #include "apps/ipsec/ipsec_app.h"
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <mutex>
 #include <stdexcept>
 #include <vector>
 
+#include "apps/ipsec/esp_ipsecmb.h"
 #include "apps/ipsec/esp_openssl.h"
 #include "apps/ipsec/esp_reference.h"
 #include "core/usage_error.h"
@@ -16,42 +19,64 @@ namespace {
 std::atomic<uint64_t> next_serial{1};
 }  // namespace
 
-// The OpenSSL contexts of the threads that run this app. A worker thread takes a set on its
-// first burst and gives it back when the thread ends (or runs another app), so the sets in use
-// are bounded by the threads running at once, however many runs come and go.
+// One worker thread's crypto: OpenSSL contexts, and the multi-buffer engine from its first burst.
+struct IpsecWorker {
+  explicit IpsecWorker(const SaTable& t) : ssl(t) {}
+  EspOpenSsl ssl;
+  std::unique_ptr<EspIpsecMb> mb;
+};
+
+// The crypto state of the threads that run this app. A worker thread takes an IpsecWorker on its
+// first frame and gives it back when the thread ends (or runs another app), so the IpsecWorkers in
+// use are bounded by the threads running at once, however many runs come and go. The multi-buffer
+// engines share one store of expanded keys.
 class IpsecApp::CryptoPool {
  public:
   explicit CryptoPool(const SaTable& t) : table_(t) {}
-  std::unique_ptr<EspOpenSsl> take() {
+  std::unique_ptr<IpsecWorker> take() {
     std::lock_guard g(mu_);
-    if (free_.empty()) return std::make_unique<EspOpenSsl>(table_);
+    if (free_.empty()) return std::make_unique<IpsecWorker>(table_);
     auto p = std::move(free_.back());
     free_.pop_back();
     return p;
   }
-  void give(std::unique_ptr<EspOpenSsl> p) {
+  void give(std::unique_ptr<IpsecWorker> p) {
     std::lock_guard g(mu_);
     free_.push_back(std::move(p));
+  }
+  // w's multi-buffer engine, made on first use; null where intel-ipsec-mb is not available.
+  EspIpsecMb* engine(IpsecWorker& w) {
+    if (TANDEM_LIKELY(w.mb != nullptr)) return w.mb.get();
+    if (!EspIpsecMb::available()) return nullptr;
+    std::shared_ptr<EspIpsecMb::Keys> keys;
+    {
+      std::lock_guard g(mu_);
+      if (!mb_keys_) mb_keys_ = EspIpsecMb::make_keys(table_);
+      keys = mb_keys_;
+    }
+    w.mb = std::make_unique<EspIpsecMb>(std::move(keys));
+    return w.mb.get();
   }
 
  private:
   const SaTable& table_;
   std::mutex mu_;
-  std::vector<std::unique_ptr<EspOpenSsl>> free_;
+  std::vector<std::unique_ptr<IpsecWorker>> free_;
+  std::shared_ptr<EspIpsecMb::Keys> mb_keys_;
 };
 
 namespace {
 
-// This thread's contexts, and the app they belong to.
+// This thread's IpsecWorker, and the app it belongs to.
 struct ThreadCrypto {
   uint64_t serial = 0;
   std::weak_ptr<void> pool;
-  std::unique_ptr<EspOpenSsl> cx;
-  void (*give)(const std::shared_ptr<void>&, std::unique_ptr<EspOpenSsl>) = nullptr;
+  std::unique_ptr<IpsecWorker> w;
+  void (*give)(const std::shared_ptr<void>&, std::unique_ptr<IpsecWorker>) = nullptr;
   void release() {
-    if (cx) {
-      if (auto p = pool.lock()) give(p, std::move(cx));
-      cx.reset();
+    if (w) {
+      if (auto p = pool.lock()) give(p, std::move(w));
+      w.reset();
     }
     serial = 0;
   }
@@ -68,17 +93,17 @@ IpsecApp::~IpsecApp() {
   if (this_thread_crypto.serial == serial_) this_thread_crypto.release();
 }
 
-EspOpenSsl& IpsecApp::crypto() const {
+IpsecWorker& IpsecApp::worker() const {
   ThreadCrypto& t = this_thread_crypto;
-  if (TANDEM_LIKELY(t.serial == serial_)) return *t.cx;
+  if (TANDEM_LIKELY(t.serial == serial_)) return *t.w;
   t.release();
-  t.cx = pool_->take();
+  t.w = pool_->take();
   t.pool = pool_;
-  t.give = [](const std::shared_ptr<void>& p, std::unique_ptr<EspOpenSsl> cx) {
-    static_cast<CryptoPool*>(p.get())->give(std::move(cx));
+  t.give = [](const std::shared_ptr<void>& p, std::unique_ptr<IpsecWorker> w) {
+    static_cast<CryptoPool*>(p.get())->give(std::move(w));
   };
   t.serial = serial_;
-  return *t.cx;
+  return *t.w;
 }
 
 const char* IpsecApp::reason_name(DropReason r) {
@@ -103,67 +128,149 @@ const char* IpsecApp::drop_reason_name(DropReason r) const {
   return n ? n : tandem::drop_reason_name(r);
 }
 
-uint32_t IpsecApp::outbound(EspOpenSsl& cx, uint8_t* frame, uint32_t* len, uint32_t cap, const ParsedPacket& pp) const {
-  const uint32_t i = table_.select(pp.tuple);
-  if (i == kNoSa) return Verdict::port(kPortBypass);
-  uint64_t seq = 0;
-  if (!table_.next_seq(i, &seq)) return Verdict::drop(kSeqOverflow);
-  EspLayout l;
-  if (const DropReason r = esp_encapsulate(frame, cap, pp, table_.tunnel(i), seq, &l); r != DropReason::kNone) {
-    return Verdict::drop(r);
+namespace {
+
+// The steps around a frame's crypto, shared by the frame-by-frame and the burst paths.
+//
+// prepare: outbound, the SA by selector, the next sequence number and the encapsulation; inbound,
+// the SA by SPI, the layout, the full sequence number and the replay check. True with `op` filled
+// in when the frame goes on to its crypto; otherwise false with the verdict (bypass or a drop).
+bool prepare(SaTable& table, uint8_t* frame, uint32_t len, uint32_t cap, EspCryptoOp* op, uint32_t* verdict) {
+  ParsedPacket pp;
+  DropReason r = parse_frame(frame, len, &pp);
+  if (r == DropReason::kNone && pp.tuple.proto == kProtoEsp) {
+    EspInbound in;
+    r = esp_inbound(frame, pp, &in);
+    if (r == DropReason::kNone) {
+      op->sa = table.find_inbound(in.spi);
+      if (op->sa == kNoSa) r = kUnknownSpi;
+    }
+    if (r == DropReason::kNone) r = esp_in_layout(in, table.tunnel(op->sa).shape, &op->layout);
+    if (r == DropReason::kNone) {
+      op->seq = table.infer_seq(op->sa, in.seq_low);
+      r = table.replay_check(op->sa, op->seq);
+    }
+  } else if (r == DropReason::kNone) {
+    op->sa = table.select(pp.tuple);
+    if (op->sa == kNoSa) {
+      *verdict = Verdict::port(kPortBypass);
+      return false;
+    }
+    if (!table.next_seq(op->sa, &op->seq)) {
+      r = kSeqOverflow;
+    } else {
+      r = esp_encapsulate(frame, cap, pp, table.tunnel(op->sa), op->seq, &op->layout);
+    }
   }
-  if (!cx.seal(i, frame, l, seq)) return Verdict::drop(kCryptoError);
-  *len = l.frame_len;
-  return Verdict::port(kPortTunnel);
+  if (r != DropReason::kNone) {
+    *verdict = Verdict::drop(r);
+    return false;
+  }
+  op->frame = frame;
+  op->result = DropReason::kNone;
+  return true;
 }
 
-uint32_t IpsecApp::inbound(EspOpenSsl& cx, uint8_t* frame, uint32_t* len, const ParsedPacket& pp) const {
-  EspInbound in;
-  if (const DropReason r = esp_inbound(frame, pp, &in); r != DropReason::kNone) return Verdict::drop(r);
-  const uint32_t i = table_.find_inbound(in.spi);
-  if (i == kNoSa) return Verdict::drop(kUnknownSpi);
-  EspLayout l;
-  if (const DropReason r = esp_in_layout(in, table_.tunnel(i).shape, &l); r != DropReason::kNone) return Verdict::drop(r);
-  const uint64_t seq = table_.infer_seq(i, in.seq_low);
-  if (const DropReason r = table_.replay_check(i, seq); r != DropReason::kNone) return Verdict::drop(r);
-  if (const DropReason r = cx.open(i, frame, l, seq); r != DropReason::kNone) return Verdict::drop(r);
-  // The ICV was right: the number counts as received whatever the checks below find.
-  if (const DropReason r = table_.replay_accept(i, seq); r != DropReason::kNone) return Verdict::drop(r);
+// finish: after the crypto, the verdict and the frame's new length. Inbound frames whose ICV was
+// right are marked received, then checked (padding, next header, inner packet, selector) and
+// decapsulated. `recheck`: the replay check is made again before a failed ICV is reported, for
+// frames checked against a window that has moved since (see process_burst).
+uint32_t finish(SaTable& table, const EspCryptoOp& op, uint32_t* len, bool recheck) {
+  const Sa& sa = table.sa(op.sa);
+  if (op.result != DropReason::kNone) {
+    if (recheck && sa.dir == SaDir::kIn) {
+      if (const DropReason r = table.replay_check(op.sa, op.seq); r != DropReason::kNone) return Verdict::drop(r);
+    }
+    return Verdict::drop(op.result);
+  }
+  if (sa.dir == SaDir::kOut) {
+    *len = op.layout.frame_len;
+    return Verdict::port(kPortTunnel);
+  }
+  // The ICV was right: the number counts as received whatever the checks below find (if it is
+  // still new: replay_accept checks again).
+  if (const DropReason r = table.replay_accept(op.sa, op.seq); r != DropReason::kNone) return Verdict::drop(r);
   uint32_t inner_len = 0;
-  if (const DropReason r = esp_decapsulate(frame, l, &inner_len); r != DropReason::kNone) return Verdict::drop(r);
+  if (const DropReason r = esp_decapsulate(op.frame, op.layout, &inner_len); r != DropReason::kNone) {
+    return Verdict::drop(r);
+  }
   ParsedPacket inner;
-  if (parse_frame(frame, inner_len, &inner) != DropReason::kNone) return Verdict::drop(kBadInner);
-  const Sa& sa = table_.sa(i);
+  if (parse_frame(op.frame, inner_len, &inner) != DropReason::kNone) return Verdict::drop(kBadInner);
   if (sa.has_selector && !selector_holds(sa, inner.tuple)) return Verdict::drop(kSelectorMismatch);
   *len = inner_len;
   return Verdict::port(kPortDecrypted);
 }
 
+}  // namespace
+
 uint32_t IpsecApp::process(uint8_t* frame, uint32_t* len, uint32_t cap) const {
-  ParsedPacket pp;
-  if (const DropReason r = parse_frame(frame, *len, &pp); r != DropReason::kNone) return Verdict::drop(r);
-  EspOpenSsl& cx = crypto();
-  if (pp.tuple.proto == kProtoEsp) return inbound(cx, frame, len, pp);
-  return outbound(cx, frame, len, cap, pp);
+  EspCryptoOp op;
+  uint32_t verdict = 0;
+  if (!prepare(table_, frame, *len, cap, &op, &verdict)) return verdict;
+  EspOpenSsl& cx = worker().ssl;
+  if (table_.sa(op.sa).dir == SaDir::kOut) {
+    op.result = cx.seal(op.sa, frame, op.layout, op.seq) ? DropReason::kNone : kCryptoError;
+  } else {
+    op.result = cx.open(op.sa, frame, op.layout, op.seq);
+  }
+  return finish(table_, op, len, false);
 }
 
-void IpsecApp::forward(PacketPool& pool, PacketBatch& b, Counters& c) const {
-  const uint32_t cap = pool.max_frame();
-  for (uint32_t i = 0; i < b.size; ++i) {
-    c.received(b.len[i]);
-    uint32_t len = b.len[i];
-    const uint32_t v = process(pool.data(b.cell[i]), &len, cap);
-    b.len[i] = static_cast<uint16_t>(len);
-    b.wire_len[i] = len;
-    b.l3_off[i] = kEthHeaderLen;
-    b.flow_hash[i] = 0;
-    b.verdict[i] = v;
-    c.verdict(v, len);
+// The frames of a burst are prepared in order (sequence numbers taken, replay windows checked),
+// their crypto runs in one pass, and they are finished in order (windows checked again and
+// updated). The first check sees the window as it was before the burst, so finish repeats it with
+// the window as the burst's earlier frames left it, before the ICV's result counts: the verdicts
+// are process()'s, a copy of an earlier frame of the same burst dropped as replayed. One
+// difference remains, with ESN: the high half of the sequence number is inferred from the window
+// before the burst, so a frame that the burst's earlier frames pushed out of the window is
+// kTooOld here, where process() infers the next 2^32 subspace and finds the ICV wrong (kBadIcv).
+void IpsecApp::process_burst(uint8_t* const* frames, uint32_t* lens, uint32_t cap, uint32_t n,
+                             uint32_t* verdicts) const {
+  IpsecWorker& w = worker();
+  EspIpsecMb* mb = pool_->engine(w);
+  if (mb == nullptr) {
+    for (uint32_t i = 0; i < n; ++i) verdicts[i] = process(frames[i], &lens[i], cap);
+    return;
+  }
+  constexpr uint32_t kBurst = PacketBatch::kCapacity;
+  std::array<EspCryptoOp, kBurst> ops;
+  std::array<uint32_t, kBurst> frame_of;
+  for (uint32_t base = 0; base < n; base += kBurst) {
+    const uint32_t m = std::min(kBurst, n - base);
+    uint32_t k = 0;
+    for (uint32_t i = base; i < base + m; ++i) {
+      if (prepare(table_, frames[i], lens[i], cap, &ops[k], &verdicts[i])) frame_of[k++] = i;
+    }
+    mb->run({ops.data(), k});
+    for (uint32_t j = 0; j < k; ++j) verdicts[frame_of[j]] = finish(table_, ops[j], &lens[frame_of[j]], true);
   }
 }
 
-void IpsecApp::forward_scalar(PacketPool& pool, PacketBatch& b, Counters& c) const { forward(pool, b, c); }
-void IpsecApp::forward_batched(PacketPool& pool, PacketBatch& b, Counters& c) const { forward(pool, b, c); }
+void IpsecApp::forward(PacketPool& pool, PacketBatch& b, Counters& c, bool burst) const {
+  const uint32_t cap = pool.max_frame();
+  std::array<uint8_t*, PacketBatch::kCapacity> frames;
+  std::array<uint32_t, PacketBatch::kCapacity> lens;
+  for (uint32_t i = 0; i < b.size; ++i) {
+    c.received(b.len[i]);
+    frames[i] = pool.data(b.cell[i]);
+    lens[i] = b.len[i];
+  }
+  if (burst) {
+    process_burst(frames.data(), lens.data(), cap, b.size, b.verdict.data());
+  } else {
+    for (uint32_t i = 0; i < b.size; ++i) b.verdict[i] = process(frames[i], &lens[i], cap);
+  }
+  for (uint32_t i = 0; i < b.size; ++i) {
+    b.len[i] = static_cast<uint16_t>(lens[i]);
+    b.wire_len[i] = lens[i];
+    b.l3_off[i] = kEthHeaderLen;
+    b.flow_hash[i] = 0;
+    c.verdict(b.verdict[i], lens[i]);
+  }
+}
+
+void IpsecApp::forward_scalar(PacketPool& pool, PacketBatch& b, Counters& c) const { forward(pool, b, c, false); }
+void IpsecApp::forward_batched(PacketPool& pool, PacketBatch& b, Counters& c) const { forward(pool, b, c, true); }
 
 uint32_t IpsecApp::forward_frame(uint8_t* frame, uint32_t len) const {
   std::vector<uint8_t> room(frame, frame + len);

@@ -9,10 +9,12 @@
 // Frames change length (ESP adds 36-93 bytes, decapsulation removes them) inside their packet
 // cell; a frame that would not fit its cell after encapsulation is dropped (kTooBig).
 //
-// The CPU path is OpenSSL (apps/ipsec/esp_openssl.h), one set of contexts per worker thread. ESP
-// does not fit the GPU item path of the other apps (a 4-byte key in, a result out): the GPU gets
-// whole frames (apps/ipsec/esp_gpu.h), and `tandem run --device gpu` refuses the app until the
-// workers ship whole frames.
+// The CPU paths, with per-worker-thread crypto state: scalar is OpenSSL frame by frame
+// (apps/ipsec/esp_openssl.h); batched hands a burst's crypto to intel-ipsec-mb in one multi-buffer
+// pass (apps/ipsec/esp_ipsecmb.h), and is OpenSSL's loop in builds without that library or on a
+// CPU it cannot run on. Both give the same bytes. ESP does not fit the GPU item path of the other
+// apps (a 4-byte key in, a result out): the GPU gets whole frames (apps/ipsec/esp_gpu.h), and
+// `tandem run --device gpu` refuses the app until the workers ship whole frames.
 #pragma once
 
 #include <cstdint>
@@ -24,8 +26,8 @@
 
 namespace tandem::ipsec {
 
-class EspOpenSsl;
 class EspReference;
+struct IpsecWorker;  // a worker thread's crypto state (ipsec_app.cc)
 
 // Why `tandem run --device gpu` refuses the app (AppSpec::no_gpu_path).
 inline constexpr const char* kNoGpuItemPath =
@@ -56,8 +58,13 @@ class IpsecApp final : public ForwardApp {
   bool item_of_frame(const uint8_t*, uint32_t, void*) const override { return false; }
   std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions&) override;
 
-  // One frame with room for `cap` bytes: its verdict, and its new length in *len.
+  // One frame with room for `cap` bytes: its verdict, and its new length in *len (OpenSSL).
   uint32_t process(uint8_t* frame, uint32_t* len, uint32_t cap) const;
+  // n frames, each with room for `cap` bytes: their verdicts and new lengths, as process() gives
+  // them frame by frame, with the crypto of up to PacketBatch::kCapacity frames at a time in one
+  // intel-ipsec-mb pass (OpenSSL frame by frame where that library is not available). The
+  // forward_batched path, and what `tandem bench crypto` times for it.
+  void process_burst(uint8_t* const* frames, uint32_t* lens, uint32_t cap, uint32_t n, uint32_t* verdicts) const;
   // forward_frame for callers that cannot take a new length: the frame is processed in a copy
   // with room to grow, and only its verdict comes back.
   uint32_t forward_frame(uint8_t* frame, uint32_t len) const override;
@@ -73,10 +80,8 @@ class IpsecApp final : public ForwardApp {
 
  private:
   class CryptoPool;
-  EspOpenSsl& crypto() const;
-  uint32_t outbound(EspOpenSsl& cx, uint8_t* frame, uint32_t* len, uint32_t cap, const ParsedPacket& pp) const;
-  uint32_t inbound(EspOpenSsl& cx, uint8_t* frame, uint32_t* len, const ParsedPacket& pp) const;
-  void forward(PacketPool& pool, PacketBatch& b, Counters& c) const;
+  IpsecWorker& worker() const;
+  void forward(PacketPool& pool, PacketBatch& b, Counters& c, bool burst) const;
 
   SaTable& table_;
   std::shared_ptr<CryptoPool> pool_;
