@@ -27,6 +27,7 @@
 #include "apps/ipsec/esp_ipsecmb.h"
 #include "apps/ipsec/ipsec_app.h"
 #include "apps/ipsec/sa_gen.h"
+#include "bench/bench_crypto_rsa.h"
 #include "bench/bench_report.h"
 #include "cli/commands.h"
 #include "core/machine_info.h"
@@ -44,6 +45,8 @@ struct CryptoOptions {
   uint32_t sas = 1024;
   uint32_t frames = 65536;
   int slots = 4;
+  bool esp = true;
+  bool rsa = true;
   std::string threads = "1,all";
   bool gpu = true;
   int reps = 3;
@@ -197,7 +200,7 @@ int run_bench(const CryptoOptions& o) {
               "Gbit/s", "vs x1", "check");
   std::vector<Row> rows;
   int wrong = 0;
-  for (const auto& cname : bench::split_list(o.ciphers)) {
+  for (const auto& cname : o.esp ? bench::split_list(o.ciphers) : std::vector<std::string>{}) {
     const ipsec::Cipher cipher = ipsec::cipher_by_name(cname);
     for (const auto& size : bench::split_list(o.sizes)) {
       for (const std::string dir : {"out", "in"}) {
@@ -245,6 +248,17 @@ int run_bench(const CryptoOptions& o) {
       }
     }
   }
+  nlohmann::json rsa_json;
+  if (o.rsa) {
+    RsaBenchOptions rsa_options;
+    rsa_options.threads = thread_counts;
+    rsa_options.reps = o.reps;
+    rsa_options.min_seconds = o.min_seconds;
+    rsa_options.gpu = gpu;
+    const RsaBenchResult rsa = bench_rsa(rsa_options);
+    wrong += rsa.wrong;
+    rsa_json = rsa.json;
+  }
   if (!o.json.empty()) {
     nlohmann::json jrows = nlohmann::json::array();
     for (const Row& r : rows) {
@@ -256,7 +270,7 @@ int run_bench(const CryptoOptions& o) {
                              {"config", {{"sas", o.sas}, {"frames", o.frames}, {"slots", o.slots}, {"reps", o.reps},
                                          {"min_seconds", o.min_seconds}}},
                              {"pcie_gbytes_per_s_duplex", {{"h2d", h2d}, {"d2h", d2h}}},
-                             {"cpu_bursts", ipsec::EspIpsecMb::describe()}, {"rows", jrows}};
+                             {"cpu_bursts", ipsec::EspIpsecMb::describe()}, {"rows", jrows}, {"rsa", rsa_json}};
     bench::write_json(o.json, report);
     std::printf("wrote %s\n", o.json.c_str());
   }
@@ -275,6 +289,8 @@ void register_bench_crypto(CLI::App& bench) {
   c->add_option("--slots", o->slots, "GPU batches in flight (host-to-host rows: 1 and this)")->capture_default_str()->check(CLI::Range(1, 8));
   c->add_option("--threads", o->threads, "CPU thread counts ('all': every core)")->capture_default_str();
   c->add_flag("!--no-gpu", o->gpu, "leave out the GPU rows");
+  c->add_flag("!--no-esp", o->esp, "leave out the ESP rows");
+  c->add_flag("!--no-rsa", o->rsa, "leave out RSA-2048 private operations (OpenSSL on 1 and N threads vs the GPU)");
   c->add_option("--reps", o->reps, "repetitions (median reported)")->capture_default_str()->check(CLI::Range(1, 100));
   c->add_option("--min-seconds", o->min_seconds, "least duration of a repetition")->capture_default_str()->check(CLI::Range(0.0, 600.0));
   c->add_option("--json", o->json, "write the report here");
