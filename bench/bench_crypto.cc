@@ -235,10 +235,12 @@ int run_bench(const CryptoOptions& o) {
         if (!gpu) continue;
         size_t max_bytes = 0;
         for (size_t i = 0; i < s.size(); ++i) max_bytes += (s.caplen[i] + ipsec::kMaxEspGrowth + 15) / 16 * 16;
-        auto g = ipsec::EspGpu::create(table, s.size(), max_bytes, o.slots);
+        // Fresh tables for the GPU and its CPU twin: the rows above took sequence numbers.
+        ipsec::SaTable gpu_table(bench_sas(o.sas, cipher));
+        auto g = ipsec::EspGpu::create(gpu_table, s.size(), max_bytes, o.slots);
         ipsec::SaTable twin(bench_sas(o.sas, cipher));
         ipsec::IpsecApp cpu(twin);
-        gpu_rows(o, *g, table, cpu, op, s, max_bytes, dir, add);
+        gpu_rows(o, *g, gpu_table, cpu, op, s, max_bytes, dir, add);
         // What the copies allow with both directions at once: each frame's bytes in and out.
         const double in_bytes = static_cast<double>(s.total_caplen()) / s.size();
         double out_bytes = 0;
