@@ -6,6 +6,7 @@
 // scalar path's. `tandem bench ipv4` has more IPv4 variants (group prefetching, G-Opt, AVX-512,
 // Poptrie); `tandem bench cores` measures the whole pipeline.
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,12 +57,13 @@ int run_bench(const BenchLookupOptions& o) {
   std::printf("bench lookup: app %s; %s; %zu keys (%zu-byte items) from %s; %d repetitions\n", app.name(),
               a.table_desc.c_str(), n, ib, o.gen.c_str(), o.reps);
 
-  std::vector<uint32_t> expect(n), got(n);
+  const size_t rb = app.result_bytes();  // results of the app's size, compared as bytes
+  std::vector<uint8_t> expect(n * rb), got(n * rb);
   std::vector<bench::Row> rows;
   nlohmann::json checks = nlohmann::json::object();
   auto add_row = [&](const std::string& name, const std::string& note, std::vector<double> secs) {
     size_t diff = 0;
-    for (size_t i = 0; i < n; ++i) diff += got[i] != expect[i];
+    for (size_t i = 0; i < n; ++i) diff += std::memcmp(got.data() + i * rb, expect.data() + i * rb, rb) != 0;
     checks[name] = diff;
     if (diff) std::fprintf(stderr, "bench lookup: %s: %zu results differ from the scalar path\n", name.c_str(), diff);
     rows.push_back({name, note, static_cast<double>(n), std::move(secs)});
@@ -73,7 +75,7 @@ int run_bench(const BenchLookupOptions& o) {
           bench::time_reps(o.reps, [&] { app.lookup_items(items.data(), got.data(), n); }));
   // In bursts of 32 keys, as the pipeline's batched path sees them under bench cores.
   add_row("cpu_batched_b32", "the batched lookup in calls of 32 keys, 1 thread", bench::time_reps(o.reps, [&] {
-            for (size_t i = 0; i < n; i += 32) app.lookup_items(items.data() + i * ib, got.data() + i, std::min<size_t>(32, n - i));
+            for (size_t i = 0; i < n; i += 32) app.lookup_items(items.data() + i * ib, got.data() + i * rb, std::min<size_t>(32, n - i));
           }));
   std::string why;
   if (o.device != "cpu" && no_gpu.empty() && gpu::available(&why)) {

@@ -140,11 +140,14 @@ TEST_P(AppsPipeline, EveryPathGivesTheReferenceDecisions) {
   const std::vector<uint8_t> items = items_of(app, s);
   const size_t n = items.size() / app.item_bytes();
   ASSERT_GT(n, 0u);
-  std::vector<uint32_t> one(n), batch(n + 1, 0xABCDu);
+  // Results of the app's size (result_bytes), compared as bytes.
+  const size_t rb = app.result_bytes();
+  std::vector<uint8_t> one(n * rb), batch(n * rb + 4, 0xAB);
   app.lookup_items_scalar(items.data(), one.data(), n);
   app.lookup_items(items.data(), batch.data(), n);
-  EXPECT_EQ(batch[n], 0xABCDu) << "lookup_items wrote past the end";
-  batch.pop_back();
+  EXPECT_EQ(std::vector<uint8_t>(batch.begin() + n * rb, batch.end()), std::vector<uint8_t>(4, 0xAB))
+      << "lookup_items wrote past the end";
+  batch.resize(n * rb);
   EXPECT_EQ(one, batch) << c.t.label << ": batched lookups differ from scalar ones";
 
   WorkersConfig wc;
@@ -170,7 +173,7 @@ TEST_P(AppsPipeline, EveryGpuModeGivesTheReferenceDecisions) {
   add_bad_frames(s);
   const std::vector<uint8_t> items = items_of(app, s);
   const size_t n = items.size() / app.item_bytes();
-  std::vector<uint32_t> one(n), on_gpu(n);
+  std::vector<uint8_t> one(n * app.result_bytes()), on_gpu(n * app.result_bytes());
   app.lookup_items_scalar(items.data(), one.data(), n);
   {
     gpu::OffloadOptions oo;
