@@ -147,8 +147,7 @@ bool prepare(SaTable& table, uint8_t* frame, uint32_t len, uint32_t cap, EspCryp
     }
     if (r == DropReason::kNone) r = esp_in_layout(in, table.tunnel(op->sa).shape, &op->layout);
     if (r == DropReason::kNone) {
-      op->seq = table.infer_seq(op->sa, in.seq_low);
-      r = table.replay_check(op->sa, op->seq);
+      r = table.infer_and_check(op->sa, in.seq_low, &op->seq);
     }
   } else if (r == DropReason::kNone) {
     op->sa = table.select(pp.tuple);

@@ -124,6 +124,17 @@ DropReason SaTable::replay_check(uint32_t i, uint64_t seq) {
   return reason(w.w->check(seq));
 }
 
+DropReason SaTable::infer_and_check(uint32_t i, uint32_t low, uint64_t* seq) {
+  Window& w = windows_[i];
+  if (!w.w) {
+    *seq = low;
+    return low == 0 && !file_.sas[i].esn ? kTooOld : DropReason::kNone;
+  }
+  Guard g(w.lock);
+  *seq = w.w->infer(low);
+  return reason(w.w->check(*seq));
+}
+
 DropReason SaTable::replay_accept(uint32_t i, uint64_t seq) {
   Window& w = windows_[i];
   if (!w.w) return DropReason::kNone;

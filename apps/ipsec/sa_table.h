@@ -66,6 +66,9 @@ class SaTable {
   uint64_t infer_seq(uint32_t i, uint32_t low);
   // kNone, kReplayed or kTooOld for a packet not yet authenticated.
   DropReason replay_check(uint32_t i, uint64_t seq);
+  // infer_seq and replay_check in one hold of the window's lock (the per-packet inbound step):
+  // the full number in *seq, and the check's result.
+  DropReason infer_and_check(uint32_t i, uint32_t low, uint64_t* seq);
   // After its ICV was verified: marks seq received; kReplayed (or kTooOld) when another copy
   // got there first.
   DropReason replay_accept(uint32_t i, uint64_t seq);
