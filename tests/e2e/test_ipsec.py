@@ -2,16 +2,23 @@
 (with python `cryptography`), for every suite: scapy decrypts and authenticates every ESP packet
 Tandem sends and gets back the packet Tandem was given; Tandem decrypts what scapy encrypts and
 gives back scapy's inner packets; tampered and replayed copies are dropped with their reason;
-packets no SA selects pass unchanged. Also: the SA file's errors never quote a key."""
+packets no SA selects pass unchanged. Also: the SA file's errors never quote a key. And the real
+captures (data/pcap) through a tunnel of every suite and back: what the selectors hold goes out as
+ESP (scapy opens a sample of it), the rest unchanged; the ESP fed back with the inbound SAs gives
+back every original packet byte for byte (the IP datagram as sent, its Ethernet addresses kept;
+VLAN tags and Ethernet trailer padding are not part of it)."""
+import ipaddress
 import json
 import os
 import random
+import struct
 
 from e2e_util import SKIP, Checker, args, run, tmpdir
 
 try:
     from scapy.all import IP, IPv6, UDP, TCP, Ether, Raw, rdpcap, wrpcap
     from scapy.layers.ipsec import ESP, SecurityAssociation
+    from scapy.utils import RawPcapReader, checksum
     import cryptography  # noqa: F401  (scapy's ESP needs it for every cipher)
 except ImportError as e:
     print(f"skipped: {e}")
@@ -48,6 +55,177 @@ def tandem_run(a, sa_file, pcap_in, out, d, extra=()):
     if rc != 0:
         return rc, so + se, None
     return rc, so + se, json.load(open(j))
+
+
+# The real-capture round trip: (SPI, tandem cipher, key bytes incl. salt, scapy algo, auth, outer
+# family, selector), first match wins. Every suite, IPv4 and IPv6 inside IPv4 and IPv6 tunnels;
+# the rest of each capture (other hosts, 10/8 to 173.194/16, ...) bypasses the tunnels.
+REAL_SAS = [
+    (0x3001, "aes-128-gcm", 20, "AES-GCM", None, 4, ("10.0.0.0/16", "212.199.0.0/16")),
+    (0x3002, "aes-128-cbc", 16, "AES-CBC", "HMAC-SHA1-96", 4, ("212.0.0.0/8", "10.0.0.0/8")),
+    (0x3003, "chacha20-poly1305", 36, "CHACHA20-POLY1305", None, 6, ("173.194.0.0/16", "0.0.0.0/0")),
+    (0x3004, "aes-256-gcm", 36, "AES-GCM", None, 4, ("2601::/16", "::/0")),
+    (0x3005, "aes-128-gcm", 20, "AES-GCM", None, 6, ("fe80::/10", "::/0")),
+    (0x3006, "chacha20-poly1305", 36, "CHACHA20-POLY1305", None, 6, ("2607::/16", "2601::/16")),
+    (0x3007, "aes-128-cbc", 16, "AES-CBC", "HMAC-SHA1-96", 6, ("0.0.0.0/0", "192.168.0.0/16")),
+]
+TUNNEL = {4: ("192.0.2.1", "198.51.100.1"), 6: ("2001:db8::1", "2001:db8::2")}
+
+
+def ip_datagram(frame):
+    """Where a frame's IP datagram lies, as a receiver that checks the headers sees it: (offset,
+    length, source, destination, protocol), or None for a frame without a well-formed IPv4/IPv6
+    datagram (not IP, truncated, a wrong IPv4 header checksum). Up to two VLAN tags."""
+    if len(frame) < 14:
+        return None
+    etype, off = struct.unpack("!H", frame[12:14])[0], 14
+    for _ in range(2):
+        if etype not in (0x8100, 0x88A8):
+            break
+        if len(frame) < off + 4:
+            return None
+        etype, off = struct.unpack("!H", frame[off + 2:off + 4])[0], off + 4
+    cap = len(frame) - off
+    if etype == 0x0800:
+        if cap < 20 or frame[off] >> 4 != 4:
+            return None
+        ihl, total = (frame[off] & 15) * 4, struct.unpack("!H", frame[off + 2:off + 4])[0]
+        if ihl < 20 or ihl > cap or total < ihl or total > cap or checksum(frame[off:off + ihl]) != 0:
+            return None
+        return (off, total, ipaddress.IPv4Address(frame[off + 12:off + 16]),
+                ipaddress.IPv4Address(frame[off + 16:off + 20]), frame[off + 9])
+    if etype == 0x86DD:
+        if cap < 40 or frame[off] >> 4 != 6:
+            return None
+        plen = struct.unpack("!H", frame[off + 4:off + 6])[0]
+        if plen == 0 or 40 + plen > cap:
+            return None
+        return (off, 40 + plen, ipaddress.IPv6Address(frame[off + 8:off + 24]),
+                ipaddress.IPv6Address(frame[off + 24:off + 40]), frame[off + 6])
+    return None
+
+
+def real_captures(a, c, d):
+    """Each capture out through the tunnels and back in; see the module's docstring."""
+    rng = random.Random(4303)
+    sas, lines = [], []
+    for spi, cipher, key_len, algo, auth, fam, (sel_src, sel_dst) in REAL_SAS:
+        key = bytes(rng.randrange(256) for _ in range(key_len))
+        akey = bytes(rng.randrange(256) for _ in range(20)) if auth else b""
+        authf = f" auth=hmac-sha1-96 authkey={akey.hex()}" if auth else ""
+        gw, peer = TUNNEL[fam]
+        for direction in ("out", "in"):
+            lines.append(f"dir={direction} spi={spi:#x} src={gw} dst={peer} cipher={cipher} key={key.hex()}{authf} "
+                         f"selector={sel_src},{sel_dst}")
+        kw = dict(crypt_algo=algo, crypt_key=key)
+        if auth:
+            kw.update(auth_algo=auth, auth_key=akey)
+        outer = IP(src=gw, dst=peer) if fam == 4 else IPv6(src=gw, dst=peer)
+        sas.append(dict(spi=spi, fam=fam, gw=gw, peer=peer, src=ipaddress.ip_network(sel_src),
+                        dst=ipaddress.ip_network(sel_dst), scapy=SecurityAssociation(ESP, spi=spi, tunnel_header=outer, **kw)))
+    sa_file = os.path.join(d, "real.sa")
+    with open(sa_file, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+    def run_json(pcap_in, out, tag):
+        j = os.path.join(d, f"{tag}.json")
+        rc, so, se = run([a.tandem, "run", "--app", "ipsec", "--sa", sa_file, "--pcap", pcap_in, "--out", out,
+                          "--device", "cpu", "--workers", "1", "--verify", "--json", j])
+        c.check(rc == 0, f"{tag}: exit {rc}: {(so + se)[-300:]}")
+        return json.load(open(j)) if rc == 0 else None
+
+    def balanced(rep, n_in, tag):
+        c.check(rep["received"] == n_in, f"{tag}: received {rep['received']} of {n_in} packets")
+        c.check(rep["received"] == rep["forwarded"] + rep["dropped"], f"{tag}: received != forwarded + dropped: {rep}")
+        c.check(sum(rep["drops"].values()) == rep["dropped"], f"{tag}: drop reasons {rep['drops']} != {rep['dropped']}")
+        c.check(rep["verify"]["mismatches"] == 0 and rep["verify"]["checked"] == rep["forwarded"],
+                f"{tag}: --verify {rep['verify']}")
+
+    used = {s["spi"]: 0 for s in sas}
+    for name in ("many-protocols", "tls2"):
+        cap = os.path.join(a.source_dir, "data/pcap", name + ".pcap")
+        frames = [bytes(data) for data, _ in RawPcapReader(cap)]
+        # What the gateway must do with each frame: (frame, its datagram, the SA or None), or drop it.
+        fwd, drops = [], 0
+        for fr in frames:
+            dg = ip_datagram(fr)
+            if dg is None or dg[4] == 50:  # not IP, malformed, or ESP (no SA has its SPI)
+                drops += 1
+                continue
+            sa = next((s for s in sas if dg[2].version == s["src"].version and dg[2] in s["src"] and dg[3] in s["dst"]), None)
+            fwd.append((fr, dg, sa))
+        n_esp = sum(sa is not None for _, _, sa in fwd)
+        per_sa = {f'{s["spi"]:#x}': sum(sa is s for _, _, sa in fwd) for s in sas}
+        for s in sas:
+            used[s["spi"]] += per_sa[f'{s["spi"]:#x}']
+        print(f"{name}: {len(frames)} frames, {n_esp} for the tunnels {per_sa}, {len(fwd) - n_esp} bypass, {drops} dropped",
+              flush=True)
+        c.check(n_esp > 100 and len(fwd) - n_esp > 10, f"{name}: too little traffic for the tunnels or around them")
+
+        # Outbound.
+        enc = os.path.join(d, f"{name}-esp.pcap")
+        rep = run_json(cap, enc, f"{name} out")
+        if rep is None:
+            continue
+        balanced(rep, len(frames), f"{name} out")
+        c.check(rep["dropped"] == drops, f"{name} out: {rep['dropped']} dropped, expected {drops}: {rep['drops']}")
+        c.check(rep["forwarded_per_port"] == {k: v for k, v in (("0", n_esp), ("2", len(fwd) - n_esp)) if v},
+                f"{name} out: per port {rep['forwarded_per_port']}, expected {n_esp} ESP and {len(fwd) - n_esp} bypassed")
+        sent = [bytes(data) for data, _ in RawPcapReader(enc)]
+        c.check(len(sent) == len(fwd), f"{name} out: {len(sent)} frames written, expected {len(fwd)}")
+        seq = {s["spi"]: 0 for s in sas}
+        bad_esp = bad_bypass = opened = tried = 0
+        for (orig, dg, sa), out in zip(fwd, sent):
+            if sa is None:
+                bad_bypass += out != orig
+                continue
+            seq[sa["spi"]] += 1
+            p = Ether(out)
+            o = p[IP] if sa["fam"] == 4 else p[IPv6]
+            ok = (out[:12] == orig[:12] and ESP in p and p[ESP].spi == sa["spi"] and p[ESP].seq == seq[sa["spi"]] and
+                  o.src == sa["gw"] and o.dst == sa["peer"])
+            bad_esp += not ok
+            if ok and seq[sa["spi"]] <= 25:  # scapy opens the first packets of each SA
+                tried += 1
+                try:
+                    inner = sa["scapy"].decrypt(o.copy())
+                    opened += bytes(inner) == orig[dg[0]:dg[0] + dg[1]]
+                except Exception as e:  # noqa: BLE001 (any failure is a failed check)
+                    print(f"{name}: scapy could not open SPI {sa['spi']:#x} seq {seq[sa['spi']]}: {e}")
+        c.check(bad_esp == 0, f"{name} out: {bad_esp} ESP frames with a wrong SPI, sequence number, tunnel or MACs")
+        c.check(bad_bypass == 0, f"{name} out: {bad_bypass} bypassed frames changed")
+        c.check(opened == tried > 0, f"{name} out: scapy opened {opened} of {tried} ESP frames to the original datagram")
+
+        # Inbound: the same SA file's inbound SAs open what came out; the bypassed frames pass again.
+        dec = os.path.join(d, f"{name}-clear.pcap")
+        rep = run_json(enc, dec, f"{name} in")
+        if rep is None:
+            continue
+        balanced(rep, len(sent), f"{name} in")
+        c.check(rep["dropped"] == 0, f"{name} in: drops {rep['drops']}")
+        c.check(rep["forwarded_per_port"] == {k: v for k, v in (("1", n_esp), ("2", len(fwd) - n_esp)) if v},
+                f"{name} in: per port {rep['forwarded_per_port']}")
+        back = [bytes(data) for data, _ in RawPcapReader(dec)]
+        c.check(len(back) == len(fwd), f"{name} in: {len(back)} frames written, expected {len(fwd)}")
+        bad = 0
+        for (orig, dg, sa), got in zip(fwd, back):
+            if sa is None:
+                bad += got != orig
+                continue
+            # The original datagram behind the original MACs, with its own EtherType: scapy's
+            # reading of it, and byte for byte.
+            want = orig[:12] + (b"\x08\x00" if dg[2].version == 4 else b"\x86\xdd") + orig[dg[0]:dg[0] + dg[1]]
+            p = Ether(got)
+            layer = IP if dg[2].version == 4 else IPv6
+            ok = got == want and layer in p and bytes(p[layer]) == orig[dg[0]:dg[0] + dg[1]] and \
+                p.src == Ether(orig).src and p.dst == Ether(orig).dst
+            if not ok and bad < 3:
+                print(f"{name} in: frame {got.hex()[:120]}... expected {want.hex()[:120]}...")
+            bad += not ok
+        c.check(bad == 0, f"{name} in: {bad} of {len(fwd)} frames differ from the originals")
+        print(f"{name}: scapy opened {opened} of {tried} sampled ESP frames; {len(back) - bad} of {len(fwd)} frames "
+              f"came back as sent", flush=True)
+    c.check(all(used.values()), f"real captures: an SA that no packet used: {used}")
 
 
 def main():
@@ -132,6 +310,8 @@ def main():
     c.check(rc != 0 and "bad.sa:1" in se and "takes 20" in se and secret[:10] not in so + se, f"bad SA file: {rc} {se}")
     rc, so, se = run([a.tandem, "run", "--app", "ipsec", "--sa", bad, "--gen", "count=10", "--device", "gpu"])
     c.check(rc != 0 and "whole frames" in se, f"--device gpu refused: {rc} {se}")
+
+    real_captures(a, c, d)
     c.done()
 
 
