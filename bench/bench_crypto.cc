@@ -9,6 +9,9 @@
 //   gpu host-to-host x1/xS frames copied in, processed, copied out: one batch at a time, and S
 //                          batches in flight on their own streams (copies and kernels overlap)
 //   pcie bound (duplex)    the rate the pinned copies allow, measured with both directions busy
+// With --apunet and --batch-sweep, two more tables (bench_crypto_apunet.h): APUNet's eight
+// algorithms in four columns (CPU, CPU optimised, GPU with copies, GPU mapped) and Koromilas et
+// al.'s batch-size sweep of AES-128-CBC and MD5; opt-in, each takes about a minute on the device.
 // Before timing, the GPU's frames are checked byte for byte against the CPU app's for the same SAs
 // and sequence numbers. Inbound SAs run without replay windows (each pass replays the same
 // numbers). Rates are frames per second and cleartext Gbit/s; each repetition runs for at least
@@ -27,6 +30,7 @@
 #include "apps/ipsec/esp_ipsecmb.h"
 #include "apps/ipsec/ipsec_app.h"
 #include "apps/ipsec/sa_gen.h"
+#include "bench/bench_crypto_apunet.h"
 #include "bench/bench_crypto_rsa.h"
 #include "bench/bench_report.h"
 #include "cli/commands.h"
@@ -52,6 +56,9 @@ struct CryptoOptions {
   int reps = 3;
   double min_seconds = 0.5;
   std::string json;
+  bool apunet = false;
+  bool sweep = false;
+  PaperTableOptions tables;  // their own flags (threads, reps, GPU: the command's)
 };
 
 struct Row {
@@ -261,6 +268,27 @@ int run_bench(const CryptoOptions& o) {
     wrong += rsa.wrong;
     rsa_json = rsa.json;
   }
+  nlohmann::json apunet_json, sweep_json;
+  if (o.apunet || o.sweep) {
+    PaperTableOptions t = o.tables;
+    t.threads = *std::max_element(thread_counts.begin(), thread_counts.end());
+    t.reps = o.reps;
+    t.min_seconds = o.min_seconds;
+    t.gpu = gpu;
+    t.gpu_why = o.gpu ? why : "--no-gpu";
+    t.connections = o.sas;
+    if (o.apunet) {
+      // The RSA rows above serve when they ran on as many threads; else the table runs its own.
+      const PaperTableResult r = bench_apunet(t, o.rsa ? rsa_json["rows"] : nlohmann::json());
+      wrong += r.wrong;
+      apunet_json = r.json;
+    }
+    if (o.sweep) {
+      const PaperTableResult r = bench_crypto_sweep(t);
+      wrong += r.wrong;
+      sweep_json = r.json;
+    }
+  }
   if (!o.json.empty()) {
     nlohmann::json jrows = nlohmann::json::array();
     for (const Row& r : rows) {
@@ -272,7 +300,8 @@ int run_bench(const CryptoOptions& o) {
                              {"config", {{"sas", o.sas}, {"frames", o.frames}, {"slots", o.slots}, {"reps", o.reps},
                                          {"min_seconds", o.min_seconds}}},
                              {"pcie_gbytes_per_s_duplex", {{"h2d", h2d}, {"d2h", d2h}}},
-                             {"cpu_bursts", ipsec::EspIpsecMb::describe()}, {"rows", jrows}, {"rsa", rsa_json}};
+                             {"cpu_bursts", ipsec::EspIpsecMb::describe()}, {"rows", jrows}, {"rsa", rsa_json},
+                             {"apunet", apunet_json}, {"batch_sweep", sweep_json}};
     bench::write_json(o.json, report);
     std::printf("wrote %s\n", o.json.c_str());
   }
@@ -295,6 +324,32 @@ void register_bench_crypto(CLI::App& bench) {
   c->add_flag("!--no-rsa", o->rsa, "leave out RSA-2048 private operations (OpenSSL on 1 and N threads vs the GPU)");
   c->add_option("--reps", o->reps, "repetitions (median reported)")->capture_default_str()->check(CLI::Range(1, 100));
   c->add_option("--min-seconds", o->min_seconds, "least duration of a repetition")->capture_default_str()->check(CLI::Range(0.0, 600.0));
+  c->add_flag("--apunet", o->apunet, "APUNet's eight-algorithm table: CPU, CPU optimised, GPU with copies, GPU mapped");
+  c->add_flag("--batch-sweep", o->sweep, "Koromilas et al. Fig. 3: AES-128-CBC and MD5 throughput and latency per batch size");
+  c->add_option("--apunet-fib", o->tables.fib, "--apunet: the IPv4/IPv6 lookups' FIB")->capture_default_str();
+  c->add_option("--apunet-rules", o->tables.rules, "--apunet: Aho-Corasick's rules (a file or a folder of *.rules[.gz])")
+      ->capture_default_str();
+  c->add_option("--apunet-lookup-packets", o->tables.lookup_packets, "--apunet: keys of the lookup rows")
+      ->capture_default_str()->check(CLI::Range(1024u, 1u << 26));
+  c->add_option("--apunet-payload-packets", o->tables.payload_packets, "--apunet: packets of the payload rows (one GPU batch)")
+      ->capture_default_str()->check(CLI::Range(256u, 1u << 20));
+  c->add_option("--apunet-streams", o->tables.streams, "--apunet: GPU streams a payload batch's copies are split over")
+      ->capture_default_str()->check(CLI::Range(1, 8));
+  c->add_option("--sweep-batches", o->tables.batches, "--batch-sweep: packets per batch")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            for (const std::string& b : bench::split_list(s)) {
+              if (b.find_first_not_of("0123456789") != std::string::npos || b.size() > 7 || std::stoul(b) == 0 ||
+                  std::stoul(b) > (1u << 22)) {
+                return b + " is not a batch size in 1..4194304";
+              }
+            }
+            return bench::split_list(s).empty() ? std::string("no batch sizes") : std::string();
+          },
+          "N,N,..."));
+  c->add_option("--sweep-size", o->tables.sweep_size, "--batch-sweep: packet bytes")
+      ->capture_default_str()->check(CLI::Range(16u, 9000u));
   c->add_option("--json", o->json, "write the report here");
   c->callback([o] {
     const int rc = run_bench(*o);
