@@ -26,6 +26,7 @@
 #include "core/packet_pool.h"
 #include "gpu/frame_runner.h"
 #include "gpu/offload.h"
+#include "gpu/resident.h"
 
 namespace tandem {
 
@@ -109,11 +110,18 @@ class ForwardApp {
 
   // The whole per-packet logic on one frame, written once for the host and the GPU
   // (apps/frame_core.h): rewrites the frame as the CPU paths do and returns its verdict, counting
-  // nothing. What a GPU given whole frames computes; for tests and the checks of that path.
-  virtual uint32_t forward_frame(uint8_t* frame, uint32_t len) const = 0;
+  // nothing. What a GPU given whole frames computes; for tests, the checks of that path and the
+  // resident path's CPU fallback. With `l3_off` (may be null), the L3 offset verification needs.
+  virtual uint32_t forward_frame(uint8_t* frame, uint32_t len, uint16_t* l3_off) const = 0;
+  uint32_t forward_frame(uint8_t* frame, uint32_t len) const { return forward_frame(frame, len, nullptr); }
   // A whole-frame runner (gpu/frame_runner.h) over a device copy of the app's tables as they are
   // now. Throws gpu::GpuError without a usable GPU, or for a table with no GPU path.
   virtual std::unique_ptr<gpu::FrameRunner> make_frame_runner(const gpu::FrameOptions& opts) const = 0;
+  // The resident path's GPU side (gpu/resident.h) for `ring`, over a device copy of the app's
+  // tables as they are now. Throws gpu::GpuError without a usable GPU, or for a table with no GPU
+  // path.
+  virtual std::unique_ptr<gpu::ResidentRunner> make_resident_runner(gpu::ResidentRing& ring,
+                                                                    const gpu::ResidentOptions& opts) const = 0;
 
   // Verification (--verify): builds the app's reference (a trie, a map, ...) from its table.
   virtual void build_reference() = 0;

@@ -161,14 +161,16 @@ class ForwardAppImpl final : public ForwardApp {
     return t_.make_gpu_runner(opts);
   }
 
-  uint32_t forward_frame(uint8_t* frame, uint32_t len) const override {
+  using ForwardApp::forward_frame;
+  uint32_t forward_frame(uint8_t* frame, uint32_t len, uint16_t* l3_out) const override {
     if constexpr (requires { t_.frame_core(); }) {
-      return tandem::forward_frame(t_.frame_core(), frame, len);
+      return tandem::forward_frame(t_.frame_core(), frame, len, l3_out);
     } else {
       Key key;
       uint16_t l3_off = 0;
       uint32_t flow = 0;
       const DropReason r = t_.classify(frame, len, &key, &l3_off, &flow);
+      if (l3_out) *l3_out = r == DropReason::kNone ? l3_off : 0;
       return r != DropReason::kNone ? Verdict::drop(r) : t_.apply(frame, len, l3_off, t_.lookup(key));
     }
   }
@@ -176,6 +178,14 @@ class ForwardAppImpl final : public ForwardApp {
   std::unique_ptr<gpu::FrameRunner> make_frame_runner(const gpu::FrameOptions& opts) const override {
     if constexpr (requires { t_.frame_core(); }) {
       return gpu::make_frame_runner(t_.frame_core(), opts);
+    } else {
+      throw gpu::GpuError(std::string(Traits::kName) + ": this table has no GPU path");
+    }
+  }
+  std::unique_ptr<gpu::ResidentRunner> make_resident_runner(gpu::ResidentRing& ring,
+                                                            const gpu::ResidentOptions& opts) const override {
+    if constexpr (requires { t_.frame_core(); }) {
+      return gpu::make_resident_runner(t_.frame_core(), ring, opts);
     } else {
       throw gpu::GpuError(std::string(Traits::kName) + ": this table has no GPU path");
     }

@@ -29,12 +29,15 @@ namespace tandem {
 
 // One frame through the whole per-packet logic; returns its Verdict. A dropped frame is left as
 // it was, unless the app's apply rewrote it before deciding to drop.
+// With `l3_out`, the offset of the frame's L3 header that classify found goes there (what
+// verification reads the key at; 0 for a frame dropped before the lookup).
 template <class Core>
-TANDEM_HD_INLINE uint32_t forward_frame(const Core& core, uint8_t* frame, uint32_t len) {
+TANDEM_HD_INLINE uint32_t forward_frame(const Core& core, uint8_t* frame, uint32_t len, uint16_t* l3_out = nullptr) {
   typename Core::Key key{};
   uint16_t l3_off = 0;
   uint32_t flow = 0;
   const DropReason r = core.classify(frame, len, &key, &l3_off, &flow);
+  if (l3_out) *l3_out = r == DropReason::kNone ? l3_off : 0;
   if (r != DropReason::kNone) return Verdict::drop(r);
   return core.apply(frame, len, l3_off, core.lookup(key));
 }

@@ -28,6 +28,8 @@
 #include "gpu/offload_engine.h"
 #include "io/pcap_io.h"
 #include "io/traffic_gen.h"
+#include "cli/run_resident.h"
+#include "sched/resident.h"
 #include "sched/workers.h"
 
 namespace tandem::cli {
@@ -56,6 +58,8 @@ struct RunOptions {
   double rx_hold_us = 4;
   std::string engine = "staged";
   std::string gpu_mode = "async";
+  std::string gpu_path = "offload";
+  ResidentFlags resident;
   bool verify = false;
   std::string json;
   std::vector<std::string> gpu_flags;  // flags only the GPU path reads, given on the command line
@@ -63,7 +67,12 @@ struct RunOptions {
 
 constexpr const char* kGpuOnlyFlags[] = {"--batch",      "--max-wait-us",       "--flush-when-idle",
                                          "--engine",     "--rx-hold-us",        "--gpu-slots",
-                                         "--gpu-mode",   "--persistent-blocks", "--inject-gpu-fault"};
+                                         "--gpu-mode",   "--persistent-blocks", "--inject-gpu-fault",
+                                         "--gpu-path",   "--frame-layout",      "--ring-slots"};
+
+bool given(const RunOptions& o, const char* flag) {
+  return std::find(o.gpu_flags.begin(), o.gpu_flags.end(), flag) != o.gpu_flags.end();
+}
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -297,7 +306,23 @@ int run(const RunOptions& o) {
   const std::string threads = std::to_string(o.workers) + " worker thread" + (o.workers > 1 ? "s" : "");
   std::string dev_desc;
   GpuEngine engine;
-  if (dev == Device::kCpu) {
+  const bool resident = dev == Device::kGpu && o.gpu_path == "resident";
+  ResidentConfig rc;
+  if (resident) {
+    // The resident path's own defaults: a resident kernel, batches of 1,024 frames.
+    rc.producers = o.workers;
+    rc.ring = resident_options(o.resident, given(o, "--gpu-mode") ? o.gpu_mode : "persistent",
+                               given(o, "--batch") ? o.batch : 1024, o.persistent_blocks, o.inject_gpu_fault,
+                               cell_size(in.store()));
+    rc.rate_pps = wc.rate_pps;
+    rc.repeat = wc.repeat;
+    rc.rx_hold_ns = given(o, "--rx-hold-us") ? static_cast<uint64_t>(o.rx_hold_us * 1000) : 20000;
+    rc.cores = wc.cores;
+    rc.verify = o.verify;
+    rc.ports = wc.ports;
+    rc.stop = wc.stop;
+    dev_desc = "gpu (" + gpu::device_info().name + "), ";
+  } else if (dev == Device::kCpu) {
     wc.path = o.cpu_path == "scalar" ? LookupPath::kScalar : LookupPath::kBatched;
     dev_desc = (o.cpu_path == "scalar" ? "cpu (scalar: one packet at a time), "
                                        : "cpu (batched: keys extracted per burst, looked up with prefetching), ") + threads;
@@ -334,11 +359,20 @@ int run(const RunOptions& o) {
   // after pass; the run's figures add up. Anything else is one run of the workers over memory.
   WorkersResult res;
   res.counters = Counters(app.ports());
-  if (in.windowed()) wc.repeat = 1;
+  ResidentResult rres;
+  if (in.windowed()) wc.repeat = rc.repeat = 1;
   for (;;) {
     wc.sink = !in.windowed() || in.pass() == 1 ? sink.get() : nullptr;  // --out: the first pass
     wc.cell_size = cell_size(in.store());
-    res.add(run_workers(app, in.store(), wc));
+    if (resident) {
+      rc.sink = wc.sink;
+      rc.ring.cell_size = wc.cell_size;
+      const ResidentResult r = run_resident(app, in.store(), rc);
+      res.add(r.run);
+      add_resident(rres, r);
+    } else {
+      res.add(run_workers(app, in.store(), wc));
+    }
     if (stop_signal()) res.stopped = true;
     if (!in.windowed() || res.stopped || !in.next_window(o.repeat)) break;
   }
@@ -350,6 +384,7 @@ int run(const RunOptions& o) {
     engine = {};
   }
   if (sink) sink->close();
+  if (resident) dev_desc += describe_resident(rc, rres.describe);
   const Counters& c = res.counters;
   const double seconds = res.seconds;
   const uint64_t rx = c.rx_packets, fwd = c.tx_packets, drop = c.dropped();
@@ -411,6 +446,7 @@ int run(const RunOptions& o) {
                 ended_on_gpu ? "" : "; finished on the CPU after a GPU failure");
     if (!es.gpu_error.empty()) std::printf("gpu error: %s\n", es.gpu_error.c_str());
   }
+  if (resident) print_resident(rres, seconds);
   if (o.verify) {
     std::printf("verify: %llu lookup decisions checked against the %s app's reference: %llu differ; the workers "
                 "spent %.3f s verifying, which slows the run (leave out --verify to measure forwarding alone)\n",
@@ -456,6 +492,7 @@ int run(const RunOptions& o) {
                           {"backpressure", es.backpressure}, {"gpu_error", es.gpu_error},
                           {"ended_on_gpu", ended_on_gpu}};
     }
+    if (resident) report["resident"] = resident_json(rres, rc);
     report["workers"] = o.workers;
     report["offered_mpps"] = o.rate_mpps;
     if (o.verify) {
@@ -537,6 +574,12 @@ void register_run(CLI::App& app) {
                  "how batches reach the GPU: async (copies on streams), graph (CUDA graph), mapped "
                  "(zero-copy), persistent (resident kernel, no launches)")
       ->capture_default_str()->check(CLI::IsMember({"async", "graph", "mapped", "persistent"}));
+  c->add_option("--gpu-path", o->gpu_path,
+                "GPU: offload (workers parse and apply, the GPU looks keys up) or resident (receive threads put "
+                "frames in GPU-registered memory, the GPU does the whole per-packet work, no worker touches a "
+                "packet; --gpu-mode persistent or async, --batch frames per batch, default 1024)")
+      ->capture_default_str()->check(CLI::IsMember({"offload", "resident"}));
+  add_resident_flags(c, o->resident);
   c->add_flag("--verify", o->verify, "check every lookup decision against the app's reference (trie, map)");
   c->add_option("--json", o->json, "write a JSON summary here");
   c->callback([o, c] {

@@ -21,6 +21,7 @@ const char* drop_reason_name(DropReason r) {
     case DropReason::kTinyFragment: return "tiny_fragment";
     case DropReason::kFragmentOverlap: return "fragment_overlap";
     case DropReason::kOversize: return "oversize";
+    case DropReason::kGpuFault: return "gpu_fault";
     default: break;
   }
   static const char* const kAppNames[kAppDropReasons] = {

@@ -24,6 +24,9 @@ enum class DropReason : uint8_t {
   kTinyFragment,      // filtering apps: a first fragment too short to hold its transport header (RFC 1858)
   kFragmentOverlap,   // filtering apps: a TCP fragment at offset 8 bytes, over the ports and flags (RFC 3128)
   kOversize,          // longer than 65,535 bytes, more than the data path's 16-bit frame length holds
+  kGpuFault,          // the GPU failed while it was writing the frame's batch back: the frame may be
+                      // half-rewritten, so it is not sent (the resident path; batches the GPU had not
+                      // begun writing are redone on the CPU)
   kCoreCount,
   // An app's own reasons (an NDN TLV error, a firewall's deny) are codes from kFirstApp on, declared
   // in the app's folder with app_drop_reason() and named by the app (ForwardApp::drop_reason_name):

@@ -12,36 +12,11 @@
 #include "apps/frame_core.h"
 #include "gpu/cuda_util.cuh"
 #include "gpu/frame_runner.h"
+#include "gpu/device_core.cuh"
 #include "gpu/offload_runner.cuh"
+#include "gpu/resident_runner.cuh"
 
 namespace tandem::gpu {
-
-// A copy of a frame core whose table arrays (Core::for_each_array) live in device memory.
-template <class Core>
-class DeviceCore {
- public:
-  explicit DeviceCore(const Core& host) : core_(host) {
-    core_.for_each_array([this](auto& ptr, uint64_t n) {
-      using T = std::remove_const_t<std::remove_pointer_t<std::remove_reference_t<decltype(ptr)>>>;
-      auto& buf = arrays_.emplace_back();
-      buf.upload(reinterpret_cast<const uint8_t*>(ptr), n * sizeof(T));
-      ptr = reinterpret_cast<const T*>(buf.get());
-    });
-    // The copies from pageable memory may still be in flight when cudaMemcpy returns, and the
-    // runner's streams do not wait for the default stream.
-    TANDEM_CUDA_CHECK(cudaDeviceSynchronize());
-  }
-  const Core& core() const { return core_; }
-  size_t device_bytes() const {
-    size_t b = 0;
-    for (const auto& a : arrays_) b += a.size();
-    return b;
-  }
-
- private:
-  Core core_;
-  std::vector<DeviceBuffer<uint8_t>> arrays_;
-};
 
 namespace detail {
 
@@ -175,10 +150,12 @@ class FrameRunnerImpl final : public FrameRunner {
 
 }  // namespace tandem::gpu
 
-// Makes `Core`'s whole-frame runner available to gpu::make_frame_runner (at static
-// initialization; the app's library is linked whole).
+// Makes `Core`'s whole-frame runner and resident runner available to gpu::make_frame_runner and
+// gpu::make_resident_runner (at static initialization; the app's library is linked whole).
 #define TANDEM_REGISTER_FRAME_CORE(...)                                                      \
   namespace {                                                                               \
   const ::tandem::gpu::FrameRunnerFactory<__VA_ARGS__>::Registrar tandem_frame_core_registered_{ \
       &::tandem::gpu::FrameRunnerImpl<__VA_ARGS__>::make};                                  \
+  const ::tandem::gpu::ResidentRunnerFactory<__VA_ARGS__>::Registrar tandem_resident_core_registered_{ \
+      &::tandem::gpu::ResidentRunnerFactory<__VA_ARGS__>::make<::tandem::gpu::ResidentRunnerImpl<__VA_ARGS__>>}; \
   }

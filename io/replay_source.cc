@@ -35,6 +35,10 @@ uint32_t ReplaySource::rx_burst(PacketPool& pool, PacketBatch& batch) {
   size_t next = next_;
   uint64_t wraps = 0;
   for (uint32_t i = first; i < first + got; ++i) {
+    if (order) {
+      if (next + PacketStore::kPrefetchMeta < n_store) store_.prefetch_meta(order[next + PacketStore::kPrefetchMeta]);
+      if (next + PacketStore::kPrefetchBytes < n_store) store_.prefetch_bytes(order[next + PacketStore::kPrefetchBytes]);
+    }
     const size_t f = order ? order[next] : next;
     const uint32_t len = std::min(caplen[f], max_len);
     std::memcpy(pool.data(batch.cell[i]), base + offset[f], len);

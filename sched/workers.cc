@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/machine_info.h"
 #include "io/rss.h"
+#include "sched/arrival_clock.h"
 
 namespace tandem {
 
@@ -53,45 +54,6 @@ uint32_t drop_oversize(PacketPool& pool, PacketBatch& b, Counters& c) {
   b.size = kept;
   return received - kept;
 }
-
-// When each packet of a worker's queue arrives. Unpaced: when the worker receives it. Paced: on
-// the schedule of `rate` packets per second, packet k arriving at start + (k + 1) / rate; like a
-// NIC's receive burst, a poll returns what has arrived so far, up to the burst size.
-class ArrivalClock {
- public:
-  ArrivalClock(double rate_pps, uint64_t start_ns)
-      : paced_(rate_pps > 0), ns_per_packet_(paced_ ? 1e9 / rate_pps : 0), start_ns_(start_ns) {}
-  bool paced() const { return paced_; }
-  // How many packets, up to `burst`, have arrived and not been taken yet.
-  uint32_t available(uint32_t burst) const {
-    if (!paced_) return burst;
-    const uint64_t t = now_ns();
-    if (t < start_ns_) return 0;
-    const auto arrived = static_cast<uint64_t>((t - start_ns_) / ns_per_packet_);
-    return arrived > sent_ ? static_cast<uint32_t>(std::min<uint64_t>(arrived - sent_, burst)) : 0;
-  }
-  // When the oldest packet not yet taken arrived (or arrives).
-  uint64_t next_arrival() const { return arrival(sent_); }
-  // Books `n` packets just received; returns the first one's arrival time and sets the spacing.
-  uint64_t take(uint32_t n, uint64_t* spacing_ns) {
-    if (!paced_) {
-      *spacing_ns = 0;
-      sent_ += n;
-      return now_ns();
-    }
-    const uint64_t first = arrival(sent_);
-    sent_ += n;
-    *spacing_ns = static_cast<uint64_t>(ns_per_packet_);
-    return first;
-  }
-
- private:
-  uint64_t arrival(uint64_t k) const { return start_ns_ + static_cast<uint64_t>((k + 1) * ns_per_packet_); }
-  bool paced_;
-  double ns_per_packet_;
-  uint64_t start_ns_;
-  uint64_t sent_ = 0;
-};
 
 // Everything that happens to a burst after its verdicts are final: latency, verification,
 // output (first pass only), wire bytes, freeing the cells.
@@ -179,7 +141,10 @@ void cpu_worker(const ForwardApp& app, ReplaySource& src, uint64_t budget, doubl
       break;
     }
     src.set_burst(static_cast<uint32_t>(std::min<uint64_t>(n, budget - served)));
-    if (src.rx_burst(pool, b) == 0) {
+    const uint64_t rx0 = now_ns();
+    const uint32_t got = src.rx_burst(pool, b);
+    r.rx_seconds += (now_ns() - rx0) / 1e9;
+    if (got == 0) {
       if (pool.available() < PacketBatch::kCapacity) throw std::logic_error("worker: packet pool ran dry");
       break;
     }
@@ -247,7 +212,10 @@ void gpu_worker(const ForwardApp& app, int w, ReplaySource& src, uint64_t budget
           (n == cfg.burst || !clock.paced() || now_ns() >= clock.next_arrival() + cfg.rx_hold_ns)) {
         BurstInFlight& s = ring[tail % depth];
         src.set_burst(static_cast<uint32_t>(std::min<uint64_t>(n, budget - served)));
-        if (src.rx_burst(pool, s.batch) == 0) {
+        const uint64_t rx0 = now_ns();
+        const uint32_t got = src.rx_burst(pool, s.batch);
+        r.rx_seconds += (now_ns() - rx0) / 1e9;
+        if (got == 0) {
           if (pool.available() < cfg.burst) throw std::logic_error("worker: packet pool ran dry");
           drained = true;
         } else {
@@ -279,6 +247,28 @@ void gpu_worker(const ForwardApp& app, int w, ReplaySource& src, uint64_t budget
 }
 
 }  // namespace
+
+std::vector<uint64_t> queue_budgets(const PacketStore& input, const std::vector<std::vector<uint32_t>>& queues,
+                                    uint64_t packets) {
+  const int n = static_cast<int>(queues.size());
+  // Each queue's share of a packet count: in proportion to its size, the remainder to the first
+  // non-empty queues. Without a count, no limit (the passes over the input end the run).
+  std::vector<uint64_t> budget(n, UINT64_MAX);
+  if (!packets) return budget;
+  uint64_t given = 0;
+  for (int w = 0; w < n; ++w) {
+    const size_t qs = n > 1 ? queues[w].size() : input.size();
+    budget[w] = input.size() ? static_cast<uint64_t>(static_cast<long double>(packets) * qs / input.size()) : 0;
+    given += budget[w];
+  }
+  for (int w = 0; w < n && given < packets; ++w) {
+    if ((n > 1 ? queues[w].size() : input.size()) > 0) {
+      ++budget[w];
+      ++given;
+    }
+  }
+  return budget;
+}
 
 GpuEngine attach_gpu_engine(WorkersConfig& wc, const ForwardApp& app, std::unique_ptr<gpu::OffloadRunner> runner,
                             gpu::EngineConfig ec, bool staged) {
@@ -317,25 +307,8 @@ WorkersResult run_workers(const ForwardApp& app, const PacketStore& input, const
   const int n = cfg.workers;
   const auto queues = rss_split(input, n);
   const uint32_t depth = cfg.path == LookupPath::kGpu ? std::max<uint32_t>(cfg.max_bursts_in_flight, 1) : 1;
-  // Each worker's share of a packet count: in proportion to its queue, the remainder to the first
-  // non-empty queues.
-  std::vector<uint64_t> budget(n, UINT64_MAX);
-  uint64_t expected = input.size() * cfg.repeat;
-  if (cfg.packets) {
-    expected = cfg.packets;
-    uint64_t given = 0;
-    for (int w = 0; w < n; ++w) {
-      const size_t qs = n > 1 ? queues[w].size() : input.size();
-      budget[w] = input.size() ? static_cast<uint64_t>(static_cast<long double>(cfg.packets) * qs / input.size()) : 0;
-      given += budget[w];
-    }
-    for (int w = 0; w < n && given < cfg.packets; ++w) {
-      if ((n > 1 ? queues[w].size() : input.size()) > 0) {
-        ++budget[w];
-        ++given;
-      }
-    }
-  }
+  const uint64_t expected = cfg.packets ? cfg.packets : input.size() * cfg.repeat;
+  const std::vector<uint64_t> budget = queue_budgets(input, queues, cfg.packets);
   std::vector<WorkersResult> part(n);
   std::vector<uint64_t> verify_ns(n, 0);
   std::vector<std::exception_ptr> error(n);
@@ -388,6 +361,7 @@ WorkersResult run_workers(const ForwardApp& app, const PacketStore& input, const
     total.wire_bytes += r.wire_bytes;
     total.verify_checked += r.verify_checked;
     total.verify_mismatches += r.verify_mismatches;
+    total.rx_seconds += r.rx_seconds;
     total.stopped |= r.stopped;
   }
   // What a stopwatch shows. Verification is part of it: workers share cores, so time one spends
@@ -406,6 +380,7 @@ void WorkersResult::add(const WorkersResult& o) {
   verify_mismatches += o.verify_mismatches;
   seconds += o.seconds;
   verify_seconds += o.verify_seconds;
+  rx_seconds += o.rx_seconds;
   expected += o.expected;
   stopped = stopped || o.stopped;
 }

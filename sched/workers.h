@@ -65,12 +65,18 @@ struct WorkersResult {
   uint64_t verify_mismatches = 0;
   double seconds = 0;        // wall time of the run, start to the last worker's end (all included)
   double verify_seconds = 0; // of which the workers spent verifying, summed over the workers
+  double rx_seconds = 0;     // of which the workers spent receiving (the source's copy into cells), summed
   uint64_t expected = 0;     // packets the workers were to receive
   bool stopped = false;      // WorkersConfig::stop ended the run before all of them were received
 
   // Adds a later run over more of the input (a capture forwarded a window at a time).
   void add(const WorkersResult& o);
 };
+
+// Each receive queue's share of `packets` (0: no limit, UINT64_MAX each), in proportion to its
+// size; `queues` as io/rss.h splits the input (one queue: the whole input).
+std::vector<uint64_t> queue_budgets(const PacketStore& input, const std::vector<std::vector<uint32_t>>& queues,
+                                    uint64_t packets);
 
 // Runs the input through the workers and returns the merged counters and latencies.
 WorkersResult run_workers(const ForwardApp& app, const PacketStore& input, const WorkersConfig& cfg);

@@ -25,6 +25,7 @@
 #include "io/flow_traffic.h"
 #include "io/traffic_gen.h"
 #include "sched/workers.h"
+#include "tests/app_cases.h"
 #include "tests/pipeline_runs.h"
 #include "tests/test_util.h"
 
@@ -35,49 +36,6 @@ using test::check_cpu_paths;
 using test::check_gpu_modes;
 using test::run_verified;
 
-struct Case {
-  std::string app;
-  AppTestCase t;
-};
-void PrintTo(const Case& c, std::ostream* os) { *os << c.t.label << " " << c.t.gen; }
-
-// Why the case's app, with its flags, has no GPU path (AppSpec::no_gpu_path); "" when it has one.
-std::string no_gpu_path(const Case& c) {
-  const AppSpec* spec = find_app(c.app);
-  return spec->no_gpu_path ? spec->no_gpu_path(c.t.args) : std::string();
-}
-
-// Every registered app's cases (apps/registry.h); a case whose data file is absent is left out.
-std::vector<Case> cases() {
-  const auto data = [](const std::string& path) {
-    for (const std::string& p : {test::source_path(path), test::shared_data_path(path)}) {
-      if (std::ifstream(p).good()) return p;
-    }
-    return std::string();
-  };
-  std::vector<Case> v;
-  for (const AppSpec& spec : apps()) {
-    if (!spec.test_cases) continue;
-    for (AppTestCase& t : spec.test_cases(data)) {
-      bool complete = true;
-      for (const auto& [flag, value] : t.args.values()) complete = complete && !value.empty();
-      if (complete) v.push_back({spec.name, std::move(t)});
-    }
-  }
-  return v;
-}
-
-// Frames every app must drop, each for a reason: truncated, not IP, and the app's own.
-void add_bad_frames(PacketStore& s) {
-  std::vector<uint8_t> f(s.frame(0), s.frame(0) + s.caplen[0]);
-  s.add(f.data(), 10, 10, 0);  // truncated Ethernet header
-  std::vector<uint8_t> arp = f;
-  arp[12] = 0x08;
-  arp[13] = 0x06;
-  s.add(arp.data(), static_cast<uint32_t>(arp.size()), static_cast<uint32_t>(arp.size()), 0);
-  s.add(f.data(), 20, 20, 0);  // truncated IP header
-}
-
 // The items of every frame the app looks up, as classify() extracts them.
 std::vector<uint8_t> items_of(const ForwardApp& app, const PacketStore& s) {
   std::vector<uint8_t> items(s.size() * app.item_bytes());
@@ -87,43 +45,6 @@ std::vector<uint8_t> items_of(const ForwardApp& app, const PacketStore& s) {
   }
   items.resize(n * app.item_bytes());
   return items;
-}
-
-// Every frame of `s` and its verdict after the app's scalar path, frames rewritten as it left them.
-struct Forwarded {
-  std::vector<std::vector<uint8_t>> frames;
-  std::vector<uint32_t> verdicts;
-};
-Forwarded forward_scalar(const ForwardApp& app, const PacketStore& s) {
-  Forwarded out;
-  PacketPool pool(PacketBatch::kCapacity);
-  Counters c(app.ports());
-  for (size_t base = 0; base < s.size(); base += PacketBatch::kCapacity) {
-    PacketBatch b;
-    b.size = static_cast<uint32_t>(std::min<size_t>(PacketBatch::kCapacity, s.size() - base));
-    for (uint32_t i = 0; i < b.size; ++i) {
-      b.cell[i] = i;
-      b.len[i] = static_cast<uint16_t>(s.caplen[base + i]);
-      std::memcpy(pool.data(i), s.frame(base + i), s.caplen[base + i]);
-    }
-    app.forward_scalar(pool, b, c);
-    for (uint32_t i = 0; i < b.size; ++i) {
-      out.frames.emplace_back(pool.data(i), pool.data(i) + b.len[i]);
-      out.verdicts.push_back(b.verdict[i]);
-    }
-  }
-  return out;
-}
-
-void expect_same(const WorkersResult& a, const WorkersResult& b, const std::string& what) {
-  EXPECT_EQ(a.counters.rx_packets, b.counters.rx_packets) << what;
-  EXPECT_EQ(a.counters.tx_per_port, b.counters.tx_per_port) << what;
-  EXPECT_EQ(a.counters.tx_flooded, b.counters.tx_flooded) << what;
-  EXPECT_EQ(a.counters.drops, b.counters.drops) << what;
-  EXPECT_TRUE(b.counters.balanced()) << what;
-  EXPECT_EQ(b.counters.rx_packets, b.expected) << what;
-  EXPECT_EQ(b.verify_mismatches, 0u) << what;
-  EXPECT_GT(b.verify_checked, 0u) << what;
 }
 
 class AppsPipeline : public ::testing::TestWithParam<Case> {};

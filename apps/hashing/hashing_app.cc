@@ -203,13 +203,15 @@ class HashingApp final : public ForwardApp {
     return impl_.make_gpu_runner(opts);
   }
 
-  uint32_t forward_frame(uint8_t* frame, uint32_t len) const override {
-    if (!learn_) return impl_.forward_frame(frame, len);
+  using ForwardApp::forward_frame;
+  uint32_t forward_frame(uint8_t* frame, uint32_t len, uint16_t* l3_out) const override {
+    if (!learn_) return impl_.forward_frame(frame, len, l3_out);
     const HashingTraits<kSlots>& t = impl_.traits();
     HashKey k{};
     uint16_t l3_off = 0;
     uint32_t flow = 0;
     const DropReason r = t.classify(frame, len, &k, &l3_off, &flow);
+    if (l3_out) *l3_out = r == DropReason::kNone ? l3_off : 0;
     return r != DropReason::kNone ? Verdict::drop(r) : t.apply(frame, len, l3_off, t.lookup(k));
   }
   std::unique_ptr<gpu::FrameRunner> make_frame_runner(const gpu::FrameOptions& opts) const override {
@@ -218,6 +220,14 @@ class HashingApp final : public ForwardApp {
                           "cannot follow the inserts); the item path digests on the GPU");
     }
     return impl_.make_frame_runner(opts);
+  }
+  std::unique_ptr<gpu::ResidentRunner> make_resident_runner(gpu::ResidentRing& ring,
+                                                            const gpu::ResidentOptions& opts) const override {
+    if (learn_) {
+      throw gpu::GpuError("hashing --learn on: no whole-frame GPU path (a device copy of the fingerprint table "
+                          "cannot follow the inserts)");
+    }
+    return impl_.make_resident_runner(ring, opts);
   }
   void build_reference() override {
     if (!learn_) impl_.build_reference();

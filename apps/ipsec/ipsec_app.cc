@@ -271,7 +271,8 @@ void IpsecApp::forward(PacketPool& pool, PacketBatch& b, Counters& c, bool burst
 void IpsecApp::forward_scalar(PacketPool& pool, PacketBatch& b, Counters& c) const { forward(pool, b, c, false); }
 void IpsecApp::forward_batched(PacketPool& pool, PacketBatch& b, Counters& c) const { forward(pool, b, c, true); }
 
-uint32_t IpsecApp::forward_frame(uint8_t* frame, uint32_t len) const {
+uint32_t IpsecApp::forward_frame(uint8_t* frame, uint32_t len, uint16_t* l3_off) const {
+  if (l3_off) *l3_off = 0;  // the reference reads its keys from the frame itself
   std::vector<uint8_t> room(frame, frame + len);
   room.resize(len + kMaxEspGrowth);
   uint32_t n = len;
@@ -295,6 +296,11 @@ std::unique_ptr<gpu::OffloadRunner> IpsecApp::make_gpu_runner(const gpu::Offload
 }
 
 std::unique_ptr<gpu::FrameRunner> IpsecApp::make_frame_runner(const gpu::FrameOptions&) const {
+  throw gpu::GpuError(kNoGpuItemPath);
+}
+
+std::unique_ptr<gpu::ResidentRunner> IpsecApp::make_resident_runner(gpu::ResidentRing&,
+                                                                    const gpu::ResidentOptions&) const {
   throw gpu::GpuError(kNoGpuItemPath);
 }
 

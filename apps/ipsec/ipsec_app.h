@@ -67,8 +67,11 @@ class IpsecApp final : public ForwardApp {
   void process_burst(uint8_t* const* frames, uint32_t* lens, uint32_t cap, uint32_t n, uint32_t* verdicts) const;
   // forward_frame for callers that cannot take a new length: the frame is processed in a copy
   // with room to grow, and only its verdict comes back.
-  uint32_t forward_frame(uint8_t* frame, uint32_t len) const override;
+  using ForwardApp::forward_frame;
+  uint32_t forward_frame(uint8_t* frame, uint32_t len, uint16_t* l3_off) const override;
   std::unique_ptr<gpu::FrameRunner> make_frame_runner(const gpu::FrameOptions&) const override;
+  std::unique_ptr<gpu::ResidentRunner> make_resident_runner(gpu::ResidentRing&,
+                                                            const gpu::ResidentOptions&) const override;
 
   // Verification (--verify): an ESP frame sent into a tunnel is opened again by an independent
   // implementation (apps/crypto's, not OpenSSL) and its inner packet checked against the SA's

@@ -1,0 +1,148 @@
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "bench/bench_report.h"
+#include "bench/gpu_path_ceilings.h"
+#include "gpu/cuda_util.cuh"
+
+namespace tandem::bench {
+
+namespace {
+
+constexpr uint32_t kFrame = 64;
+constexpr int kThreads = 256;
+
+// Each thread: one frame read (four 16-byte uncached loads), 8 bytes rewritten, a verdict written.
+__global__ void touch_frames(uint8_t* frames, size_t stride, uint32_t* verdicts, size_t n) {
+  const size_t step = size_t{gridDim.x} * blockDim.x;
+  for (size_t i = size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += step) {
+    const uint4* f = reinterpret_cast<const uint4*>(frames + i * stride);
+    const uint4 a = __ldcv(f), b = __ldcv(f + 1), c = __ldcv(f + 2), d = __ldcv(f + 3);
+    const uint32_t sum = a.x ^ b.y ^ c.z ^ d.w;
+    *reinterpret_cast<uint2*>(frames + i * stride + 16) = make_uint2(b.x + 1, b.y ^ sum);
+    verdicts[i] = sum & 3;
+  }
+}
+
+// The same work with four lanes per frame, each reading one 16-byte word: a warp reads eight
+// frames per instruction in 64-byte pieces (what the resident kernel does), instead of 32 frames
+// in 16-byte pieces, four times over.
+__global__ void touch_frames_coop(uint8_t* frames, size_t stride, uint32_t* verdicts, size_t n) {
+  const size_t step = size_t{gridDim.x} * blockDim.x / 4;
+  const uint32_t w = threadIdx.x % 4;
+  for (size_t i = (size_t{blockIdx.x} * blockDim.x + threadIdx.x) / 4; i < n; i += step) {
+    const uint4 v = __ldcv(reinterpret_cast<const uint4*>(frames + i * stride) + w);
+    if (w == 1) *reinterpret_cast<uint2*>(frames + i * stride + 16) = make_uint2(v.x + 1, v.y);
+    if (w == 0) verdicts[i] = v.x & 3;
+  }
+}
+
+double seconds_of(const std::chrono::steady_clock::time_point& t0) { return seconds_since(t0); }
+
+// Frames in place in mapped memory, `stride` bytes apart.
+double in_place(size_t stride, size_t frames, bool coop, double min_seconds, int sms) {
+  gpu::PinnedBuffer<uint8_t> buf(frames * stride, cudaHostAllocMapped);
+  gpu::PinnedBuffer<uint32_t> verdicts(frames, cudaHostAllocMapped);
+  std::fill(buf.get(), buf.get() + frames * stride, uint8_t{7});
+  uint8_t* d = nullptr;
+  uint32_t* dv = nullptr;
+  TANDEM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&d), buf.get(), 0));
+  TANDEM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dv), verdicts.get(), 0));
+  gpu::Stream st;
+  const int blocks = sms * 8;
+  const auto launch = [&] {
+    if (coop) {
+      touch_frames_coop<<<blocks, kThreads, 0, st.get()>>>(d, stride, dv, frames);
+    } else {
+      touch_frames<<<blocks, kThreads, 0, st.get()>>>(d, stride, dv, frames);
+    }
+  };
+  launch();
+  st.sync();
+  const auto t0 = std::chrono::steady_clock::now();
+  uint64_t done = 0;
+  do {
+    for (int k = 0; k < 4; ++k) launch();
+    TANDEM_CUDA_CHECK_LAUNCH();
+    st.sync();
+    done += 4 * frames;
+  } while (seconds_of(t0) < min_seconds);
+  return done / seconds_of(t0) / 1e6;
+}
+
+// Back-to-back frames copied in by batches, processed in device memory, verdicts (and frames)
+// copied back; four streams overlap the copies of consecutive batches.
+double dma(size_t batch, bool frames_back, double min_seconds, int sms) {
+  constexpr int kStreams = 4;
+  gpu::PinnedBuffer<uint8_t> host(batch * kFrame * kStreams);
+  gpu::PinnedBuffer<uint32_t> hv(batch * kStreams);
+  std::fill(host.get(), host.get() + batch * kFrame * kStreams, uint8_t{7});
+  struct S {
+    gpu::Stream st;
+    gpu::DeviceBuffer<uint8_t> f;
+    gpu::DeviceBuffer<uint32_t> v;
+  };
+  std::vector<S> s(kStreams);
+  for (auto& x : s) {
+    x.f.resize(batch * kFrame);
+    x.v.resize(batch);
+  }
+  const int blocks = std::min<int>(sms * 8, static_cast<int>((batch + kThreads - 1) / kThreads));
+  auto one = [&](int k) {
+    cudaStream_t st = s[k].st.get();
+    uint8_t* hf = host.get() + size_t(k) * batch * kFrame;
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(s[k].f.get(), hf, batch * kFrame, cudaMemcpyHostToDevice, st));
+    touch_frames<<<blocks, kThreads, 0, st>>>(s[k].f.get(), kFrame, s[k].v.get(), batch);
+    TANDEM_CUDA_CHECK_LAUNCH();
+    if (frames_back) TANDEM_CUDA_CHECK(cudaMemcpyAsync(hf, s[k].f.get(), batch * kFrame, cudaMemcpyDeviceToHost, st));
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(hv.get() + size_t(k) * batch, s[k].v.get(), batch * 4, cudaMemcpyDeviceToHost, st));
+  };
+  for (int k = 0; k < kStreams; ++k) one(k);
+  TANDEM_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto t0 = std::chrono::steady_clock::now();
+  uint64_t done = 0;
+  do {
+    for (int r = 0; r < 8; ++r) {
+      for (int k = 0; k < kStreams; ++k) one(k);
+      done += batch * kStreams;
+    }
+    TANDEM_CUDA_CHECK(cudaDeviceSynchronize());
+  } while (seconds_of(t0) < min_seconds);
+  return done / seconds_of(t0) / 1e6;
+}
+
+}  // namespace
+
+std::vector<Ceiling> measure_gpu_path_ceilings(int reps, double min_seconds) {
+  gpu::require_available();
+  int sms = 0;
+  TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  struct Probe {
+    const char* name;
+    double (*run)(double, int);
+  };
+  const Probe probes[] = {
+      {"mapped, in place in 2 KiB cells, a thread per frame",
+       [](double m, int n) { return in_place(2048, size_t{1} << 19, false, m, n); }},
+      {"mapped, in place in 2 KiB cells, 4 lanes per frame",
+       [](double m, int n) { return in_place(2048, size_t{1} << 19, true, m, n); }},
+      {"mapped, in place, 64 B-strided frames, a thread per frame",
+       [](double m, int n) { return in_place(64, size_t{1} << 22, false, m, n); }},
+      {"mapped, in place, 64 B-strided frames, 4 lanes per frame",
+       [](double m, int n) { return in_place(64, size_t{1} << 22, true, m, n); }},
+      {"DMA, batches of 65,536 back-to-back frames, verdicts back",
+       [](double m, int n) { return dma(65536, false, m, n); }},
+      {"DMA, batches of 65,536 back-to-back frames, frames and verdicts back",
+       [](double m, int n) { return dma(65536, true, m, n); }},
+  };
+  std::vector<Ceiling> out;
+  for (const Probe& p : probes) {
+    std::vector<double> v;
+    for (int r = 0; r < reps; ++r) v.push_back(p.run(min_seconds, sms));
+    out.push_back({p.name, median(v)});
+  }
+  return out;
+}
+
+}  // namespace tandem::bench

@@ -1,0 +1,89 @@
+#include "cli/run_resident.h"
+
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "gpu/offload.h"
+
+namespace tandem::cli {
+
+void add_resident_flags(CLI::App* run, ResidentFlags& f) {
+  run->add_option("--frame-layout", f.layout,
+                  "GPU resident path: where the receive side puts frames: cells (one per 2 KiB cell, as a "
+                  "packet pool) or packed (back to back, as multi-packet receive queues)")
+      ->capture_default_str()->check(CLI::IsMember({"cells", "packed"}));
+  run->add_option("--ring-slots", f.ring_slots, "GPU resident path: batches in flight per receive thread")
+      ->capture_default_str()->check(CLI::Range(2u, 1024u));
+}
+
+gpu::ResidentOptions resident_options(const ResidentFlags& f, const std::string& gpu_mode, uint32_t batch,
+                                      int blocks, uint64_t fault_at, uint32_t cell_size) {
+  gpu::ResidentOptions o;
+  if (gpu_mode == "persistent") {
+    o.mode = gpu::GpuMode::kPersistent;
+  } else if (gpu_mode == "async") {
+    o.mode = gpu::GpuMode::kAsync;
+  } else {
+    throw UsageError("--gpu-path resident: --gpu-mode " + gpu_mode +
+                     " is not offered: persistent (a resident kernel on the frames where they lie) or async "
+                     "(each batch copied to the GPU and back)");
+  }
+  o.layout = gpu::parse_frame_layout(f.layout);
+  if (o.mode == gpu::GpuMode::kPersistent && batch > 4096) {
+    throw UsageError("--gpu-path resident --gpu-mode persistent: --batch is at most 4096 frames");
+  }
+  o.batch = batch;
+  o.cell_size = cell_size;
+  o.slots_per_producer = f.ring_slots;
+  o.blocks = blocks;
+  o.fault_at_batch = fault_at;
+  return o;
+}
+
+std::string describe_resident(const ResidentConfig& rc, const std::string& gpu_side) {
+  const gpu::ResidentOptions& o = rc.ring;
+  return "resident path: " + gpu_side + "; frames " +
+         (o.layout == gpu::FrameLayout::kCells ? "in " + std::to_string(o.cell_size) + "-byte cells" : std::string("packed")) +
+         ", batches of up to " + std::to_string(o.batch) + " frames, " + std::to_string(o.slots_per_producer) +
+         " in flight per receive thread; " + std::to_string(rc.producers) + " receive thread" +
+         (rc.producers > 1 ? "s" : "") + " (the NIC's stand-in: copy frames in, publish batches, finish them)";
+}
+
+void print_resident(const ResidentResult& r, double seconds) {
+  std::printf("resident: %llu batches (%llu on the CPU); receive threads busy %.3f core-s receiving (the NIC's "
+              "copy), %.3f core-s finishing batches, of %.3f s wall clock%s\n",
+              static_cast<unsigned long long>(r.batches), static_cast<unsigned long long>(r.cpu_batches), r.rx_seconds,
+              r.finish_seconds, seconds, r.gpu_failed ? "; finished on the CPU after a GPU failure" : "");
+  if (r.gpu_failed) std::printf("gpu error: %s\n", r.gpu_error.c_str());
+}
+
+nlohmann::json resident_json(const ResidentResult& r, const ResidentConfig& rc) {
+  return {{"mode", gpu::gpu_mode_name(rc.ring.mode)},
+          {"layout", gpu::frame_layout_name(rc.ring.layout)},
+          {"batch", rc.ring.batch},
+          {"slots_per_thread", rc.ring.slots_per_producer},
+          {"receive_threads", rc.producers},
+          {"batches", r.batches},
+          {"cpu_batches", r.cpu_batches},
+          {"rx_core_seconds", r.rx_seconds},
+          {"finish_core_seconds", r.finish_seconds},
+          {"cpu_process_seconds", r.cpu_seconds},
+          {"gpu_failed", r.gpu_failed},
+          {"gpu_error", r.gpu_error},
+          {"gpu_side", r.describe}};
+}
+
+void add_resident(ResidentResult& into, const ResidentResult& r) {
+  into.rx_seconds += r.rx_seconds;
+  into.finish_seconds += r.finish_seconds;
+  into.cpu_seconds += r.cpu_seconds;
+  into.batches += r.batches;
+  into.cpu_batches += r.cpu_batches;
+  if (r.gpu_failed && !into.gpu_failed) {
+    into.gpu_failed = true;
+    into.gpu_error = r.gpu_error;
+  }
+  into.describe = r.describe;
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,61 @@
+// The resident GPU data path (`tandem run --device gpu --gpu-path resident`): no worker touches a
+// packet. Receive threads stand in for a NIC's queues: each copies its RSS share of the input into
+// the slots of a GPU-registered ring (gpu/resident.h) as a NIC's DMA would, and publishes each
+// batch with one store. The GPU runs the app's whole per-packet logic on the frames where they lie
+// (a persistent kernel on mapped memory) or on a copy (the DMA variant), and writes each batch's
+// verdicts and counters back. The receive thread that published a batch also finishes it, in its
+// own order (so no flow is reordered): it adds the batch's counters and latencies, and frees the
+// slot. Per packet, the CPU does only what a NIC would do in hardware (the copy into the slot);
+// per batch, a handful of stores and loads.
+//
+// Same guarantees as the workers' paths (sched/workers.h): every packet is counted (received =
+// forwarded + dropped), --verify checks every decision against the app's reference, SIGINT stops
+// receiving and drains, and a GPU failure is finished on the CPU: batches the GPU had not begun
+// are processed by the receive threads with the app's frame core; frames the GPU was writing back
+// when it failed are dropped as gpu_fault (counted), never sent half-rewritten.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "apps/forward_app.h"
+#include "gpu/resident.h"
+#include "io/packet_source.h"
+#include "io/packet_store.h"
+#include "sched/workers.h"
+
+namespace tandem {
+
+struct ResidentConfig {
+  int producers = 1;          // receive threads; each also finishes its own batches
+  gpu::ResidentOptions ring;  // mode, layout, batch, slots per producer, ... (producers and want_l3 are set from here)
+  bool cpu = false;           // no GPU: the receive threads process their own batches on the CPU
+  double rate_pps = 0;        // offered load over all queues; 0: as fast as possible
+  uint64_t repeat = 1;        // passes over the input
+  uint64_t packets = 0;       // > 0: this many packets in all, looping the input
+  uint64_t rx_hold_ns = 20000;  // paced: publish a partial batch once its oldest packet is this old
+  std::vector<int> cores;     // pin receive thread t to cores[t % size]
+  bool verify = false;        // ForwardApp::build_reference() must have run
+  PacketSink* sink = nullptr; // write forwarded frames (first pass; one receive thread only)
+  size_t ports = 16;
+  const std::atomic<int>* stop = nullptr;
+};
+
+struct ResidentResult {
+  WorkersResult run;
+  double rx_seconds = 0;      // receive threads' time copying frames into slots (the NIC's work), summed
+  double finish_seconds = 0;  // their time finishing batches (counters, latency, verification, output), summed
+  double cpu_seconds = 0;     // of which processing batches on the CPU (cpu mode, or after a GPU failure)
+  uint64_t batches = 0;
+  uint64_t cpu_batches = 0;   // batches processed by the receive threads
+  bool gpu_failed = false;
+  std::string gpu_error;
+  std::string describe;       // the GPU side, in words
+};
+
+// Runs the input through the resident path. Throws gpu::GpuError when the GPU side cannot be made.
+ResidentResult run_resident(const ForwardApp& app, const PacketStore& input, const ResidentConfig& cfg);
+
+}  // namespace tandem

@@ -1,0 +1,247 @@
+// The resident path (sched/resident.h, gpu/resident.h) for every registered app: the receive
+// threads' ring (slots reused many times over, frames in cells or packed, batches closed by frames
+// or by bytes, several threads), the counters taken from batch summaries, verification and the
+// output, against the scalar path of the workers. On every machine the receive threads process
+// the batches themselves (what they fall back to when the GPU fails); with a GPU, the persistent
+// kernel on the mapped ring and the DMA variant must give the same counters, decisions and bytes,
+// and a GPU that faults mid-run must leave every packet counted.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apps/registry.h"
+#include "gpu/gpu_runtime.h"
+#include "io/traffic_gen.h"
+#include "sched/resident.h"
+#include "tests/app_cases.h"
+#include "tests/test_util.h"
+
+namespace tandem {
+namespace {
+
+// Keeps what the resident path sends to its output: frames and verdicts, in order.
+class CollectingSink final : public PacketSink {
+ public:
+  void tx_burst(const PacketPool& pool, const PacketBatch& b) override {
+    for (uint32_t i = 0; i < b.size; ++i) {
+      if (Verdict::is_drop(b.verdict[i])) continue;
+      frames.emplace_back(pool.data(b.cell[i]), pool.data(b.cell[i]) + b.len[i]);
+    }
+  }
+  std::vector<std::vector<uint8_t>> frames;
+};
+
+// The scalar path's forwarded frames, in input order.
+std::vector<std::vector<uint8_t>> forwarded_frames(const Forwarded& f) {
+  std::vector<std::vector<uint8_t>> out;
+  for (size_t i = 0; i < f.frames.size(); ++i) {
+    if (!Verdict::is_drop(f.verdicts[i])) out.push_back(f.frames[i]);
+  }
+  return out;
+}
+
+ResidentConfig config(const ForwardApp& app, int producers, gpu::FrameLayout layout, uint32_t batch, bool cpu) {
+  ResidentConfig rc;
+  rc.producers = producers;
+  rc.cpu = cpu;
+  rc.ring.layout = layout;
+  rc.ring.batch = batch;
+  rc.ring.slots_per_producer = 4;  // few slots: each is reused many times
+  rc.ring.cell_size = 2048;
+  rc.verify = true;
+  rc.ports = app.ports();
+  return rc;
+}
+
+struct Loaded {
+  LoadedApp a;
+  PacketStore s;
+  WorkersResult ref;
+  Forwarded scalar;
+};
+
+Loaded load(const Case& c) {
+  Loaded l{load_app(c.app, c.t.args), {}, {}, {}};
+  l.a.app->build_reference();
+  l.s = l.a.generate(parse_gen_spec(c.t.gen));
+  add_bad_frames(l.s);
+  WorkersConfig wc;
+  wc.path = LookupPath::kScalar;
+  wc.ports = l.a.app->ports();
+  wc.verify = true;
+  l.ref = run_workers(*l.a.app, l.s, wc);
+  l.scalar = forward_scalar(*l.a.app, l.s);
+  return l;
+}
+
+std::string label(const Case& c, const ResidentConfig& rc) {
+  return c.t.label + (rc.cpu ? " cpu" : std::string(" ") + gpu::gpu_mode_name(rc.ring.mode)) + " " +
+         gpu::frame_layout_name(rc.ring.layout) + ", " + std::to_string(rc.producers) + " thread(s), batch " +
+         std::to_string(rc.ring.batch);
+}
+
+class ResidentPath : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ResidentPath, TheReceiveThreadsRingGivesTheReferenceDecisions) {
+  const Case& c = GetParam();
+  Loaded l = load(c);
+  const ForwardApp& app = *l.a.app;
+  for (const gpu::FrameLayout layout : {gpu::FrameLayout::kCells, gpu::FrameLayout::kPacked}) {
+    for (const int producers : {1, 3}) {
+      ResidentConfig rc = config(app, producers, layout, 97, true);
+      const ResidentResult r = run_resident(app, l.s, rc);
+      expect_same(l.ref, r.run, label(c, rc));
+      EXPECT_EQ(r.cpu_batches, r.batches);
+      EXPECT_GT(r.batches, l.s.size() / 97);
+    }
+  }
+  // Two passes, and the output of the first: the scalar path's frames, byte for byte.
+  ResidentConfig rc = config(app, 1, gpu::FrameLayout::kPacked, 64, true);
+  rc.repeat = 2;
+  CollectingSink sink;
+  rc.sink = &sink;
+  const ResidentResult r = run_resident(app, l.s, rc);
+  EXPECT_EQ(r.run.counters.rx_packets, 2 * l.s.size());
+  EXPECT_TRUE(r.run.counters.balanced());
+  EXPECT_EQ(sink.frames, forwarded_frames(l.scalar)) << label(c, rc);
+}
+
+TEST_P(ResidentPath, TheGpuGivesTheReferenceDecisionsAndBytes) {
+  TANDEM_REQUIRE_GPU();
+  const Case& c = GetParam();
+  if (const std::string why = no_gpu_path(c); !why.empty()) GTEST_SKIP() << c.t.label << ": " << why;
+  Loaded l = load(c);
+  const ForwardApp& app = *l.a.app;
+  struct Way {
+    gpu::GpuMode mode;
+    gpu::FrameLayout layout;
+  };
+  for (const Way w : {Way{gpu::GpuMode::kPersistent, gpu::FrameLayout::kCells},
+                      Way{gpu::GpuMode::kPersistent, gpu::FrameLayout::kPacked},
+                      Way{gpu::GpuMode::kAsync, gpu::FrameLayout::kPacked}}) {
+    for (const int producers : {1, 3}) {
+      ResidentConfig rc = config(app, producers, w.layout, 97, false);
+      rc.ring.mode = w.mode;
+      rc.ring.blocks = 8;
+      CollectingSink sink;
+      if (producers == 1) rc.sink = &sink;
+      const ResidentResult r = run_resident(app, l.s, rc);
+      expect_same(l.ref, r.run, label(c, rc));
+      EXPECT_FALSE(r.gpu_failed) << r.gpu_error;
+      EXPECT_EQ(r.cpu_batches, 0u) << label(c, rc);
+      if (producers == 1) EXPECT_EQ(sink.frames, forwarded_frames(l.scalar)) << label(c, rc);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Apps, ResidentPath, ::testing::ValuesIn(cases()), [](const auto& info) {
+  std::string n = info.param.t.label;
+  for (char& ch : n) ch = ch == '-' ? '_' : ch;
+  return n;
+});
+
+// The IPv4 app on generated traffic, for the tests of the path's machinery.
+struct Ipv4 {
+  LoadedApp a;
+  PacketStore s;
+};
+Ipv4 ipv4(uint64_t count) {
+  for (const Case& c : cases()) {
+    if (c.app != "ipv4") continue;
+    Ipv4 v{load_app(c.app, c.t.args), {}};
+    v.a.app->build_reference();
+    GenSpec g = parse_gen_spec(c.t.gen);
+    g.count = count;
+    g.flows = static_cast<uint32_t>(std::min<uint64_t>(g.flows, count));
+    v.s = v.a.generate(g);
+    return v;
+  }
+  ADD_FAILURE() << "no ipv4 test case";
+  return {};
+}
+
+TEST(ResidentMachinery, AStopDrainsAndEveryReceivedPacketIsCounted) {
+  Ipv4 v = ipv4(20000);
+  if (!v.a.app) return;
+  std::atomic<int> stop{0};
+  ResidentConfig rc = config(*v.a.app, 2, gpu::FrameLayout::kCells, 128, true);
+  rc.repeat = 0;  // forever, until stopped
+  rc.packets = 0;
+  rc.stop = &stop;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    stop.store(1);
+  });
+  const ResidentResult r = run_resident(*v.a.app, v.s, rc);
+  stopper.join();
+  EXPECT_TRUE(r.run.stopped);
+  EXPECT_GT(r.run.counters.rx_packets, 0u);
+  EXPECT_TRUE(r.run.counters.balanced());
+  EXPECT_EQ(r.run.verify_mismatches, 0u);
+}
+
+TEST(ResidentMachinery, PacedArrivalsPublishPartialBatchesAndTimeEveryPacket) {
+  Ipv4 v = ipv4(20000);
+  if (!v.a.app) return;
+  ResidentConfig rc = config(*v.a.app, 2, gpu::FrameLayout::kPacked, 1024, true);
+  rc.rate_pps = 100000;  // 0.2 s
+  rc.rx_hold_ns = 50000;
+  const ResidentResult r = run_resident(*v.a.app, v.s, rc);
+  EXPECT_EQ(r.run.counters.rx_packets, v.s.size());
+  EXPECT_TRUE(r.run.counters.balanced());
+  EXPECT_EQ(r.run.latency.count(), v.s.size());
+  // At 50,000 packets per second per thread and a 50 us hold, batches leave with a few packets,
+  // never full.
+  EXPECT_GT(r.batches, v.s.size() / 16);
+  EXPECT_GE(r.run.seconds, 0.15);
+}
+
+TEST(ResidentMachinery, APacketCountLoopsTheInput) {
+  Ipv4 v = ipv4(1000);
+  if (!v.a.app) return;
+  ResidentConfig rc = config(*v.a.app, 3, gpu::FrameLayout::kCells, 100, true);
+  rc.packets = 12345;
+  const ResidentResult r = run_resident(*v.a.app, v.s, rc);
+  EXPECT_EQ(r.run.counters.rx_packets, 12345u);
+  EXPECT_EQ(r.run.expected, 12345u);
+  EXPECT_TRUE(r.run.counters.balanced());
+}
+
+// A fault breaks the process's CUDA context for good: one mode per test (ctest runs each test
+// case in its own process).
+void fault_run(gpu::GpuMode mode) {
+  Ipv4 v = ipv4(200000);
+  if (!v.a.app) return;
+  {
+    ResidentConfig rc = config(*v.a.app, 2, gpu::FrameLayout::kPacked, 256, false);
+    rc.ring.mode = mode;
+    rc.ring.fault_at_batch = 50;
+    const ResidentResult r = run_resident(*v.a.app, v.s, rc);
+    const std::string what = gpu::gpu_mode_name(mode);
+    EXPECT_TRUE(r.gpu_failed) << what;
+    EXPECT_GT(r.cpu_batches, 0u) << what;
+    EXPECT_EQ(r.run.counters.rx_packets, v.s.size()) << what;
+    EXPECT_TRUE(r.run.counters.balanced()) << what;
+    EXPECT_EQ(r.run.verify_mismatches, 0u) << what;
+    // Only frames the GPU was writing back when it failed may be dropped for it.
+    EXPECT_LE(r.run.counters.drops[static_cast<int>(DropReason::kGpuFault)], 256u * 160) << what;
+  }
+}
+
+TEST(ResidentMachinery, AGpuFaultUnderThePersistentKernelIsFinishedOnTheCpu) {
+  TANDEM_REQUIRE_GPU();
+  fault_run(gpu::GpuMode::kPersistent);
+}
+
+TEST(ResidentMachinery, AGpuFaultInTheDmaVariantIsFinishedOnTheCpu) {
+  TANDEM_REQUIRE_GPU();
+  fault_run(gpu::GpuMode::kAsync);
+}
+
+}  // namespace
+}  // namespace tandem
