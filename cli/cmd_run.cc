@@ -246,7 +246,9 @@ int run(const RunOptions& o) {
   // An app whose flags leave it without a GPU path (the ipv4 app's Poptrie) runs on the CPU.
   const std::string no_gpu = no_gpu_path(o.table);
   if (o.device == "gpu" && !no_gpu.empty()) throw UsageError("--device gpu: " + no_gpu + ": use --device cpu");
-  if (o.burst > o.batch) throw UsageError("--burst " + std::to_string(o.burst) + " must not exceed --batch " + std::to_string(o.batch));
+  if (o.burst > o.batch && o.gpu_path == "offload") {
+    throw UsageError("--burst " + std::to_string(o.burst) + " must not exceed --batch " + std::to_string(o.batch));
+  }
   const std::vector<int> cores = parse_cores(o.cores);
   GenSpec gen;
   if (!o.gen.empty()) {

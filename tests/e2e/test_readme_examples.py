@@ -52,6 +52,10 @@ SHRINK = [
      "134 M addresses per repetition"),
     ("bench gpu-router --fib $FIB", "bench gpu-router --repeat 1 --reps 1 --fib $FIB",
      "4 passes over 1 M packets, 3 repetitions per iteration"),
+    ("bench gpu-path --app ipv4 --fib $FIB --cores 1-15",
+     "bench gpu-path --app ipv4 --fib $FIB --gen count=100000,dst=fib,size=64 --cpu-workers 1 --reps 1 "
+     "--min-seconds 0.05 --rx-threads 1 --no-ceilings",
+     "2 M frames, 1 and 15 workers pinned to CPUs 1-15 (this machine may have fewer), 3 repetitions of 0.5 s"),
     ("bench gpu-frames --app ipv6 --fib $FIB", "bench gpu-frames --app ipv6 --reps 1 --min-seconds 0.05 "
      "--gen count=100000,dst=fib,size=64 --fib $FIB", "1 M frames, 3 repetitions of at least 0.5 s per row"),
     ("bench gpu-load --fib $FIB", "bench gpu-load --fractions 0.5 --max-wait-us 50 --point-ms 50 --peak-ms 50 "

@@ -1,6 +1,8 @@
 # shellcheck shell=bash
-# description: the resident GPU path (issue 17): resident_test (every app, persistent kernel on cells and packed frames, DMA variant, GPU fault), bench gpu-path for IPv4 on the full table (CPU batched 1 and 15 workers, offload 15 workers, resident persistent cells/packed and async on 1, 2, 4 receive threads, PCIe ceilings), the other apps' best rows, tandem run at half the resident peak (latency), and a fault through the CLI
+# description: the resident GPU path (issue 17; HALF=MPPS RX=N HOLD_BATCH="us:frames ..." for the latency runs alone): resident_test (every app, persistent kernel on cells and packed frames, DMA variant, GPU fault), bench gpu-path for IPv4 on the full table (CPU batched 1 and 15 workers, offload 15 workers, resident persistent cells/packed and async on 1, 2, 4 receive threads, PCIe ceilings), the other apps' best rows, tandem run at half the resident peak (latency), and a fault through the CLI
 LOG="$OUT/gpu-path.log"
+# HALF=MPPS RX=N: only the latency runs, at that load with N receive threads (no tests, no benches).
+if [ -z "${HALF:-}" ]; then
 # Through ctest: each test case in its own process (a GPU fault breaks the process's context).
 (cd build-device && timeout 300 ctest -R "${TEST_FILTER:-Resident}" -j4 --timeout 120 --output-on-failure) >> "$LOG" 2>&1
 note "ctest exit: $?"
@@ -25,6 +27,13 @@ json.dump([json.load(open(f)) for f in sys.argv[2:]], open(sys.argv[1], "w"), in
 PY
 best=$(python3 -c 'import json,sys; r=[x for x in json.load(open(sys.argv[1]))["rows"] if "resident (persistent, packed)" in x["path"]]; b=max(r, key=lambda x: x["mpps"]); print(round(b["mpps"]/2, 1), b["threads"].split()[0])' "$OUT/bench_gpu_path_ipv4.json")
 read -r half rx <<< "$best"
+else
+  list=$(app_specs gpu) || exit 1
+  mkdir -p /tmp/gp
+  ipv4=$(grep '^ipv4:' <<< "$list" | head -1); ipv4=${ipv4#*:}
+  read -ra ipv4_args <<< "$ipv4"
+  half=$HALF rx=${RX:-12}
+fi
 note "half of the resident peak (persistent, packed): $half Mpps, $rx receive threads"
 repeat=$(python3 -c "import math; print(max(1, math.ceil($half * 1e6 * 2 / 2e6)))")
 for hold_batch in ${HOLD_BATCH:-20:1024 10:1024 10:256 5:256}; do
