@@ -70,66 +70,33 @@ struct Row {
   bool checked = false;  // the row's output was compared here (the CPU paths are compared in tests)
 };
 
-double burst_rate(const ipsec::IpsecApp& app, const PacketStore& s, int threads, double min_seconds) {
-  constexpr uint32_t kBurst = 256, kCell = 2048;
-  std::atomic<uint64_t> done{0};
-  const auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      pin_this_thread(t);
-      std::vector<uint8_t> cells(size_t{kBurst} * kCell);
-      uint8_t* frames[kBurst];
-      uint32_t lens[kBurst], verdicts[kBurst];
-      for (uint32_t k = 0; k < kBurst; ++k) frames[k] = cells.data() + size_t{k} * kCell;
-      uint64_t n = 0;
-      do {
-        uint32_t k = 0;
-        for (size_t i = t; i < s.size(); i += threads) {
-          std::memcpy(frames[k], s.frame(i), s.caplen[i]);
-          lens[k] = s.caplen[i];
-          if (++k == kBurst) {
-            app.process_burst(frames, lens, kCell, k, verdicts);
-            n += k;
-            k = 0;
-          }
-        }
-        if (k) app.process_burst(frames, lens, kCell, k, verdicts);
-        n += k;
-      } while (bench::seconds_since(t0) < min_seconds);
-      done += n;
-    });
-  }
-  for (auto& th : pool) th.join();
-  return done / bench::seconds_since(t0);
-}
-
 // Every frame of `s` through the app in cells on `threads` threads (frame i on thread i % threads),
 // whole passes until min_seconds; frames per second. One frame at a time (OpenSSL), or in bursts
 // of 256 (intel-ipsec-mb's multi-buffer pass, the app's batched path).
 double cpu_rate(const ipsec::IpsecApp& app, const PacketStore& s, int threads, double min_seconds, bool bursts) {
-  if (bursts) return burst_rate(app, s, threads, min_seconds);
-  std::atomic<uint64_t> done{0};
-  const auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      pin_this_thread(t);
-      std::vector<uint8_t> cell(2048);
-      uint64_t n = 0;
-      do {
-        for (size_t i = t; i < s.size(); i += threads) {
-          std::memcpy(cell.data(), s.frame(i), s.caplen[i]);
-          uint32_t len = s.caplen[i];
-          app.process(cell.data(), &len, static_cast<uint32_t>(cell.size()));
-          ++n;
-        }
-      } while (bench::seconds_since(t0) < min_seconds);
-      done += n;
-    });
-  }
-  for (auto& th : pool) th.join();
-  return done / bench::seconds_since(t0);
+  constexpr uint32_t kBurst = 256, kCell = 2048;
+  std::vector<std::vector<uint8_t>> cells(threads, std::vector<uint8_t>(size_t{kBurst} * kCell));
+  return bench::parallel_rate(threads, min_seconds, [&](int t) {
+    uint8_t* frames[kBurst];
+    uint32_t lens[kBurst], verdicts[kBurst];
+    for (uint32_t k = 0; k < kBurst; ++k) frames[k] = cells[t].data() + size_t{k} * kCell;
+    uint64_t n = 0;
+    uint32_t k = 0;
+    for (size_t i = t; i < s.size(); i += threads) {
+      std::memcpy(frames[k], s.frame(i), s.caplen[i]);
+      lens[k] = s.caplen[i];
+      if (!bursts) {
+        app.process(frames[k], &lens[k], kCell);
+        ++n;
+      } else if (++k == kBurst) {
+        app.process_burst(frames, lens, kCell, k, verdicts);
+        n += k;
+        k = 0;
+      }
+    }
+    if (k) app.process_burst(frames, lens, kCell, k, verdicts);
+    return n + k;
+  });
 }
 
 // The generated SAs of one suite; inbound SAs without replay windows, since every pass of a

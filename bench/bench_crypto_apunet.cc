@@ -67,25 +67,6 @@ struct Algo {
   Cell cell[kColumns];
 };
 
-// Items per second of `threads` threads pinned to CPUs 0.., each calling f(t) (the items it did)
-// until min_seconds have passed.
-template <class F>
-double parallel_rate(int threads, double min_seconds, F&& f) {
-  std::atomic<uint64_t> done{0};
-  const auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      pin_this_thread(t);
-      uint64_t n = 0;
-      do n += f(t); while (bench::seconds_since(t0) < min_seconds);
-      done += n;
-    });
-  }
-  for (auto& th : pool) th.join();
-  return done / bench::seconds_since(t0);
-}
-
 // --reps rates of one calling thread that repeats f() (the items it did) for min_seconds each.
 template <class F>
 std::vector<double> host_rates(const PaperTableOptions& o, F&& f) {
@@ -146,17 +127,17 @@ void lookup_row(const PaperTableOptions& o, Algo& a) {
   };
   a.cell[0].how = "the scalar lookup (lookup_items_scalar; the reference), one key at a time, " + std::to_string(T) + " threads";
   for (int k = 0; k < o.reps; ++k) {
-    a.cell[0].rates.push_back(parallel_rate(T, o.min_seconds, [&](int t) {
+    a.cell[0].rates.push_back(bench::parallel_rate(T, o.min_seconds, [&](int t) {
       return share(t, [&](const uint8_t* in, uint8_t* out, size_t m) { app.lookup_items_scalar(in, out, m); });
     }));
   }
   a.cell[1].how = "the batched latency-hiding lookup (lookup_items) over each thread's share, " + std::to_string(T) + " threads";
   auto batched = [&](int t) { return share(t, [&](const uint8_t* in, uint8_t* out, size_t m) { app.lookup_items(in, out, m); }); };
   std::fill(got.begin(), got.end(), 0);
-  parallel_rate(T, 0, batched);
+  bench::parallel_rate(T, 0, batched);
   checked_cell(a.cell[1], got == want, [&] {
     std::vector<double> r;
-    for (int k = 0; k < o.reps; ++k) r.push_back(parallel_rate(T, o.min_seconds, batched));
+    for (int k = 0; k < o.reps; ++k) r.push_back(bench::parallel_rate(T, o.min_seconds, batched));
     return r;
   });
   const std::string why_not = no_gpu_path(ao);
@@ -244,13 +225,13 @@ void dpi_row(const PaperTableOptions& o, Algo& a) {
     };
   };
   a.cell[0].how = "one payload at a time (patterns_in; the reference), " + std::to_string(T) + " threads";
-  for (int k = 0; k < o.reps; ++k) a.cell[0].rates.push_back(parallel_rate(T, o.min_seconds, cpu(false)));
+  for (int k = 0; k < o.reps; ++k) a.cell[0].rates.push_back(bench::parallel_rate(T, o.min_seconds, cpu(false)));
   a.cell[1].how = "batches of 8192 sorted by length, 32 walked in lockstep (patterns_in_batch), " + std::to_string(T) + " threads";
   for (auto& g : got) g.clear();
-  parallel_rate(T, 0, cpu(true));
+  bench::parallel_rate(T, 0, cpu(true));
   checked_cell(a.cell[1], got == want, [&] {
     std::vector<double> r;
-    for (int k = 0; k < o.reps; ++k) r.push_back(parallel_rate(T, o.min_seconds, cpu(true)));
+    for (int k = 0; k < o.reps; ++k) r.push_back(bench::parallel_rate(T, o.min_seconds, cpu(true)));
     return r;
   });
   a.cell[2].how = "the DPI app's GPU matcher (AhoCorasickGpu): 16-MiB batches, 2 in flight, host to host";

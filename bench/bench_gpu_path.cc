@@ -246,7 +246,7 @@ void register_bench_gpu_path(CLI::App& bench) {
   c->add_option("--rx-threads", o->rx_threads, "resident rows: receive thread counts")->capture_default_str();
   c->add_option("--resident", o->resident, "resident rows: MODE-LAYOUT, MODE persistent or async, LAYOUT cells or packed")
       ->capture_default_str();
-  c->add_option("--batch", o->batch, "resident persistent: frames per batch")->capture_default_str()->check(CLI::Range(32u, 4096u));
+  c->add_option("--batch", o->batch, "resident persistent: frames per batch")->capture_default_str()->check(CLI::Range(32u, 2048u));
   c->add_option("--dma-batch", o->dma_batch, "resident async: frames per batch")->capture_default_str()->check(CLI::Range(32u, 1u << 20));
   c->add_option("--ring-slots", o->ring_slots, "resident: batches in flight per receive thread")->capture_default_str()->check(CLI::Range(2u, 1024u));
   c->add_option("--blocks", o->blocks, "resident persistent: worker blocks (0: one per SM)")->capture_default_str()->check(CLI::Range(0, 1024));

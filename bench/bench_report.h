@@ -5,12 +5,15 @@
 #include <nlohmann/json.hpp>
 
 #include "core/flow_hash.h"
+#include "core/machine_info.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tandem::bench {
@@ -50,6 +53,25 @@ std::vector<double> time_reps(int reps, F&& f) {
     s.push_back(seconds_since(t0));
   }
   return s;
+}
+
+// Items per second of `threads` threads pinned to CPUs 0.., each calling f(t) (the items it did)
+// until min_seconds have passed (at least once).
+template <class F>
+double parallel_rate(int threads, double min_seconds, F&& f) {
+  std::atomic<uint64_t> done{0};
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      pin_this_thread(t);
+      uint64_t n = 0;
+      do n += f(t); while (seconds_since(t0) < min_seconds);
+      done += n;
+    });
+  }
+  for (auto& th : pool) th.join();
+  return done / seconds_since(t0);
 }
 
 // splitmix64: the benches' reproducible random numbers, the same on every platform.

@@ -29,8 +29,8 @@ gpu::ResidentOptions resident_options(const ResidentFlags& f, const std::string&
                      "(each batch copied to the GPU and back)");
   }
   o.layout = gpu::parse_frame_layout(f.layout);
-  if (o.mode == gpu::GpuMode::kPersistent && batch > 4096) {
-    throw UsageError("--gpu-path resident --gpu-mode persistent: --batch is at most 4096 frames");
+  if (o.mode == gpu::GpuMode::kPersistent && batch > 2048) {
+    throw UsageError("--gpu-path resident --gpu-mode persistent: --batch is at most 2048 frames");
   }
   o.batch = batch;
   o.cell_size = cell_size;

@@ -45,7 +45,7 @@ namespace tandem::gpu {
 namespace resident {
 
 constexpr int kThreads = 256;
-constexpr uint32_t kMaxPersistentBatch = 4096;  // frames per slot in the persistent mode (shared memory)
+constexpr uint32_t kMaxPersistentBatch = 2048;  // frames per slot in the persistent mode (shared memory)
 constexpr int kMaxProducers = 32;               // one dispatcher lane each
 
 // The ring as the GPU sees it (device pointers into the registered region).
@@ -188,13 +188,22 @@ __device__ inline void dispatch(const DeviceRing& r, WorkQueue* q, uint64_t* ent
   }
 }
 
-// Copies the words [first, words) of a frame with `lanes` lanes, lane `l` taking every lanes-th.
-__device__ __forceinline__ void copy_words(uint4* dst_a, uint4* dst_b, const uint4* src, uint32_t first, uint32_t words,
-                                           uint32_t l, uint32_t lanes) {
-  for (uint32_t w = first + l; w < words; w += lanes) {
-    const uint4 v = __ldcv(src + w);
-    dst_a[w] = v;
-    dst_b[w] = v;
+// Calls f(off, w) for every 16-byte word w of the `count` frames of a warp (frame f's offset and
+// length in lane f's my_off and my_len): the first 64 bytes of 8 frames per step with 4 lanes a
+// frame, so that PCIe carries 64-byte pieces; then the rest of longer frames, the whole warp a
+// frame. Every lane of the warp calls it.
+template <class F>
+__device__ __forceinline__ void for_each_word(uint32_t count, uint32_t my_off, uint32_t my_len, uint32_t lane, F&& f) {
+  for (uint32_t f0 = 0; f0 < count; f0 += 8) {
+    const uint32_t fr = f0 + lane / 4;
+    const uint32_t off = __shfl_sync(0xffffffffu, my_off, fr & 31);
+    const uint32_t len = __shfl_sync(0xffffffffu, my_len, fr & 31);
+    if (fr < count && lane % 4 < min((len + 15) / 16, 4u)) f(off, lane % 4);
+  }
+  for (uint32_t fr = 0; fr < count; ++fr) {
+    const uint32_t off = __shfl_sync(0xffffffffu, my_off, fr);
+    const uint32_t len = __shfl_sync(0xffffffffu, my_len, fr);
+    for (uint32_t w = 4 + lane; w < (len + 15) / 16; w += 32) f(off, w);
   }
 }
 
@@ -205,7 +214,8 @@ __device__ __forceinline__ bool differs(const uint4& a, const uint4& b) {
 // One batch, by one block: stage, process, write back, publish.
 template <class Core>
 __device__ void run_batch(const Core& core, const DeviceRing& r, uint32_t slot, uint32_t gen, uint8_t* orig,
-                          uint8_t* work, SharedSummary& sum, uint32_t* s_verdict, uint16_t* s_l3) {
+                          uint8_t* work, SharedSummary& sum, uint32_t* s_verdict, uint16_t* s_l3, uint32_t* s_off,
+                          uint16_t* s_len) {
   const uint32_t lane = threadIdx.x & 31;
   const uint32_t warp = threadIdx.x >> 5;
   const uint32_t warps = blockDim.x >> 5;
@@ -229,29 +239,15 @@ __device__ void run_batch(const Core& core, const DeviceRing& r, uint32_t slot, 
     const uint32_t my_off = i < n ? (first_round ? first_off : __ldcv(offs + i)) : 0;
     const uint32_t my_len = i < n ? (first_round ? first_len : __ldcv(lens + i)) : 0;
     const uint32_t count = min(32u, n - base);
-    // The first 64 bytes of 8 frames per step, 4 lanes per frame.
-    for (uint32_t f0 = 0; f0 < count; f0 += 8) {
-      const uint32_t f = f0 + lane / 4;
-      const uint32_t off = __shfl_sync(0xffffffffu, my_off, f & 31);
-      const uint32_t len = __shfl_sync(0xffffffffu, my_len, f & 31);
-      const uint32_t words = min((len + 15) / 16, 4u);
-      if (f < count && lane % 4 < words) {
-        const uint32_t w = lane % 4;
-        const uint4 v = __ldcv(reinterpret_cast<const uint4*>(host + off) + w);
-        reinterpret_cast<uint4*>(orig + off)[w] = v;
-        reinterpret_cast<uint4*>(work + off)[w] = v;
-      }
-    }
-    // The rest of longer frames, the whole warp per frame.
-    for (uint32_t f = 0; f < count; ++f) {
-      const uint32_t off = __shfl_sync(0xffffffffu, my_off, f);
-      const uint32_t len = __shfl_sync(0xffffffffu, my_len, f);
-      if (len <= 64) continue;
-      copy_words(reinterpret_cast<uint4*>(orig + off), reinterpret_cast<uint4*>(work + off),
-                 reinterpret_cast<const uint4*>(host + off), 4, (len + 15) / 16, lane, 32);
-    }
+    for_each_word(count, my_off, my_len, lane, [&](uint32_t off, uint32_t w) {
+      const uint4 v = __ldcv(reinterpret_cast<const uint4*>(host + off) + w);
+      reinterpret_cast<uint4*>(orig + off)[w] = v;
+      reinterpret_cast<uint4*>(work + off)[w] = v;
+    });
     __syncwarp();
     if (i < n) {
+      s_off[i] = my_off;
+      s_len[i] = static_cast<uint16_t>(my_len);
       uint16_t l3 = 0;
       const uint32_t v = forward_frame(core, work + my_off, my_len, &l3);
       s_verdict[i] = v;
@@ -268,31 +264,13 @@ __device__ void run_batch(const Core& core, const DeviceRing& r, uint32_t slot, 
   __syncthreads();
   for (uint32_t base = warp * 32; base < n; base += warps * 32) {
     const uint32_t i = base + lane;
-    const uint32_t my_off = i < n ? __ldcv(offs + i) : 0;
-    const uint32_t my_len = i < n ? __ldcv(lens + i) : 0;
+    const uint32_t my_off = i < n ? s_off[i] : 0;
+    const uint32_t my_len = i < n ? s_len[i] : 0;
     const uint32_t count = min(32u, n - base);
-    for (uint32_t f0 = 0; f0 < count; f0 += 8) {
-      const uint32_t f = f0 + lane / 4;
-      const uint32_t off = __shfl_sync(0xffffffffu, my_off, f & 31);
-      const uint32_t len = __shfl_sync(0xffffffffu, my_len, f & 31);
-      const uint32_t words = min((len + 15) / 16, 4u);
-      if (f < count && lane % 4 < words) {
-        const uint32_t w = lane % 4;
-        const uint4 a = reinterpret_cast<const uint4*>(orig + off)[w];
-        const uint4 b = reinterpret_cast<const uint4*>(work + off)[w];
-        if (differs(a, b)) reinterpret_cast<uint4*>(host + off)[w] = b;
-      }
-    }
-    for (uint32_t f = 0; f < count; ++f) {
-      const uint32_t off = __shfl_sync(0xffffffffu, my_off, f);
-      const uint32_t len = __shfl_sync(0xffffffffu, my_len, f);
-      if (len <= 64) continue;
-      for (uint32_t w = 4 + lane; w < (len + 15) / 16; w += 32) {
-        const uint4 a = reinterpret_cast<const uint4*>(orig + off)[w];
-        const uint4 b = reinterpret_cast<const uint4*>(work + off)[w];
-        if (differs(a, b)) reinterpret_cast<uint4*>(host + off)[w] = b;
-      }
-    }
+    for_each_word(count, my_off, my_len, lane, [&](uint32_t off, uint32_t w) {
+      const uint4 b = reinterpret_cast<const uint4*>(work + off)[w];
+      if (differs(reinterpret_cast<const uint4*>(orig + off)[w], b)) reinterpret_cast<uint4*>(host + off)[w] = b;
+    });
   }
   // 4. The verdicts, L3 offsets and summary; then, fences being cumulative, one thread's system
   // fence after the barrier orders every write of the block before `done`.
@@ -321,6 +299,8 @@ persistent_kernel(Core core, DeviceRing r, WorkQueue* q, uint64_t* entries, vola
   __shared__ SharedSummary sum;
   __shared__ uint32_t s_verdict[kMaxPersistentBatch];
   __shared__ uint16_t s_l3[kMaxPersistentBatch];
+  __shared__ uint32_t s_off[kMaxPersistentBatch];  // the batch's offsets and lengths, read once
+  __shared__ uint16_t s_len[kMaxPersistentBatch];
   __shared__ uint64_t entry;
   uint8_t* const orig = scratch + size_t{blockIdx.x - 1} * 2 * r.slot_bytes;
   uint8_t* const work = orig + r.slot_bytes;
@@ -344,7 +324,7 @@ persistent_kernel(Core core, DeviceRing r, WorkQueue* q, uint64_t* entries, vola
     __syncthreads();
     const uint64_t e = entry;
     if (e == ~uint64_t{0}) return;
-    run_batch(core, r, static_cast<uint32_t>(e), static_cast<uint32_t>(e >> 32), orig, work, sum, s_verdict, s_l3);
+    run_batch(core, r, static_cast<uint32_t>(e), static_cast<uint32_t>(e >> 32), orig, work, sum, s_verdict, s_l3, s_off, s_len);
     __syncthreads();
   }
 }
@@ -385,7 +365,7 @@ class ResidentRunnerImpl final : public ResidentRunner {
       throw GpuError("resident path: at most 32 receive threads per GPU");
     }
     if (o_.mode == GpuMode::kPersistent && ring_.batch() > resident::kMaxPersistentBatch) {
-      throw GpuError("resident path: persistent batches hold at most 4,096 frames");
+      throw GpuError("resident path: persistent batches hold at most 2,048 frames");
     }
     TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, 0));
     TANDEM_CUDA_CHECK(cudaHostRegister(ring_.region(), ring_.region_bytes(), cudaHostRegisterMapped | cudaHostRegisterPortable));

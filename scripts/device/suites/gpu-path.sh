@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# description: the resident GPU path (issue 17; HALF=MPPS RX=N HOLD_BATCH="us:frames ..." for the latency runs alone): resident_test (every app, persistent kernel on cells and packed frames, DMA variant, GPU fault), bench gpu-path for IPv4 on the full table (CPU batched 1 and 15 workers, offload 15 workers, resident persistent cells/packed and async on 1, 2, 4 receive threads, PCIe ceilings), the other apps' best rows, tandem run at half the resident peak (latency), and a fault through the CLI
+# description: the resident GPU path (issue 17; HALF=MPPS RX=N HOLD_BATCH="us:frames ..." for the latency runs alone; RESIDENT=ways SKIP_APPS=1 for fewer rows): resident_test (every app, persistent kernel on cells and packed frames, DMA variant, GPU fault), bench gpu-path for IPv4 on the full table (CPU batched 1 and 15 workers, offload 15 workers, resident persistent cells/packed and async on 1, 2, 4 receive threads, PCIe ceilings), the other apps' best rows, tandem run at half the resident peak (latency), and a fault through the CLI
 LOG="$OUT/gpu-path.log"
 # HALF=MPPS RX=N: only the latency runs, at that load with N receive threads (no tests, no benches).
 if [ -z "${HALF:-}" ]; then
@@ -12,16 +12,17 @@ ipv4=$(grep '^ipv4:' <<< "$list" | head -1); ipv4=${ipv4#*:}
 read -ra ipv4_args <<< "$ipv4"
 logged "bench gpu-path: $ipv4" 240 "$T" bench gpu-path --app "${ipv4_args[@]}" --cores 1-15 \
   --cpu-workers "${CPU_WORKERS:-1,15}" --rx-threads "${RX_THREADS:-1,2,4,8,12}" --dma-batch "${DMA_BATCH:-16384}" \
+  --resident "${RESIDENT:-persistent-cells,persistent-packed,async-packed}" \
   --json "$OUT/bench_gpu_path_ipv4.json"
 while IFS= read -r spec; do
   name=${spec%%:*}; app=${spec#*:}
-  [ "$name" = ipv4 ] && continue
+  [ "$name" = ipv4 ] || [ -n "${SKIP_APPS:-}" ] && continue
   read -ra app_args <<< "$app"
   logged "bench gpu-path: $app" 60 "$T" bench gpu-path --app "${app_args[@]}" --cores 1-15 --cpu-workers 15 \
     --offload-workers "" --rx-threads "${APP_RX_THREADS:-8}" --resident persistent-packed,async-packed --reps 2 --no-ceilings \
     --json "/tmp/gp/$name.json"
 done <<< "$list"
-python3 - "$OUT/bench_gpu_path_apps.json" /tmp/gp/*.json <<'PY'
+[ -n "${SKIP_APPS:-}" ] || python3 - "$OUT/bench_gpu_path_apps.json" /tmp/gp/*.json <<'PY'
 import json, sys
 json.dump([json.load(open(f)) for f in sys.argv[2:]], open(sys.argv[1], "w"), indent=1)
 PY
