@@ -246,6 +246,13 @@ int run(const RunOptions& o) {
   // An app whose flags leave it without a GPU path (the ipv4 app's Poptrie) runs on the CPU.
   const std::string no_gpu = no_gpu_path(o.table);
   if (o.device == "gpu" && !no_gpu.empty()) throw UsageError("--device gpu: " + no_gpu + ": use --device cpu");
+  // The resident path's own defaults (a resident kernel, batches of 1,024 frames), checked now.
+  const std::string resident_mode = given(o, "--gpu-mode") ? o.gpu_mode : "persistent";
+  const uint32_t resident_batch = given(o, "--batch") ? o.batch : 1024;
+  if (o.gpu_path == "resident") {
+    resident_options(o.resident, resident_mode, resident_batch, o.persistent_blocks, o.inject_gpu_fault,
+                     PacketPool::kDefaultCellSize);
+  }
   if (o.burst > o.batch && o.gpu_path == "offload") {
     throw UsageError("--burst " + std::to_string(o.burst) + " must not exceed --batch " + std::to_string(o.batch));
   }
@@ -311,10 +318,8 @@ int run(const RunOptions& o) {
   const bool resident = dev == Device::kGpu && o.gpu_path == "resident";
   ResidentConfig rc;
   if (resident) {
-    // The resident path's own defaults: a resident kernel, batches of 1,024 frames.
     rc.producers = o.workers;
-    rc.ring = resident_options(o.resident, given(o, "--gpu-mode") ? o.gpu_mode : "persistent",
-                               given(o, "--batch") ? o.batch : 1024, o.persistent_blocks, o.inject_gpu_fault,
+    rc.ring = resident_options(o.resident, resident_mode, resident_batch, o.persistent_blocks, o.inject_gpu_fault,
                                cell_size(in.store()));
     rc.rate_pps = wc.rate_pps;
     rc.repeat = wc.repeat;

@@ -47,8 +47,15 @@ def main():
             f"--cores with fewer CPUs than workers: {rc} {se}")
 
     for flags in (["--batch", "1024"], ["--gpu-mode", "graph"], ["--flush-when-idle"], ["--engine", "gather"],
-                  ["--inject-gpu-fault", "3"]):
+                  ["--inject-gpu-fault", "3"], ["--gpu-path", "resident"], ["--frame-layout", "packed"],
+                  ["--ring-slots", "8"]):
         expect_error(base + ["--device", "cpu"] + flags, flags[0], "--device cpu", what=f"{flags[0]} with --device cpu")
+    # The resident path's own refusals, before any GPU is needed.
+    expect_error(base + ["--device", "gpu", "--gpu-path", "resident", "--gpu-mode", "graph"], "--gpu-mode graph",
+                 "persistent", what="--gpu-path resident with a mode it does not offer")
+    expect_error(base + ["--device", "gpu", "--gpu-path", "resident", "--batch", "4096"], "--batch", "2048",
+                 what="--gpu-path resident with batches over 2,048 frames")
+    expect_error(base + ["--device", "cpu", "--gpu-path", "sideways"], "--gpu-path", what="an unknown --gpu-path")
     rc, so, se = run(base + ["--device", "auto", "--max-wait-us", "20"])
     c.check(rc == 0, f"--device auto with a GPU flag: exit {rc}: {se}")
     if "no usable GPU" in se:
