@@ -42,7 +42,10 @@ class Producer {
     frames_left_ = cfg.packets ? budget : (cfg.repeat == 0 ? UINT64_MAX : frames_per_loop_ * cfg.repeat);
     frames_left_ = std::min(frames_left_, budget);
     if (frames_per_loop_ == 0) frames_left_ = 0;
-    if (cfg_.sink) sink_pool_ = std::make_unique<PacketPool>(PacketBatch::kCapacity, ring.options().cell_size);
+    if (cfg_.sink) {
+      sink_pool_ = std::make_unique<PacketPool>(PacketBatch::kCapacity, ring.options().cell_size);
+      source_.resize(size_t{ring.per_producer()} * ring.batch());
+    }
   }
 
   void run() {
@@ -142,6 +145,7 @@ class Producer {
       std::memcpy(bytes + off, input_.frame(f), len);
       offsets[i] = static_cast<uint32_t>(off);
       lengths[i] = len;
+      if (!source_.empty()) source_[(j % ring_.per_producer()) * ring_.batch() + i] = static_cast<uint32_t>(f);
       if (i == 0) p = Pending{};
       p.rx_bytes += len;
       p.wire_bytes += wire + kWireOverhead;
@@ -177,7 +181,7 @@ class Producer {
     const uint64_t t0 = now_ns();
     const bool out = on_gpu && ring_.options().mode == gpu::GpuMode::kAsync;
     uint8_t* const frames = out ? ring_.out_bytes(s) : ring_.bytes(s);
-    finish(s, p, frames);
+    finish(s, j, p, frames);
     finish_ns_ += now_ns() - t0;
     ++batches_;
     return true;
@@ -207,7 +211,7 @@ class Producer {
     }
   }
 
-  void finish(uint32_t s, const Pending& p, uint8_t* frames) {
+  void finish(uint32_t s, uint64_t j, const Pending& p, uint8_t* frames) {
     const uint32_t n = p.n;
     const uint32_t* const offsets = ring_.offsets(s);
     const uint32_t* const lengths = ring_.lengths(s);
@@ -232,12 +236,15 @@ class Producer {
         r_.verify_mismatches += want != verdicts[i];
       }
     }
-    if (cfg_.sink && sunk_ < frames_per_loop_) write_out(frames, offsets, lengths, verdicts, n);
+    if (cfg_.sink && sunk_ < frames_per_loop_) {
+      write_out(frames, offsets, lengths, verdicts, &source_[(j % ring_.per_producer()) * ring_.batch()], n);
+    }
   }
 
-  // The first pass's frames to the output, through a small pool (the sink takes packet cells).
+  // The first pass's frames to the output, through a small pool (the sink takes packet cells), with
+  // their capture timestamps and wire lengths.
   void write_out(const uint8_t* frames, const uint32_t* offsets, const uint32_t* lengths, const uint32_t* verdicts,
-                 uint32_t n) {
+                 const uint32_t* source, uint32_t n) {
     for (uint32_t base = 0; base < n && sunk_ < frames_per_loop_; base += PacketBatch::kCapacity) {
       PacketBatch b;
       const uint64_t left = frames_per_loop_ - sunk_;
@@ -245,7 +252,8 @@ class Producer {
       for (uint32_t i = 0; i < b.size; ++i) {
         b.cell[i] = i;
         b.len[i] = static_cast<uint16_t>(lengths[base + i]);
-        b.wire_len[i] = lengths[base + i];
+        b.wire_len[i] = input_.wire_len[source[base + i]];
+        b.ts_ns[i] = input_.ts_ns[source[base + i]];
         b.verdict[i] = verdicts[base + i];
         std::memcpy(sink_pool_->data(i), frames + offsets[base + i], lengths[base + i]);
       }
@@ -269,6 +277,7 @@ class Producer {
   size_t next_ = 0;
   uint64_t sunk_ = 0;
   std::unique_ptr<PacketPool> sink_pool_;
+  std::vector<uint32_t> source_;  // with an output: each slot's frames' indices in the input
   uint64_t rx_ns_ = 0, finish_ns_ = 0, cpu_ns_ = 0;
   uint64_t batches_ = 0, cpu_batches_ = 0;
 };
