@@ -33,6 +33,7 @@ namespace {
 struct GpuPathOptions {
   AppOptions table;
   std::string gen = "count=2000000,dst=fib,flows=100000,size=64,seed=3";
+  std::string sizes;  // frame sizes, each replacing the spec's (empty: the spec's own)
   std::string cpu_workers = "1,15";
   std::string offload_workers = "15";
   std::string rx_threads = "1,2,4";
@@ -57,6 +58,8 @@ struct Row {
   double p99_us = 0;
   bool checked = false;   // the verified pass matched the scalar path
   std::string error;
+  std::string size;       // the traffic's frame size
+  double mean_bytes = 0;  // captured bytes per frame on average
 };
 
 // One measured run: packets, seconds, and the CPU time split.
@@ -105,25 +108,10 @@ void measure(Row& row, const GpuPathOptions& o, const PacketStore& s, const Coun
   }
 }
 
-int run_bench(const GpuPathOptions& o) {
-  std::string why;
-  const bool have_gpu = gpu::available(&why);
-  if (const std::string no = no_gpu_path(o.table); !no.empty()) throw UsageError(no);
-  LoadedApp a = load_app(o.table);
-  ForwardApp& app = *a.app;
-  app.build_reference();
-  PacketStore s;
-  try {
-    s = a.generate(parse_gen_flag("--gen", o.gen));
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(std::string("--gen: ") + e.what());
-  }
-  if (s.size() == 0) throw UsageError("--gen: no packets");
-  std::vector<int> cores;
-  if (!o.cores.empty()) cores = parse_cpu_list(o.cores);
-  const auto first = [&](int n) {
-    return std::vector<int>(cores.begin(), cores.begin() + std::min<size_t>(cores.size(), size_t(n)));
-  };
+// The rows of one traffic: CPU batched, offload, resident, each checked against the scalar path.
+template <class First>
+void add_rows(const GpuPathOptions& o, ForwardApp& app, const PacketStore& s, bool have_gpu, const First& first,
+              const std::vector<int>& cores, std::vector<Row>& rows) {
   Counters want(app.ports());
   {
     WorkersConfig wc;
@@ -131,7 +119,6 @@ int run_bench(const GpuPathOptions& o) {
     wc.ports = app.ports();
     want = run_workers(app, s, wc).counters;
   }
-  std::vector<Row> rows;
   for (const int w : int_list("--cpu-workers", o.cpu_workers, 1, 256)) {
     Row row{"CPU batched", std::to_string(w) + " workers"};
     measure(row, o, s, want, [&](uint64_t packets, bool verify) {
@@ -197,23 +184,65 @@ int run_bench(const GpuPathOptions& o) {
       rows.push_back(std::move(row));
     }
   }
+}
+
+int run_bench(const GpuPathOptions& o) {
+  std::string why;
+  const bool have_gpu = gpu::available(&why);
+  if (const std::string no = no_gpu_path(o.table); !no.empty()) throw UsageError(no);
+  LoadedApp a = load_app(o.table);
+  ForwardApp& app = *a.app;
+  app.build_reference();
+  std::vector<int> cores;
+  if (!o.cores.empty()) cores = parse_cpu_list(o.cores);
+  const auto first = [&](int n) {
+    return std::vector<int>(cores.begin(), cores.begin() + std::min<size_t>(cores.size(), size_t(n)));
+  };
+  const GenSpec base = parse_gen_flag("--gen", o.gen);  // checked whole, and its own size
+  std::vector<std::string> sizes = bench::split_list(o.sizes);
+  if (sizes.empty()) sizes.push_back(base.size_mode == GenSpec::Size::kImix ? "imix" : std::to_string(base.frame_size));
+  std::vector<Row> rows;
+  size_t frames = 0;
+  for (const std::string& size : sizes) {
+    PacketStore s;
+    try {
+      std::string spec;  // --gen with its size replaced
+      for (const std::string& kv : bench::split_list(o.gen)) {
+        if (kv.rfind("size=", 0) != 0) spec += kv + ",";
+      }
+      s = a.generate(parse_gen_flag("--sizes", spec + "size=" + size));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--gen/--sizes: ") + e.what());
+    }
+    if (s.size() == 0) throw UsageError("--gen: no packets");
+    frames = s.size();
+    const size_t first_row = rows.size();
+    add_rows(o, app, s, have_gpu, first, cores, rows);
+    for (size_t k = first_row; k < rows.size(); ++k) {
+      rows[k].size = size;
+      rows[k].mean_bytes = double(s.total_caplen()) / s.size();
+    }
+  }
   std::vector<bench::Ceiling> ceilings;
   if (have_gpu && !o.no_ceilings) ceilings = bench::measure_gpu_path_ceilings(o.reps, o.min_seconds);
 
   const MachineInfo m = machine_info();
-  std::printf("bench gpu-path: app %s, %s: %zu frames of %.0f B on average; %s%s\n", app.name(), o.gen.c_str(), s.size(),
-              double(s.total_caplen()) / s.size(), m.cpu_model.c_str(),
+  std::printf("bench gpu-path: app %s, %s (sizes: %s): %zu frames; %s%s\n", app.name(), o.gen.c_str(),
+              o.sizes.empty() ? "the spec's" : o.sizes.c_str(), frames, m.cpu_model.c_str(),
               have_gpu ? (", " + gpu::device_info().name).c_str() : (", no GPU: " + why).c_str());
   std::printf("medians of %d repetitions of at least %.2f s; cores: receive (the NIC's copy, timed apart) + "
               "processing (the rest, GPU threads included)\n\n", o.reps, o.min_seconds);
-  std::printf("%-40s %-30s %10s %9s %11s %9s %s\n", "path", "threads", "Mpps", "rx cores", "proc cores", "p99 us",
-              "checked");
+  std::printf("%-6s %-40s %-30s %10s %9s %9s %11s %9s %s\n", "size", "path", "threads", "Mpps", "Gbps", "rx cores",
+              "proc cores", "p99 us", "checked");
   nlohmann::json jrows = nlohmann::json::array();
   for (const Row& r : rows) {
     const double mpps = r.mpps.empty() ? 0 : bench::median(r.mpps);
-    std::printf("%-40s %-30s %10.2f %9.2f %11.2f %9.1f %s\n", r.path.c_str(), r.threads.c_str(), mpps, r.rx_cores,
-                r.proc_cores, r.p99_us, r.error.empty() ? "same as scalar" : r.error.c_str());
-    jrows.push_back({{"path", r.path}, {"threads", r.threads}, {"mpps", mpps}, {"mpps_reps", r.mpps},
+    // On the wire: the frame, its FCS and the 20 bytes of preamble and gap.
+    const double gbps = mpps * (r.mean_bytes + 24) * 8 / 1e3;
+    std::printf("%-6s %-40s %-30s %10.2f %9.1f %9.2f %11.2f %9.1f %s\n", r.size.c_str(), r.path.c_str(),
+                r.threads.c_str(), mpps, gbps, r.rx_cores, r.proc_cores, r.p99_us,
+                r.error.empty() ? "same as scalar" : r.error.c_str());
+    jrows.push_back({{"size", r.size}, {"mean_bytes", r.mean_bytes}, {"gbps_wire", gbps}, {"path", r.path}, {"threads", r.threads}, {"mpps", mpps}, {"mpps_reps", r.mpps},
                      {"rx_cores", r.rx_cores}, {"proc_cores", r.proc_cores}, {"p99_us", r.p99_us},
                      {"checked", r.checked}, {"error", r.error}});
   }
@@ -225,7 +254,7 @@ int run_bench(const GpuPathOptions& o) {
   }
   if (!o.json.empty()) {
     bench::write_json(o.json, {{"command", "bench gpu-path"}, {"app", app.name()}, {"gen", o.gen},
-                               {"frames", s.size()}, {"machine", bench::machine_json()}, {"reps", o.reps},
+                               {"frames", frames}, {"machine", bench::machine_json()}, {"reps", o.reps},
                                {"min_seconds", o.min_seconds}, {"rows", jrows}, {"ceilings", jceil}});
   }
   for (const Row& r : rows) {
@@ -241,6 +270,7 @@ void register_bench_gpu_path(CLI::App& bench) {
   CLI::App* c = bench.add_subcommand("gpu-path", "an app through the CPU, offload and resident GPU paths, against PCIe ceilings");
   add_app_options(c, o->table);
   c->add_option("--gen", o->gen, "the traffic (tandem gen spec)")->capture_default_str();
+  c->add_option("--sizes", o->sizes, "frame sizes, each a run of every row (e.g. 64,512,1518,imix; default: --gen's)");
   c->add_option("--cpu-workers", o->cpu_workers, "CPU batched rows: worker counts")->capture_default_str();
   c->add_option("--offload-workers", o->offload_workers, "offload rows: worker counts")->capture_default_str();
   c->add_option("--rx-threads", o->rx_threads, "resident rows: receive thread counts")->capture_default_str();
