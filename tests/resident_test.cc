@@ -217,20 +217,18 @@ TEST(ResidentMachinery, APacketCountLoopsTheInput) {
 void fault_run(gpu::GpuMode mode) {
   Ipv4 v = ipv4(200000);
   if (!v.a.app) return;
-  {
-    ResidentConfig rc = config(*v.a.app, 2, gpu::FrameLayout::kPacked, 256, false);
-    rc.ring.mode = mode;
-    rc.ring.fault_at_batch = 50;
-    const ResidentResult r = run_resident(*v.a.app, v.s, rc);
-    const std::string what = gpu::gpu_mode_name(mode);
-    EXPECT_TRUE(r.gpu_failed) << what;
-    EXPECT_GT(r.cpu_batches, 0u) << what;
-    EXPECT_EQ(r.run.counters.rx_packets, v.s.size()) << what;
-    EXPECT_TRUE(r.run.counters.balanced()) << what;
-    EXPECT_EQ(r.run.verify_mismatches, 0u) << what;
-    // Only frames the GPU was writing back when it failed may be dropped for it.
-    EXPECT_LE(r.run.counters.drops[static_cast<int>(DropReason::kGpuFault)], 256u * 160) << what;
-  }
+  ResidentConfig rc = config(*v.a.app, 2, gpu::FrameLayout::kPacked, 256, false);
+  rc.ring.mode = mode;
+  rc.ring.fault_at_batch = 50;
+  const ResidentResult r = run_resident(*v.a.app, v.s, rc);
+  const std::string what = gpu::gpu_mode_name(mode);
+  EXPECT_TRUE(r.gpu_failed) << what;
+  EXPECT_GT(r.cpu_batches, 0u) << what;
+  EXPECT_EQ(r.run.counters.rx_packets, v.s.size()) << what;
+  EXPECT_TRUE(r.run.counters.balanced()) << what;
+  EXPECT_EQ(r.run.verify_mismatches, 0u) << what;
+  // Only frames the GPU was writing back when it failed may be dropped for it.
+  EXPECT_LE(r.run.counters.drops[static_cast<int>(DropReason::kGpuFault)], 256u * 160) << what;
 }
 
 TEST(ResidentMachinery, AGpuFaultUnderThePersistentKernelIsFinishedOnTheCpu) {
