@@ -114,6 +114,15 @@ class ForwardApp {
   // resident path's CPU fallback. With `l3_off` (may be null), the L3 offset verification needs.
   virtual uint32_t forward_frame(uint8_t* frame, uint32_t len, uint16_t* l3_off) const = 0;
   uint32_t forward_frame(uint8_t* frame, uint32_t len) const { return forward_frame(frame, len, nullptr); }
+  // The most bytes the app adds to a frame (0: frames keep their length; the ipsec app's ESP
+  // encapsulation adds some).
+  virtual uint32_t frame_growth() const { return 0; }
+  // forward_frame for a frame with room for `cap` bytes whose length may change (*len in and out):
+  // the resident path's CPU fallback.
+  virtual uint32_t forward_frame_resizable(uint8_t* frame, uint32_t* len, uint32_t cap, uint16_t* l3_off) const {
+    (void)cap;
+    return forward_frame(frame, *len, l3_off);
+  }
   // A whole-frame runner (gpu/frame_runner.h) over a device copy of the app's tables as they are
   // now. Throws gpu::GpuError without a usable GPU, or for a table with no GPU path.
   virtual std::unique_ptr<gpu::FrameRunner> make_frame_runner(const gpu::FrameOptions& opts) const = 0;

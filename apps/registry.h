@@ -116,6 +116,9 @@ struct AppSpec {
   // `tandem run` refuses --device gpu with it before loading anything and runs --device auto on
   // the CPU; the benchmarks leave out their GPU rows. (The ipv4 app's Poptrie has no GPU kernel.)
   std::function<std::string(const AppArgs&)> no_gpu_path;
+  // The GPU runs the app through the resident path only (whole frames, state on the GPU): `tandem
+  // run --device gpu` takes that path for it unless told --gpu-path offload, which it refuses.
+  bool resident_only = false;
   bool gpu = false;  // set by the registry when the app's GPU part is linked in
 };
 

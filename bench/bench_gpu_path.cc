@@ -135,7 +135,9 @@ void add_rows(const GpuPathOptions& o, ForwardApp& app, const PacketStore& s, bo
     });
     rows.push_back(std::move(row));
   }
-  for (const int w : have_gpu ? int_list("--offload-workers", o.offload_workers, 1, 256) : std::vector<int>{}) {
+  // An app the GPU runs through the resident path only (ipsec) has no offload rows.
+  const bool offload = have_gpu && !resident_only(o.table);
+  for (const int w : offload ? int_list("--offload-workers", o.offload_workers, 1, 256) : std::vector<int>{}) {
     Row row{"GPU offload (async, 4 slots, staged)", std::to_string(w) + " workers + 1 master"};
     measure(row, o, s, want, [&](uint64_t packets, bool verify) {
       WorkersConfig wc;

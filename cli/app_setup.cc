@@ -77,6 +77,11 @@ std::string no_gpu_path(const AppOptions& o) {
   return spec && spec->no_gpu_path ? spec->no_gpu_path(o.args) : std::string();
 }
 
+bool resident_only(const AppOptions& o) {
+  const AppSpec* spec = find_app(o.app);
+  return spec && spec->resident_only;
+}
+
 LoadedApp load_app(const AppOptions& o) {
   if (!find_app(o.app)) throw UsageError("--app: unknown app '" + o.app + "' (apps: " + app_list(", ") + ")");
   return tandem::load_app(o.app, o.args);

@@ -36,5 +36,7 @@ LoadedApp load_app(const AppOptions& o);
 
 // Why the app of `o`, with its flags, has no GPU path (AppSpec::no_gpu_path); "" when it has one.
 std::string no_gpu_path(const AppOptions& o);
+// Whether the GPU runs the app of `o` through the resident path only (AppSpec::resident_only).
+bool resident_only(const AppOptions& o);
 
 }  // namespace tandem::cli

@@ -246,14 +246,21 @@ int run(const RunOptions& o) {
   // An app whose flags leave it without a GPU path (the ipv4 app's Poptrie) runs on the CPU.
   const std::string no_gpu = no_gpu_path(o.table);
   if (o.device == "gpu" && !no_gpu.empty()) throw UsageError("--device gpu: " + no_gpu + ": use --device cpu");
+  // An app the GPU runs through the resident path only (ipsec) takes that path unless told otherwise.
+  const bool resident_app = resident_only(o.table);
+  if (resident_app && given(o, "--gpu-path") && o.gpu_path != "resident") {
+    throw UsageError("--gpu-path " + o.gpu_path + ": the " + o.table.app +
+                     " app runs on the GPU through the resident path only (--gpu-path resident)");
+  }
+  const std::string gpu_path = resident_app ? "resident" : o.gpu_path;
   // The resident path's own defaults (a resident kernel, batches of 1,024 frames), checked now.
   const std::string resident_mode = given(o, "--gpu-mode") ? o.gpu_mode : "persistent";
   const uint32_t resident_batch = given(o, "--batch") ? o.batch : 1024;
-  if (o.gpu_path == "resident") {
+  if (gpu_path == "resident") {
     resident_options(o.resident, resident_mode, resident_batch, o.persistent_blocks, o.inject_gpu_fault,
                      PacketPool::kDefaultCellSize);
   }
-  if (o.burst > o.batch && o.gpu_path == "offload") {
+  if (o.burst > o.batch && gpu_path == "offload") {
     throw UsageError("--burst " + std::to_string(o.burst) + " must not exceed --batch " + std::to_string(o.batch));
   }
   const std::vector<int> cores = parse_cores(o.cores);
@@ -315,7 +322,7 @@ int run(const RunOptions& o) {
   const std::string threads = std::to_string(o.workers) + " worker thread" + (o.workers > 1 ? "s" : "");
   std::string dev_desc;
   GpuEngine engine;
-  const bool resident = dev == Device::kGpu && o.gpu_path == "resident";
+  const bool resident = dev == Device::kGpu && gpu_path == "resident";
   ResidentConfig rc;
   if (resident) {
     rc.producers = o.workers;

@@ -11,9 +11,10 @@
 //            NIC writes into per-packet buffers);
 //   kPacked: frames back to back, each on a 16-byte boundary (what a NIC with multi-packet
 //            receive queues writes).
-// with per frame its offset and length (written by the producer), its verdict and, for
-// verification, its L3 offset (written by the GPU), and per batch a BatchSummary: the batch's
-// counters, summed on the GPU so that no CPU thread reads every verdict.
+// with per frame its offset and length (written by the producer), its verdict, its new length for
+// apps whose frames change length, and, for verification, its L3 offset (written by the GPU), and
+// per batch a BatchSummary: the batch's counters, summed on the GPU so that no CPU thread reads
+// every verdict.
 //
 // Hand-offs, one word each, so that each side reads what it needs with one load:
 //   producer: fills the slot, sets count/used, then publishes by storing j + 1 to published(t);
@@ -73,6 +74,9 @@ struct ResidentOptions {
   int blocks = 0;              // kPersistent: worker blocks (0: one per multiprocessor)
   int streams = 4;             // kAsync: batches on the GPU at once
   bool want_l3 = false;        // write each frame's L3 offset (verification)
+  // Bytes a frame may grow by (ForwardApp::frame_growth(): ESP encapsulation). When not 0, packed
+  // frames get this much room behind them, and each frame's new length goes to out_lengths().
+  uint32_t frame_room = 0;
   uint32_t ports = kSummaryPorts;  // the app's ports (what a batch summary counts)
   // Fault injection (tests, `tandem run --inject-gpu-fault K`): the GPU traps when it reaches the
   // K-th batch (1-based; 0 = never), a real fault that breaks the CUDA context.
@@ -121,6 +125,10 @@ class ResidentRing {
   uint32_t* offsets(uint32_t s) { return at<uint32_t>(offsets_off_) + size_t{s} * o_.batch; }
   uint32_t* lengths(uint32_t s) { return at<uint32_t>(lengths_off_) + size_t{s} * o_.batch; }
   uint32_t* verdicts(uint32_t s) { return at<uint32_t>(verdicts_off_) + size_t{s} * o_.batch; }
+  // Frames that change length (frame_room > 0): each frame's length after processing; otherwise
+  // the same array as lengths().
+  bool lengths_change() const { return o_.frame_room > 0; }
+  uint32_t* out_lengths(uint32_t s) { return at<uint32_t>(out_lengths_off_) + size_t{s} * o_.batch; }
   uint16_t* l3(uint32_t s) { return at<uint16_t>(l3_off_) + size_t{s} * o_.batch; }
   BatchSummary* summary(uint32_t s) { return at<BatchSummary>(summary_off_) + s; }
   SlotFill* fill(uint32_t s) { return at<SlotFill>(fill_off_) + s; }
@@ -130,10 +138,10 @@ class ResidentRing {
 
   // Offsets of the arrays in the region, for the device's view of it.
   struct Layout {
-    size_t bytes, out, offsets, lengths, verdicts, l3, summary, fill, status, index, stop;
+    size_t bytes, out, offsets, lengths, out_lengths, verdicts, l3, summary, fill, status, index, stop;
   };
   Layout layout() const {
-    return {bytes_off_, out_off_, offsets_off_, lengths_off_, verdicts_off_, l3_off_, summary_off_,
+    return {bytes_off_, out_off_, offsets_off_, lengths_off_, out_lengths_off_, verdicts_off_, l3_off_, summary_off_,
             fill_off_, status_off_, index_off_, stop_off_};
   }
   void* region() const { return mem_.data(); }
@@ -147,7 +155,8 @@ class ResidentRing {
   ResidentOptions o_;
   uint32_t slots_ = 0;
   size_t slot_bytes_ = 0;
-  size_t bytes_off_ = 0, out_off_ = 0, offsets_off_ = 0, lengths_off_ = 0, verdicts_off_ = 0, l3_off_ = 0;
+  size_t bytes_off_ = 0, out_off_ = 0, offsets_off_ = 0, lengths_off_ = 0, out_lengths_off_ = 0, verdicts_off_ = 0;
+  size_t l3_off_ = 0;
   size_t summary_off_ = 0, fill_off_ = 0, status_off_ = 0, index_off_ = 0, stop_off_ = 0;
   HugeRegion mem_;
 };

@@ -27,6 +27,7 @@ ResidentRing::ResidentRing(const ResidentOptions& o) : o_(o) {
   if (o_.cell_size < 256 || o_.cell_size % 64 != 0 || o_.cell_size > (1u << 16) + 128) {
     throw std::invalid_argument("resident ring: the cell size must be a multiple of 64 from 256 to 65,664 bytes");
   }
+  if (o_.frame_room > o_.cell_size / 2) throw std::invalid_argument("resident ring: frame room over half a cell");
   const uint64_t slots = uint64_t{o_.producers} * o_.slots_per_producer;
   if (slots > 65536) throw std::invalid_argument("resident ring: at most 65,536 slots");
   slots_ = static_cast<uint32_t>(slots);
@@ -47,6 +48,7 @@ ResidentRing::ResidentRing(const ResidentOptions& o) : o_(o) {
   summary_off_ = take(sizeof(BatchSummary) * slots_, 128);
   offsets_off_ = take(per_frames * 4, 128);
   lengths_off_ = take(per_frames * 4, 128);
+  out_lengths_off_ = o_.frame_room ? take(per_frames * 4, 128) : lengths_off_;
   verdicts_off_ = take(per_frames * 4, 128);
   l3_off_ = take(per_frames * 2, 128);
   bytes_off_ = take(slot_bytes_ * slots_, 4096);

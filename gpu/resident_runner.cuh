@@ -54,6 +54,7 @@ struct DeviceRing {
   uint8_t* out;
   uint32_t* offsets;
   uint32_t* lengths;
+  uint32_t* out_lengths;  // whole-batch cores: each frame's new length
   uint32_t* verdicts;
   uint16_t* l3;
   BatchSummary* summary;
@@ -64,7 +65,37 @@ struct DeviceRing {
   uint32_t producers, per_producer, batch;
   uint32_t summary_ports;  // ports counted in a summary; higher ones in high_ports
   size_t slot_bytes;
+  uint32_t max_frame;  // the largest a frame may become
   bool want_l3;
+};
+
+// A core that processes a whole batch at once (its frames depend on state that outlives the
+// batch, such as IPsec's sequence numbers and replay windows) instead of frame by frame.
+template <class Core>
+concept WholeBatchCore = Core::kWholeBatch;
+
+// What a whole-batch core is given. Every thread of the block calls Core::process_batch(b), which
+// fills in each frame's verdict and new length.
+struct WholeBatch {
+  uint8_t* work;             // the staged frames in device memory, at their slot offsets, with room behind
+  const uint32_t* offsets;   // shared memory
+  const uint16_t* lengths;   // as received
+  uint16_t* new_lengths;     // out
+  uint32_t* verdicts;        // out
+  uint32_t n;
+  uint64_t ticket;           // the batch's place in the order batches were dispatched (0, 1, 2, ...)
+  uint32_t max_frame;
+  volatile uint32_t* claimed;  // the slot's claimed word in host memory
+  uint32_t gen;
+  // Every thread calls it before the core first changes state that outlives the batch: the CPU
+  // fallback then drops the batch (kGpuFault) instead of processing it again after a failure.
+  __device__ void claim() const {
+    if (threadIdx.x == 0) {
+      *claimed = gen;
+      __threadfence_system();
+    }
+    __syncthreads();
+  }
 };
 
 // The work queue of the persistent kernel, in device memory. Entry k (of `capacity`) carries the
@@ -211,6 +242,79 @@ __device__ __forceinline__ bool differs(const uint4& a, const uint4& b) {
   return a.x != b.x || a.y != b.y || a.z != b.z || a.w != b.w;
 }
 
+// Steps 3 (after the frames) and 4 of a batch: verdicts, L3 offsets, new lengths (when they
+// change), the summary and, after one system fence, the done word.
+__device__ __forceinline__ void publish_batch(const DeviceRing& r, uint32_t slot, uint32_t gen, uint32_t n,
+                                              const SharedSummary& sum, const uint32_t* s_verdict, const uint16_t* s_l3,
+                                              const uint16_t* s_new_len) {
+  // Fences being cumulative, one thread's system fence after the barrier orders every write of the
+  // block before `done`.
+  uint32_t* const verdicts = r.verdicts + size_t{slot} * r.batch;
+  for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) verdicts[i] = s_verdict[i];
+  if (r.want_l3) {
+    uint16_t* const l3 = r.l3 + size_t{slot} * r.batch;
+    for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) l3[i] = s_l3[i];
+  }
+  if (s_new_len) {
+    uint32_t* const lens = r.out_lengths + size_t{slot} * r.batch;
+    for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) lens[i] = s_new_len[i];
+  }
+  shared_store(sum, r.summary + slot, r.summary_ports);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence_system();
+    detail::store_release_sys(&r.status[slot].done, gen);
+  }
+}
+
+// One batch of a whole-batch core, by one block: stage every frame, let the core process the
+// batch, write back every 16-byte word of each frame's old and new extent, publish.
+template <WholeBatchCore Core>
+__device__ void run_whole_batch(const Core& core, const DeviceRing& r, uint32_t slot, uint32_t gen, uint64_t ticket,
+                                uint8_t* work, SharedSummary& sum, uint32_t* s_verdict, uint16_t* s_l3,
+                                uint32_t* s_off, uint16_t* s_len, uint16_t* s_new_len) {
+  const uint32_t lane = threadIdx.x & 31;
+  const uint32_t warps = blockDim.x >> 5;
+  __shared__ uint32_t n_shared;
+  uint8_t* const host = r.bytes + size_t{slot} * r.slot_bytes;
+  const uint32_t* const offs = r.offsets + size_t{slot} * r.batch;
+  const uint32_t* const lens = r.lengths + size_t{slot} * r.batch;
+  if (threadIdx.x == 0) n_shared = __ldcv(&r.fill[slot].count);
+  shared_clear(sum, r.summary_ports);
+  __syncthreads();
+  const uint32_t n = min(n_shared, r.batch);
+  for (uint32_t base = (threadIdx.x >> 5) * 32; base < n; base += warps * 32) {
+    const uint32_t i = base + lane;
+    const uint32_t my_off = i < n ? __ldcv(offs + i) : 0;
+    const uint32_t my_len = i < n ? __ldcv(lens + i) : 0;
+    for_each_word(min(32u, n - base), my_off, my_len, lane, [&](uint32_t off, uint32_t w) {
+      reinterpret_cast<uint4*>(work + off)[w] = __ldcv(reinterpret_cast<const uint4*>(host + off) + w);
+    });
+    if (i < n) {
+      s_off[i] = my_off;
+      s_len[i] = static_cast<uint16_t>(my_len);
+    }
+  }
+  __syncthreads();
+  const WholeBatch b{work, s_off, s_len, s_new_len, s_verdict, n, ticket, r.max_frame, &r.status[slot].claimed, gen};
+  core.process_batch(b);
+  __syncthreads();
+  for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
+    s_l3[i] = 0;
+    shared_add(sum, s_verdict[i], s_new_len[i], r.summary_ports);
+  }
+  b.claim();
+  for (uint32_t base = (threadIdx.x >> 5) * 32; base < n; base += warps * 32) {
+    const uint32_t i = base + lane;
+    const uint32_t my_off = i < n ? s_off[i] : 0;
+    const uint32_t my_len = i < n ? max(s_len[i], s_new_len[i]) : 0;
+    for_each_word(min(32u, n - base), my_off, my_len, lane, [&](uint32_t off, uint32_t w) {
+      reinterpret_cast<uint4*>(host + off)[w] = reinterpret_cast<const uint4*>(work + off)[w];
+    });
+  }
+  publish_batch(r, slot, gen, n, sum, s_verdict, s_l3, s_new_len);
+}
+
 // One batch, by one block: stage, process, write back, publish.
 template <class Core>
 __device__ void run_batch(const Core& core, const DeviceRing& r, uint32_t slot, uint32_t gen, uint8_t* orig,
@@ -272,20 +376,8 @@ __device__ void run_batch(const Core& core, const DeviceRing& r, uint32_t slot, 
       if (differs(reinterpret_cast<const uint4*>(orig + off)[w], b)) reinterpret_cast<uint4*>(host + off)[w] = b;
     });
   }
-  // 4. The verdicts, L3 offsets and summary; then, fences being cumulative, one thread's system
-  // fence after the barrier orders every write of the block before `done`.
-  uint32_t* const verdicts = r.verdicts + size_t{slot} * r.batch;
-  for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) verdicts[i] = s_verdict[i];
-  if (r.want_l3) {
-    uint16_t* const l3 = r.l3 + size_t{slot} * r.batch;
-    for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) l3[i] = s_l3[i];
-  }
-  shared_store(sum, r.summary + slot, r.summary_ports);
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence_system();
-    detail::store_release_sys(&r.status[slot].done, gen);
-  }
+  // 4. The verdicts, L3 offsets and summary, then `done`.
+  publish_batch(r, slot, gen, n, sum, s_verdict, s_l3, nullptr);
 }
 
 template <class Core>
@@ -301,7 +393,7 @@ persistent_kernel(Core core, DeviceRing r, WorkQueue* q, uint64_t* entries, vola
   __shared__ uint16_t s_l3[kMaxPersistentBatch];
   __shared__ uint32_t s_off[kMaxPersistentBatch];  // the batch's offsets and lengths, read once
   __shared__ uint16_t s_len[kMaxPersistentBatch];
-  __shared__ uint64_t entry;
+  __shared__ uint64_t entry, ticket;
   uint8_t* const orig = scratch + size_t{blockIdx.x - 1} * 2 * r.slot_bytes;
   uint8_t* const work = orig + r.slot_bytes;
   for (;;) {
@@ -320,11 +412,19 @@ persistent_kernel(Core core, DeviceRing r, WorkQueue* q, uint64_t* entries, vola
         __nanosleep(128);
       }
       entry = e;
+      ticket = h;
     }
     __syncthreads();
     const uint64_t e = entry;
     if (e == ~uint64_t{0}) return;
-    run_batch(core, r, static_cast<uint32_t>(e), static_cast<uint32_t>(e >> 32), orig, work, sum, s_verdict, s_l3, s_off, s_len);
+    if constexpr (WholeBatchCore<Core>) {
+      __shared__ uint16_t s_new_len[kMaxPersistentBatch];
+      run_whole_batch(core, r, static_cast<uint32_t>(e), static_cast<uint32_t>(e >> 32), ticket, work, sum, s_verdict,
+                      s_l3, s_off, s_len, s_new_len);
+    } else {
+      run_batch(core, r, static_cast<uint32_t>(e), static_cast<uint32_t>(e >> 32), orig, work, sum, s_verdict, s_l3,
+                s_off, s_len);
+    }
     __syncthreads();
   }
 }
@@ -352,14 +452,20 @@ dma_kernel(Core core, uint8_t* bytes, const uint32_t* offsets, const uint32_t* l
 
 }  // namespace resident
 
+// The runner of a core. A whole-batch core's state outside the tables is its runner's: such a
+// runner derives from this class, calls stop() in its own destructor, and hears of the two moments
+// its host copy of that state must be brought up to date (before_cpu_fallback, after_clean_stop).
 template <class Core>
-class ResidentRunnerImpl final : public ResidentRunner {
+class ResidentRunnerImpl : public ResidentRunner {
  public:
   ResidentRunnerImpl(const Core& host, ResidentRing& ring, const ResidentOptions& o)
       : dev_(host), ring_(ring), o_(ring.options()) {
     (void)o;
     if (o_.mode != GpuMode::kPersistent && o_.mode != GpuMode::kAsync) {
       throw GpuError(std::string("resident path: mode ") + gpu_mode_name(o_.mode) + " is not offered (persistent, async)");
+    }
+    if (resident::WholeBatchCore<Core> && o_.mode != GpuMode::kPersistent) {
+      throw GpuError("resident path: this app runs in the persistent mode only (its batches are ordered on the GPU)");
     }
     if (ring_.producers() > static_cast<uint32_t>(resident::kMaxProducers)) {
       throw GpuError("resident path: at most 32 receive threads per GPU");
@@ -377,6 +483,8 @@ class ResidentRunnerImpl final : public ResidentRunner {
     dr_.out = base + l.out;
     dr_.offsets = reinterpret_cast<uint32_t*>(base + l.offsets);
     dr_.lengths = reinterpret_cast<uint32_t*>(base + l.lengths);
+    dr_.out_lengths = reinterpret_cast<uint32_t*>(base + l.out_lengths);
+    dr_.max_frame = ring_.max_frame();
     dr_.verdicts = reinterpret_cast<uint32_t*>(base + l.verdicts);
     dr_.l3 = reinterpret_cast<uint16_t*>(base + l.l3);
     dr_.summary = reinterpret_cast<BatchSummary*>(base + l.summary);
@@ -391,10 +499,12 @@ class ResidentRunnerImpl final : public ResidentRunner {
     dr_.slot_bytes = ring_.slot_bytes();
     dr_.want_l3 = o_.want_l3;
     if (o_.mode == GpuMode::kPersistent) {
-      blocks_ = o_.blocks > 0 ? o_.blocks : sm_count_;
       int per_sm = 0;
       TANDEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, resident::persistent_kernel<Core>,
                                                                       resident::kThreads, 0));
+      // One worker block per multiprocessor, and the dispatcher's block beside them (one fewer
+      // worker where a core's kernel leaves room for one block per multiprocessor only).
+      blocks_ = o_.blocks > 0 ? o_.blocks : std::min(sm_count_, per_sm * sm_count_ - 1);
       if (blocks_ + 1 > per_sm * sm_count_) {
         throw GpuError("resident path: " + std::to_string(blocks_ + 1) + " resident blocks do not fit on the GPU (" +
                        std::to_string(per_sm * sm_count_) + " do)");
@@ -451,6 +561,14 @@ class ResidentRunnerImpl final : public ResidentRunner {
     return "DMA, " + std::to_string(dma_.size()) + " batches in flight";
   }
 
+ protected:
+  // The GPU failed and nothing on it runs any more; the receive threads are about to finish on the
+  // CPU.
+  virtual void before_cpu_fallback() {}
+  // The kernel ended after a stop, every batch done.
+  virtual void after_clean_stop() {}
+  int worker_blocks() const { return blocks_; }
+
  private:
   struct DmaSlot {
     Stream stream;
@@ -468,6 +586,7 @@ class ResidentRunnerImpl final : public ResidentRunner {
   void fail(const std::string& why, bool quiesce = true) {
     if (quiesce) cudaDeviceSynchronize();
     std::fprintf(stderr, "resident path: GPU failed (%s); the receive threads finish on the CPU\n", why.c_str());
+    before_cpu_fallback();
     set_failed(why);
   }
 
@@ -500,6 +619,7 @@ class ResidentRunnerImpl final : public ResidentRunner {
         if (!failed()) {
           cudaMemcpy(&n, &queue_.get()->dispatched, sizeof n, cudaMemcpyDeviceToHost);
           batches_.store(n);
+          after_clean_stop();
         }
         return;
       }
@@ -565,10 +685,13 @@ class ResidentRunnerImpl final : public ResidentRunner {
     TANDEM_CUDA_CHECK(cudaMemcpyAsync(d.lengths.get(), ring_.lengths(slot), n * 4, cudaMemcpyHostToDevice, st));
     TANDEM_CUDA_CHECK(cudaMemcpyAsync(d.bytes.get(), ring_.bytes(slot), f.used, cudaMemcpyHostToDevice, st));
     TANDEM_CUDA_CHECK(cudaMemsetAsync(d.summary.get(), 0, sizeof(BatchSummary), st));
-    if (n) {
-      resident::dma_kernel<Core><<<detail::launch_blocks(n, sm_count_), resident::kThreads, 0, st>>>(
-          dev_.core(), d.bytes.get(), d.offsets.get(), d.lengths.get(), d.verdicts.get(), d.l3.get(), d.summary.get(), n, dr_.summary_ports);
-      TANDEM_CUDA_CHECK_LAUNCH();
+    if constexpr (!resident::WholeBatchCore<Core>) {
+      if (n) {
+        resident::dma_kernel<Core><<<detail::launch_blocks(n, sm_count_), resident::kThreads, 0, st>>>(
+            dev_.core(), d.bytes.get(), d.offsets.get(), d.lengths.get(), d.verdicts.get(), d.l3.get(), d.summary.get(), n,
+            dr_.summary_ports);
+        TANDEM_CUDA_CHECK_LAUNCH();
+      }
     }
     TANDEM_CUDA_CHECK(cudaMemcpyAsync(ring_.out_bytes(slot), d.bytes.get(), f.used, cudaMemcpyDeviceToHost, st));
     TANDEM_CUDA_CHECK(cudaMemcpyAsync(ring_.verdicts(slot), d.verdicts.get(), n * 4, cudaMemcpyDeviceToHost, st));

@@ -112,6 +112,7 @@ class Producer {
     const bool cells = ring_.options().layout == gpu::FrameLayout::kCells;
     const uint32_t cell = ring_.options().cell_size;
     const uint32_t max_len = std::min(ring_.max_frame(), kMaxFrame);
+    const uint32_t room = ring_.options().frame_room;  // packed: what the frame may grow by
     uint8_t* const bytes = ring_.bytes(s);
     uint32_t* const offsets = ring_.offsets(s);
     uint32_t* const lengths = ring_.lengths(s);
@@ -131,7 +132,7 @@ class Producer {
         off = size_t{i} * cell;
       } else {
         off = (u + 15) / 16 * 16;
-        if (off + len > ring_.slot_bytes()) break;  // the batch is full of bytes
+        if (off + len + room > ring_.slot_bytes()) break;  // the batch is full of bytes
       }
       if (++next_ == frames_per_loop_) next_ = 0;
       --frames_left_;
@@ -150,7 +151,7 @@ class Producer {
       p.rx_bytes += len;
       p.wire_bytes += wire + kWireOverhead;
       ++i;
-      u = off + len;
+      u = off + len + room;
     }
     // The arrival clock counts every frame taken from the queue, kept or dropped.
     uint64_t spacing = 0;
@@ -196,25 +197,29 @@ class Producer {
     uint8_t* const bytes = ring_.bytes(s);
     const uint32_t* const offsets = ring_.offsets(s);
     const uint32_t* const lengths = ring_.lengths(s);
+    uint32_t* const out_lengths = ring_.out_lengths(s);
     uint32_t* const verdicts = ring_.verdicts(s);
     uint16_t* const l3 = ring_.l3(s);
     gpu::BatchSummary& sum = *ring_.summary(s);
     gpu::summary_clear(sum);
+    const uint32_t cap = ring_.max_frame();
     for (uint32_t i = 0; i < n; ++i) {
+      uint32_t len = lengths[i];
       if (claimed) {
         verdicts[i] = Verdict::drop(DropReason::kGpuFault);
         l3[i] = 0;
       } else {
-        verdicts[i] = app_.forward_frame(bytes + offsets[i], lengths[i], &l3[i]);
+        verdicts[i] = app_.forward_frame_resizable(bytes + offsets[i], &len, cap, &l3[i]);
       }
-      gpu::summary_add(sum, verdicts[i], lengths[i], ring_.summary_ports());
+      if (ring_.lengths_change()) out_lengths[i] = len;
+      gpu::summary_add(sum, verdicts[i], len, ring_.summary_ports());
     }
   }
 
   void finish(uint32_t s, uint64_t j, const Pending& p, uint8_t* frames) {
     const uint32_t n = p.n;
     const uint32_t* const offsets = ring_.offsets(s);
-    const uint32_t* const lengths = ring_.lengths(s);
+    const uint32_t* const lengths = ring_.out_lengths(s);  // lengths(s) unless frames change length
     const uint32_t* const verdicts = ring_.verdicts(s);
     Counters& c = r_.counters;
     c.rx_packets += n;
@@ -289,6 +294,7 @@ ResidentResult run_resident(const ForwardApp& app, const PacketStore& input, con
   if (cfg.sink && cfg.producers > 1) throw std::invalid_argument("run: writing an output capture needs one receive thread");
   gpu::ResidentOptions ro = cfg.ring;
   ro.producers = static_cast<uint32_t>(cfg.producers);
+  ro.frame_room = app.frame_growth();
   ro.want_l3 = cfg.verify;
   ro.ports = static_cast<uint32_t>(std::min<size_t>(cfg.ports, gpu::kSummaryPorts));
   gpu::ResidentRing ring(ro);

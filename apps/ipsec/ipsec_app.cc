@@ -10,6 +10,7 @@
 #include "apps/ipsec/esp_ipsecmb.h"
 #include "apps/ipsec/esp_openssl.h"
 #include "apps/ipsec/esp_reference.h"
+#include "apps/ipsec/esp_resident.h"
 #include "core/usage_error.h"
 #include "gpu/gpu_runtime.h"
 
@@ -280,6 +281,11 @@ uint32_t IpsecApp::forward_frame(uint8_t* frame, uint32_t len, uint16_t* l3_off)
   return v;
 }
 
+uint32_t IpsecApp::forward_frame_resizable(uint8_t* frame, uint32_t* len, uint32_t cap, uint16_t* l3_off) const {
+  if (l3_off) *l3_off = 0;
+  return process(frame, len, cap);
+}
+
 namespace {
 [[noreturn]] void no_items() {
   throw std::logic_error("ipsec: the GPU item path is not offered (whole frames only)");
@@ -299,9 +305,9 @@ std::unique_ptr<gpu::FrameRunner> IpsecApp::make_frame_runner(const gpu::FrameOp
   throw gpu::GpuError(kNoGpuItemPath);
 }
 
-std::unique_ptr<gpu::ResidentRunner> IpsecApp::make_resident_runner(gpu::ResidentRing&,
-                                                                    const gpu::ResidentOptions&) const {
-  throw gpu::GpuError(kNoGpuItemPath);
+std::unique_ptr<gpu::ResidentRunner> IpsecApp::make_resident_runner(gpu::ResidentRing& ring,
+                                                                    const gpu::ResidentOptions& o) const {
+  return make_esp_resident_runner(table_, ring, o);
 }
 
 void IpsecApp::build_reference() { reference_ = std::make_unique<EspReference>(table_); }

@@ -13,8 +13,9 @@
 // (apps/ipsec/esp_openssl.h); batched hands a burst's crypto to intel-ipsec-mb in one multi-buffer
 // pass (apps/ipsec/esp_ipsecmb.h), and is OpenSSL's loop in builds without that library or on a
 // CPU it cannot run on. Both give the same bytes. ESP does not fit the GPU item path of the other
-// apps (a 4-byte key in, a result out): the GPU gets whole frames (apps/ipsec/esp_gpu.h), and
-// `tandem run --device gpu` refuses the app until the workers ship whole frames.
+// apps (a 4-byte key in, a result out): on the GPU, the app runs on the resident path, whole
+// frames and the per-SA state on the GPU (apps/ipsec/esp_resident.h); `tandem bench crypto` also
+// times batches of whole frames (apps/ipsec/esp_gpu.h).
 #pragma once
 
 #include <cstdint>
@@ -29,9 +30,9 @@ namespace tandem::ipsec {
 class EspReference;
 struct IpsecWorker;  // a worker thread's crypto state (ipsec_app.cc)
 
-// Why `tandem run --device gpu` refuses the app (AppSpec::no_gpu_path).
+// Why the offload path refuses the app (AppSpec::resident_only).
 inline constexpr const char* kNoGpuItemPath =
-    "ipsec: the GPU runs ESP on whole frames (tandem bench crypto), which the workers do not ship yet: use --device cpu";
+    "ipsec: the GPU runs ESP on whole frames, through the resident path only: use --gpu-path resident";
 
 class IpsecApp final : public ForwardApp {
  public:
@@ -50,7 +51,7 @@ class IpsecApp final : public ForwardApp {
   void forward_scalar(PacketPool& pool, PacketBatch& b, Counters& c) const override;
   void forward_batched(PacketPool& pool, PacketBatch& b, Counters& c) const override;
 
-  // The GPU item path: not offered (the app's no_gpu_path says so before anything runs).
+  // The GPU item path: not offered (the app is resident_only).
   void classify(PacketPool&, PacketBatch&, KeyBatch&, Counters&) const override;
   void apply(PacketPool&, PacketBatch&, const KeyBatch&, const void*, Counters&) const override;
   void lookup_items(const void*, void*, size_t) const override;
@@ -69,6 +70,8 @@ class IpsecApp final : public ForwardApp {
   // with room to grow, and only its verdict comes back.
   using ForwardApp::forward_frame;
   uint32_t forward_frame(uint8_t* frame, uint32_t len, uint16_t* l3_off) const override;
+  uint32_t frame_growth() const override { return kMaxEspGrowth; }
+  uint32_t forward_frame_resizable(uint8_t* frame, uint32_t* len, uint32_t cap, uint16_t* l3_off) const override;
   std::unique_ptr<gpu::FrameRunner> make_frame_runner(const gpu::FrameOptions&) const override;
   std::unique_ptr<gpu::ResidentRunner> make_resident_runner(gpu::ResidentRing&,
                                                             const gpu::ResidentOptions&) const override;

@@ -67,7 +67,7 @@ AppSpec spec() {
     }
     return v;
   }();
-  s.no_gpu_path = [](const AppArgs&) { return std::string(kNoGpuItemPath); };
+  s.resident_only = true;
   return s;
 }
 

@@ -11,8 +11,7 @@
 //
 // The bitmap is a ring of 64-bit blocks (RFC 6479): moving the window clears the blocks passed
 // over instead of shifting every bit, so a window of thousands of packets costs the same per
-// packet as one of 64. The ring holds one block more than the window needs, so that the block of
-// the newest number can be cleared while the oldest number in the window is still remembered.
+// packet as one of 64. The steps are apps/ipsec/replay_core.h's, which the GPU runs too.
 #pragma once
 
 #include <algorithm>
@@ -20,6 +19,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "apps/ipsec/replay_core.h"
 
 namespace tandem::ipsec {
 
@@ -30,11 +31,7 @@ class ReplayWindow {
   static constexpr uint32_t kMinSize = 32;
   static constexpr uint32_t kMaxSize = 1u << 20;
 
-  enum class Check {
-    kOk,        // new: may be accepted once its ICV is verified
-    kReplayed,  // inside the window and already received
-    kTooOld,    // left of the window, or 0 (sequence numbers start at 1)
-  };
+  using Check = ReplayCheck;
 
   // A window of `size` packets; `esn`: 64-bit sequence numbers of which the packet carries the low
   // half. Throws std::invalid_argument for a size outside [kMinSize, kMaxSize].
@@ -43,70 +40,54 @@ class ReplayWindow {
       throw std::invalid_argument("replay window of " + std::to_string(size) + " packets: the size must be " +
                                   std::to_string(kMinSize) + " to " + std::to_string(kMaxSize));
     }
-    size_t blocks = 1;
-    while (blocks < (size + 63) / 64 + 1) blocks <<= 1;
-    bits_.assign(blocks, 0);
-    mask_ = blocks - 1;
+    bits_.assign(replay_blocks(size), 0);
   }
 
   uint32_t size() const { return size_; }
   bool esn() const { return esn_; }
   // The highest sequence number accepted so far (0: none yet).
   uint64_t top() const { return top_; }
+  // The ring of blocks (replay_blocks(size()) of them), as replay_core.h lays it out.
+  const std::vector<uint64_t>& blocks() const { return bits_; }
 
-  // The full sequence number of a packet carrying `low` (RFC 4303 A2.1): without ESN, `low`
-  // itself; with ESN, the high half that puts it nearest the window, or 0 (too old) for a number
-  // from before the SA's first one.
-  uint64_t infer(uint32_t low) const {
-    if (!esn_) return low;
-    const uint32_t th = static_cast<uint32_t>(top_ >> 32);
-    const uint32_t tl = static_cast<uint32_t>(top_);
-    const uint32_t bottom = tl - (size_ - 1);  // mod 2^32
-    uint32_t high;
-    if (tl >= size_ - 1) {  // the window lies within one 2^32 subspace
-      high = low >= bottom ? th : th + 1;
-    } else {  // the window spans two subspaces
-      high = low >= bottom ? th - 1 : th;
-    }
-    // Before the first 2^32 packets there is no earlier subspace (th - 1 would wrap): such a
-    // number was never sent; 0 makes check() call it too old.
-    if (th == 0 && tl < size_ - 1 && low >= bottom) return 0;
-    return (uint64_t{high} << 32) | low;
-  }
+  uint64_t infer(uint32_t low) const { return replay_infer(top_, size_, esn_, low); }
 
   // Forgets every number and takes `top` as the newest received (0: none yet), as when an SA's
   // state is restored.
   void restart_at(uint64_t top) {
     std::fill(bits_.begin(), bits_.end(), 0);
     top_ = top;
-    if (top) bits_[(top >> 6) & mask_] |= uint64_t{1} << (top & 63);
+    if (top) bits_[(top >> 6) & (bits_.size() - 1)] |= uint64_t{1} << (top & 63);
+  }
+  // Takes a whole state: the newest number and the ring of blocks (as blocks() gives it), as
+  // another copy of the window (the GPU's) left it.
+  void restore(uint64_t top, const uint64_t* blocks) {
+    top_ = top;
+    std::copy(blocks, blocks + bits_.size(), bits_.begin());
   }
 
   Check check(uint64_t seq) const {
-    if (seq == 0) return Check::kTooOld;
-    if (seq > top_) return Check::kOk;
-    if (top_ - seq >= size_) return Check::kTooOld;
-    return (bits_[(seq >> 6) & mask_] >> (seq & 63)) & 1 ? Check::kReplayed : Check::kOk;
+    return replay_check(top_, size_, Ring{const_cast<std::vector<uint64_t>*>(&bits_)}, seq);
   }
 
   // Marks `seq` received, moving the window when it is the newest; `seq` must have passed check()
   // and the ICV verification.
   void update(uint64_t seq) {
-    if (seq > top_) {
-      const uint64_t passed = (seq >> 6) - (top_ >> 6);  // blocks the right edge moves over
-      const uint64_t n = std::min<uint64_t>(passed, bits_.size());
-      for (uint64_t i = 1; i <= n; ++i) bits_[((top_ >> 6) + i) & mask_] = 0;
-      top_ = seq;
-    }
-    bits_[(seq >> 6) & mask_] |= uint64_t{1} << (seq & 63);
+    Ring r{&bits_};
+    replay_update(&top_, r, seq);
   }
 
  private:
+  struct Ring {
+    std::vector<uint64_t>* v;
+    uint64_t get(uint64_t b) const { return (*v)[b & (v->size() - 1)]; }
+    void set(uint64_t b, uint64_t bits) { (*v)[b & (v->size() - 1)] = bits; }
+    uint64_t count() const { return v->size(); }
+  };
   uint32_t size_;
   bool esn_;
   uint64_t top_ = 0;
   std::vector<uint64_t> bits_;
-  uint64_t mask_ = 0;
 };
 
 }  // namespace tandem::ipsec

@@ -31,12 +31,7 @@ uint32_t cipher_key_bytes(Cipher c) {
 uint32_t cipher_salt_bytes(Cipher c) { return c == Cipher::kAes128Cbc ? 0 : 4; }
 
 bool IpPrefix::contains(const IpAddr& a) const {
-  if (a.family != addr.family) return false;
-  const uint32_t full = len / 8, rest = len % 8;
-  if (std::memcmp(a.bytes.data(), addr.bytes.data(), full) != 0) return false;
-  if (rest == 0) return true;
-  const uint8_t mask = static_cast<uint8_t>(0xFF00 >> rest);
-  return (a.bytes[full] & mask) == addr.bytes[full];
+  return a.family == addr.family && prefix_holds(addr.bytes.data(), len, a.bytes.data());
 }
 
 std::string format_addr(const IpAddr& a) {

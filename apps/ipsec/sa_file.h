@@ -26,6 +26,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/compiler.h"
+
 namespace tandem::ipsec {
 
 enum class SaDir : uint8_t { kOut, kIn };
@@ -44,6 +46,16 @@ struct IpAddr {
   std::array<uint8_t, 16> bytes{};
   bool operator==(const IpAddr&) const = default;
 };
+// Whether address `a` lies in the prefix of `len` bits at `prefix` (network order, host bits zero):
+// the selectors' test, on the host and the GPU.
+TANDEM_HD_INLINE bool prefix_holds(const uint8_t* prefix, uint32_t len, const uint8_t* a) {
+  const uint32_t full = len / 8, rest = len % 8;
+  for (uint32_t i = 0; i < full; ++i) {
+    if (a[i] != prefix[i]) return false;
+  }
+  return rest == 0 || (a[full] & static_cast<uint8_t>(0xFF00 >> rest)) == prefix[full];
+}
+
 struct IpPrefix {
   IpAddr addr;  // the host bits are zero
   uint8_t len = 0;

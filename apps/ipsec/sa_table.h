@@ -73,6 +73,14 @@ class SaTable {
   // got there first.
   DropReason replay_accept(uint32_t i, uint64_t seq);
 
+  // Inbound SA i's window (null: replay checks off), and its state set whole, for a copy of the
+  // per-packet state kept elsewhere (the GPU's, apps/ipsec/esp_resident.h). Not while other
+  // threads use the window.
+  const ReplayWindow* window(uint32_t i) const { return windows_[i].w.get(); }
+  void restore_window(uint32_t i, uint64_t top, const uint64_t* blocks) {
+    if (windows_[i].w) windows_[i].w->restore(top, blocks);
+  }
+
  private:
   struct alignas(64) SeqCounter {
     std::atomic<uint64_t> next{1};

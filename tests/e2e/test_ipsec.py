@@ -6,7 +6,8 @@ packets no SA selects pass unchanged. Also: the SA file's errors never quote a k
 captures (data/pcap) through a tunnel of every suite and back: what the selectors hold goes out as
 ESP (scapy opens a sample of it), the rest unchanged; the ESP fed back with the inbound SAs gives
 back every original packet byte for byte (the IP datagram as sent, its Ethernet addresses kept;
-VLAN tags and Ethernet trailer padding are not part of it)."""
+VLAN tags and Ethernet trailer padding are not part of it). With a GPU, every real-capture run again
+on the resident path, whose output must be the CPU's, byte for byte."""
 import ipaddress
 import json
 import os
@@ -127,12 +128,30 @@ def real_captures(a, c, d):
     with open(sa_file, "w") as f:
         f.write("\n".join(lines) + "\n")
 
-    def run_json(pcap_in, out, tag):
+    def run_json(pcap_in, out, tag, device="cpu"):
         j = os.path.join(d, f"{tag}.json")
         rc, so, se = run([a.tandem, "run", "--app", "ipsec", "--sa", sa_file, "--pcap", pcap_in, "--out", out,
-                          "--device", "cpu", "--workers", "1", "--verify", "--json", j])
+                          "--device", device, "--workers", "1", "--verify", "--json", j])
         c.check(rc == 0, f"{tag}: exit {rc}: {(so + se)[-300:]}")
         return json.load(open(j)) if rc == 0 else None
+
+    # With a GPU, every run again through the resident path: the same file, byte for byte.
+    rc, so, se = run([a.tandem, "run", "--app", "ipsec", "--sa", sa_file, "--gen", "count=10", "--device", "gpu"])
+    gpu = "no usable GPU" not in se and "no GPU" not in se
+    print("real captures: " + ("each run again on the GPU (resident path)" if gpu else "no GPU: the CPU runs only"), flush=True)
+
+    def same_on_gpu(pcap_in, out, rep, tag):
+        if not gpu or rep is None:
+            return
+        out_gpu = out + ".gpu.pcap"
+        rep_gpu = run_json(pcap_in, out_gpu, tag + " gpu", "gpu")
+        if rep_gpu is None:
+            return
+        c.check(rep_gpu["device"].startswith("gpu") and rep_gpu["resident"]["cpu_batches"] == 0,
+                f"{tag} gpu: not all on the GPU: {rep_gpu.get('device')} {rep_gpu.get('resident')}")
+        for k in ("received", "forwarded", "dropped", "forwarded_per_port", "drops"):
+            c.check(rep_gpu[k] == rep[k], f"{tag} gpu: {k} {rep_gpu[k]} != the CPU's {rep[k]}")
+        c.check(open(out_gpu, "rb").read() == open(out, "rb").read(), f"{tag} gpu: the output differs from the CPU's")
 
     def balanced(rep, n_in, tag):
         c.check(rep["received"] == n_in, f"{tag}: received {rep['received']} of {n_in} packets")
@@ -165,6 +184,7 @@ def real_captures(a, c, d):
         # Outbound.
         enc = os.path.join(d, f"{name}-esp.pcap")
         rep = run_json(cap, enc, f"{name} out")
+        same_on_gpu(cap, enc, rep, f"{name} out")
         if rep is None:
             continue
         balanced(rep, len(frames), f"{name} out")
@@ -199,6 +219,7 @@ def real_captures(a, c, d):
         # Inbound: the same SA file's inbound SAs open what came out; the bypassed frames pass again.
         dec = os.path.join(d, f"{name}-clear.pcap")
         rep = run_json(enc, dec, f"{name} in")
+        same_on_gpu(enc, dec, rep, f"{name} in")
         if rep is None:
             continue
         balanced(rep, len(sent), f"{name} in")
@@ -308,8 +329,9 @@ def main():
         f.write(f"dir=out spi=0x1001 src={GW} dst={PEER} cipher=aes-128-gcm key={secret} selector=10.0.0.0/8,0.0.0.0/0\n")
     rc, so, se = run([a.tandem, "run", "--app", "ipsec", "--sa", bad, "--gen", "count=10"])
     c.check(rc != 0 and "bad.sa:1" in se and "takes 20" in se and secret[:10] not in so + se, f"bad SA file: {rc} {se}")
-    rc, so, se = run([a.tandem, "run", "--app", "ipsec", "--sa", bad, "--gen", "count=10", "--device", "gpu"])
-    c.check(rc != 0 and "whole frames" in se, f"--device gpu refused: {rc} {se}")
+    rc, so, se = run([a.tandem, "run", "--app", "ipsec", "--sa", bad, "--gen", "count=10", "--device", "gpu",
+                      "--gpu-path", "offload"])
+    c.check(rc != 0 and "resident path only" in se, f"--gpu-path offload refused: {rc} {se}")
 
     real_captures(a, c, d)
     c.done()

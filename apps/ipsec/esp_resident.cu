@@ -1,0 +1,514 @@
+// The ipsec app's core for the resident path (apps/ipsec/esp_resident.h): a whole-batch core
+// (gpu/resident_runner.cuh) over esp_frame.h, esp_hd.h and replay_core.h, the code the CPU paths
+// and the checks run.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "apps/ipsec/esp_hd.h"
+#include "apps/ipsec/esp_resident.h"
+#include "apps/ipsec/replay_core.h"
+#include "gpu/resident_runner.cuh"
+
+namespace tandem::ipsec {
+
+namespace {
+
+// Per SA, what the GPU needs besides its keys and tunnel.
+struct DevSa {
+  uint8_t esn;
+  uint8_t has_selector;
+  uint8_t sel_family;
+  uint8_t sel_src_len, sel_dst_len;
+  uint8_t pad[3];
+  uint32_t window;  // inbound: packets; 0: no replay check
+  uint32_t block0;  // its ring's first block in the array of every window's blocks
+  uint32_t blocks;  // ring blocks (a power of two)
+  uint32_t pad2;
+  uint8_t sel_src[16], sel_dst[16];
+};
+
+struct SpiEntry {
+  uint32_t spi, sa;
+};
+
+// A host-pair selector (family, source, destination) and the first outbound SA in file order with it.
+constexpr int kPairKey = 33;
+struct PairEntry {
+  uint8_t key[kPairKey];
+  uint8_t pad[3];
+  uint32_t sa;
+};
+
+TANDEM_HD_INLINE int compare_key(const uint8_t* a, const uint8_t* b) {
+  for (int i = 0; i < kPairKey; ++i) {
+    if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+  }
+  return 0;
+}
+
+TANDEM_HD_INLINE void pair_key(uint8_t family, const uint8_t* src, const uint8_t* dst, uint8_t* key) {
+  key[0] = family;
+  for (int i = 0; i < 16; ++i) key[1 + i] = src[i], key[17 + i] = dst[i];
+}
+
+enum FrameKind : uint8_t { kDecided, kOutbound, kInbound };
+
+// One frame between the steps of a batch (device memory; each worker block has its own).
+struct FrameState {
+  uint64_t seq;
+  uint32_t sa;
+  uint32_t verdict;  // final once kDecided; for an inbound frame, its verdict if its number is new
+  uint32_t len;      // its length if forwarded
+  uint8_t kind;
+  uint8_t icv_ok;
+  uint8_t pad[2];
+};
+
+// An SA's ring of replay blocks in device memory, as replay_core.h's Blocks: the block last used
+// is held in registers, and each block stored is written through to the host's copy as well.
+struct DeviceBlocks {
+  uint64_t* blocks;
+  uint64_t* host;
+  uint64_t mask;
+  mutable uint64_t cached = ~uint64_t{0};
+  mutable uint64_t value = 0;
+  mutable bool dirty = false;
+
+  TANDEM_HD uint64_t count() const { return mask + 1; }
+  TANDEM_HD uint64_t get(uint64_t b) const {
+    const uint64_t j = b & mask;
+    if (j != cached) {
+      flush();
+      cached = j;
+#if defined(__CUDA_ARCH__)
+      value = __ldcg(blocks + j);
+#else
+      value = blocks[j];
+#endif
+    }
+    return value;
+  }
+  TANDEM_HD void set(uint64_t b, uint64_t bits) {
+    const uint64_t j = b & mask;
+    if (j != cached) {
+      flush();
+      cached = j;
+    }
+    value = bits;
+    dirty = true;
+  }
+  TANDEM_HD void flush() const {
+    if (!dirty) return;
+    blocks[cached] = value;
+    host[cached] = value;
+    dirty = false;
+  }
+};
+
+constexpr uint32_t kTurnStride = 32;  // the two turn counters on separate 256-byte lines
+
+struct EspResidentCore {
+  static constexpr bool kWholeBatch = true;
+
+  // The tables (device copies made by gpu::DeviceCore).
+  const EspSaKeys* keys = nullptr;
+  const EspTunnel* tunnels = nullptr;
+  const crypto::AesTables* tables = nullptr;
+  const DevSa* sas = nullptr;
+  const SpiEntry* spis = nullptr;      // inbound SAs, sorted by SPI
+  const PairEntry* pairs = nullptr;    // host-pair selectors, sorted by key
+  const uint32_t* prefixed = nullptr;  // outbound SAs with shorter prefixes, in file order
+  uint64_t n_sas = 0, n_spis = 0, n_pairs = 0, n_prefixed = 0;
+  // The per-SA state in device memory, and its copy in host memory (mapped).
+  uint64_t* next_seq = nullptr;
+  uint64_t* top = nullptr;
+  uint64_t* blocks = nullptr;
+  uint64_t* host_next = nullptr;
+  uint64_t* host_top = nullptr;
+  uint64_t* host_blocks = nullptr;
+  FrameState* frames = nullptr;  // `batch` per worker block, by block index
+  uint32_t batch = 0;
+  unsigned long long* turns = nullptr;  // the next ticket of each ordered step
+
+  template <class F>
+  void for_each_array(F&& f) {
+    f(keys, n_sas);
+    f(tunnels, n_sas);
+    f(tables, 1);
+    f(sas, n_sas);
+    f(spis, n_spis);
+    f(pairs, n_pairs);
+    f(prefixed, n_prefixed);
+  }
+
+  __device__ uint32_t find_spi(uint32_t spi) const {
+    uint64_t lo = 0, hi = n_spis;
+    while (lo < hi) {
+      const uint64_t mid = (lo + hi) / 2;
+      if (spis[mid].spi < spi) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo < n_spis && spis[lo].spi == spi ? spis[lo].sa : kNoSa;
+  }
+
+  __device__ bool holds(const DevSa& s, const FiveTuple& t) const {
+    return s.sel_family == t.ip_version && prefix_holds(s.sel_src, s.sel_src_len, t.src) &&
+           prefix_holds(s.sel_dst, s.sel_dst_len, t.dst);
+  }
+
+  // SaTable::select: the host pair's SA, unless a prefixed SA earlier in the file holds the packet.
+  __device__ uint32_t select(const FiveTuple& t) const {
+    uint32_t best = kNoSa;
+    if (n_pairs) {
+      uint8_t key[kPairKey];
+      pair_key(t.ip_version, t.src, t.dst, key);
+      uint64_t lo = 0, hi = n_pairs;
+      while (lo < hi) {
+        const uint64_t mid = (lo + hi) / 2;
+        if (compare_key(pairs[mid].key, key) < 0) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      if (lo < n_pairs && compare_key(pairs[lo].key, key) == 0) best = pairs[lo].sa;
+    }
+    for (uint64_t k = 0; k < n_prefixed; ++k) {
+      const uint32_t i = prefixed[k];
+      if (i > best) break;
+      if (holds(sas[i], t)) return i;
+    }
+    return best;
+  }
+
+  // Step 1, every frame: parse; outbound, the SA; inbound, the SA by SPI, the layout and the full
+  // sequence number (inferred from the window as the ordered step last left it).
+  __device__ FrameState classify(const uint8_t* frame, uint32_t len) const {
+    FrameState s{};
+    s.len = len;
+    s.sa = kNoSa;
+    s.kind = kDecided;
+    ParsedPacket pp;
+    DropReason r = parse_frame(frame, len, &pp);
+    if (r == DropReason::kNone && pp.tuple.proto == kProtoEsp) {
+      EspInbound in;
+      r = esp_inbound(frame, pp, &in);
+      if (r == DropReason::kNone) {
+        s.sa = find_spi(in.spi);
+        if (s.sa == kNoSa) r = kUnknownSpi;
+      }
+      EspLayout l;
+      if (r == DropReason::kNone) r = esp_in_layout(in, tunnels[s.sa].shape, &l);
+      if (r == DropReason::kNone) {
+        const DevSa& a = sas[s.sa];
+        s.seq = a.window ? replay_infer(__ldcg(top + s.sa), a.window, a.esn, in.seq_low) : in.seq_low;
+        s.kind = kInbound;
+      }
+    } else if (r == DropReason::kNone) {
+      s.sa = select(pp.tuple);
+      if (s.sa == kNoSa) {
+        s.verdict = Verdict::port(kPortBypass);
+        return s;
+      }
+      s.kind = kOutbound;
+    }
+    if (r != DropReason::kNone) s.verdict = Verdict::drop(r);
+    return s;
+  }
+
+  // Step 2, ordered, one warp: the outbound frames' sequence numbers, in frame order per SA, as
+  // SaTable::next_seq hands them out (kSeqOverflow once an SA's numbers are used up).
+  __device__ void number(FrameState* st, uint32_t n) const {
+    const uint32_t lane = threadIdx.x;
+    for (uint32_t c0 = 0; c0 < n; c0 += 32) {
+      const uint32_t i = c0 + lane;
+      const bool out = i < n && st[i].kind == kOutbound;
+      const uint32_t sa = out ? st[i].sa : kNoSa;
+      const uint32_t peers = __match_any_sync(0xffffffffu, sa);
+      const uint32_t leader = __ffs(peers) - 1;
+      unsigned long long base = 0, taken = 0;
+      if (out && lane == leader) {
+        const uint64_t limit = sas[sa].esn ? UINT64_MAX : UINT32_MAX;
+        base = __ldcg(next_seq + sa);
+        const uint64_t count = __popc(peers);
+        taken = base == 0 || base > limit ? 0 : (limit - base + 1 < count ? limit - base + 1 : count);
+        next_seq[sa] = base + taken;
+        host_next[sa] = base + taken;
+      }
+      base = __shfl_sync(0xffffffffu, base, leader);
+      taken = __shfl_sync(0xffffffffu, taken, leader);
+      if (out) {
+        const uint32_t rank = __popc(peers & ((1u << lane) - 1));
+        if (rank < taken) {
+          st[i].seq = base + rank;
+        } else {
+          st[i].kind = kDecided;
+          st[i].verdict = Verdict::drop(kSeqOverflow);
+        }
+      }
+      __syncwarp();
+    }
+  }
+
+  // Step 3, every frame: outbound, encapsulate and seal; inbound, verify the ICV, decrypt,
+  // decapsulate and check the inner packet (its verdict stands if step 4 finds its number new).
+  __device__ void crypto(FrameState& s, uint8_t* frame, uint32_t len, uint32_t cap) const {
+    if (s.kind == kDecided) return;
+    ParsedPacket pp;
+    EspLayout l;
+    DropReason r = parse_frame(frame, len, &pp);
+    if (s.kind == kOutbound) {
+      if (r == DropReason::kNone) r = esp_encapsulate(frame, cap, pp, tunnels[s.sa], s.seq, &l);
+      if (r == DropReason::kNone) {
+        esp_hd_seal(keys[s.sa], tables, frame, l, s.seq);
+        s.len = l.frame_len;
+        s.verdict = Verdict::port(kPortTunnel);
+      } else {
+        s.verdict = Verdict::drop(r);
+      }
+      s.kind = kDecided;
+      return;
+    }
+    EspInbound in;
+    if (r == DropReason::kNone) r = esp_inbound(frame, pp, &in);
+    if (r == DropReason::kNone) r = esp_in_layout(in, tunnels[s.sa].shape, &l);
+    if (r == DropReason::kNone) r = esp_hd_open(keys[s.sa], tables, frame, l, s.seq);
+    s.icv_ok = r == DropReason::kNone;
+    uint32_t inner = 0;
+    if (r == DropReason::kNone) r = esp_decapsulate(frame, l, &inner);
+    if (r == DropReason::kNone) {
+      ParsedPacket ip;
+      if (parse_frame(frame, inner, &ip) != DropReason::kNone) {
+        r = kBadInner;
+      } else if (sas[s.sa].has_selector && !holds(sas[s.sa], ip.tuple)) {
+        r = kSelectorMismatch;
+      }
+    }
+    s.verdict = r == DropReason::kNone ? Verdict::port(kPortDecrypted) : Verdict::drop(r);
+    s.len = inner;
+  }
+
+  // Step 4, ordered, one warp: the inbound frames against their windows, in frame order per SA, as
+  // IpsecApp::process checks and updates them: a number seen or too old is dropped whatever its
+  // ICV; a new one with a wrong ICV is kBadIcv and leaves the window as it was.
+  __device__ void accept(FrameState* st, uint32_t n) const {
+    const uint32_t lane = threadIdx.x;
+    for (uint32_t c0 = 0; c0 < n; c0 += 32) {
+      const uint32_t i = c0 + lane;
+      const bool in = i < n && st[i].kind == kInbound;
+      const uint32_t sa = in ? st[i].sa : kNoSa;
+      const uint32_t peers = __match_any_sync(0xffffffffu, sa);
+      if (in && lane == static_cast<uint32_t>(__ffs(peers) - 1)) {
+        const DevSa& a = sas[sa];
+        DeviceBlocks ring{blocks + a.block0, host_blocks + a.block0, uint64_t{a.blocks} - 1};
+        uint64_t t = a.window ? __ldcg(top + sa) : 0;
+        for (uint32_t m = peers; m; m &= m - 1) {
+          FrameState& f = st[c0 + __ffs(m) - 1];
+          f.kind = kDecided;
+          if (!a.window) {
+            if (f.seq == 0 && !a.esn) f.verdict = Verdict::drop(kTooOld);
+            continue;
+          }
+          const ReplayCheck c = replay_check(t, a.window, ring, f.seq);
+          if (c != ReplayCheck::kOk) {
+            f.verdict = Verdict::drop(c == ReplayCheck::kReplayed ? kReplayed : kTooOld);
+          } else if (f.icv_ok) {
+            replay_update(&t, ring, f.seq);
+          } else {
+            f.verdict = Verdict::drop(kBadIcv);
+          }
+        }
+        if (a.window) {
+          ring.flush();
+          top[sa] = t;
+          host_top[sa] = t;
+        }
+      }
+      __syncwarp();
+    }
+  }
+
+  // Runs f on warp 0 once every earlier batch has run it, then passes the turn on.
+  template <class F>
+  __device__ void ordered(int step, uint64_t ticket, F&& f) const {
+    volatile unsigned long long* turn = turns + step * kTurnStride;
+    if (threadIdx.x == 0) {
+      while (*turn != ticket) __nanosleep(32);
+      __threadfence();
+    }
+    __syncthreads();
+    if (threadIdx.x < 32) f();
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      __threadfence();
+      *turn = ticket + 1;
+    }
+  }
+
+  __device__ void process_batch(const gpu::resident::WholeBatch& b) const {
+    FrameState* const st = frames + size_t{blockIdx.x} * batch;
+    for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) st[i] = classify(b.work + b.offsets[i], b.lengths[i]);
+    __syncthreads();
+    b.claim();  // the state changes from here on
+    ordered(0, b.ticket, [&] { number(st, b.n); });
+    for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) {
+      FrameState s = st[i];
+      crypto(s, b.work + b.offsets[i], b.lengths[i], b.max_frame);
+      st[i] = s;
+    }
+    __syncthreads();
+    ordered(1, b.ticket, [&] { accept(st, b.n); });
+    __syncthreads();
+    for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) {
+      const uint32_t v = st[i].verdict;
+      b.verdicts[i] = v;
+      b.new_lengths[i] = static_cast<uint16_t>(Verdict::is_drop(v) ? b.lengths[i] : st[i].len);
+    }
+  }
+};
+
+// The tables and the device state of a run; a base of the runner, so that they exist before the
+// runner's constructor copies the tables to the GPU.
+struct EspResidentState {
+  EspResidentState(SaTable& t, const gpu::ResidentRing& ring, const gpu::ResidentOptions& o) : table(t) {
+    const uint32_t n = static_cast<uint32_t>(t.size());
+    std::vector<uint64_t> next(n, 0), top(n, 0), bits;
+    std::map<std::vector<uint8_t>, uint32_t> by_pair;  // the first SA in file order per pair
+    for (uint32_t i = 0; i < n; ++i) {
+      const Sa& sa = t.sa(i);
+      keys.push_back(esp_sa_keys(sa));
+      tunnels.push_back(t.tunnel(i));
+      DevSa d{};
+      d.esn = sa.esn;
+      d.has_selector = sa.has_selector;
+      d.sel_family = sa.sel_src.addr.family;
+      d.sel_src_len = sa.sel_src.len;
+      d.sel_dst_len = sa.sel_dst.len;
+      std::memcpy(d.sel_src, sa.sel_src.addr.bytes.data(), 16);
+      std::memcpy(d.sel_dst, sa.sel_dst.addr.bytes.data(), 16);
+      if (sa.dir == SaDir::kIn) {
+        spis.push_back({sa.spi, i});
+        if (const ReplayWindow* w = t.window(i)) {
+          d.window = w->size();
+          d.block0 = static_cast<uint32_t>(bits.size());
+          d.blocks = static_cast<uint32_t>(w->blocks().size());
+          bits.insert(bits.end(), w->blocks().begin(), w->blocks().end());
+          top[i] = w->top();
+        }
+      } else {
+        next[i] = t.peek_seq(i);
+        const uint32_t host = sa.sel_src.addr.family == 4 ? 32 : 128;
+        if (sa.sel_src.len == host && sa.sel_dst.len == host) {
+          std::vector<uint8_t> key(kPairKey);
+          pair_key(d.sel_family, d.sel_src, d.sel_dst, key.data());
+          by_pair.emplace(std::move(key), i);
+        } else {
+          prefixed.push_back(i);
+        }
+      }
+      sas.push_back(d);
+    }
+    std::sort(spis.begin(), spis.end(), [](const SpiEntry& a, const SpiEntry& b) { return a.spi < b.spi; });
+    for (const auto& [key, sa] : by_pair) {  // std::map's order is compare_key's
+      PairEntry e{};
+      std::memcpy(e.key, key.data(), kPairKey);
+      e.sa = sa;
+      pairs.push_back(e);
+    }
+    if (bits.empty()) bits.push_back(0);
+    block_count = bits.size();
+    d_next.upload(next);
+    d_top.upload(top);
+    d_blocks.upload(bits);
+    host_next.resize(n ? n : 1, cudaHostAllocMapped);
+    host_top.resize(n ? n : 1, cudaHostAllocMapped);
+    host_blocks.resize(bits.size(), cudaHostAllocMapped);
+    std::copy(next.begin(), next.end(), host_next.get());
+    std::copy(top.begin(), top.end(), host_top.get());
+    std::copy(bits.begin(), bits.end(), host_blocks.get());
+    int sm = 0;
+    TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&sm, cudaDevAttrMultiProcessorCount, 0));
+    const size_t worker_blocks = o.blocks > 0 ? size_t(o.blocks) : size_t(sm);
+    frames.resize((worker_blocks + 1) * ring.batch());
+    turns.resize(2 * kTurnStride);
+    TANDEM_CUDA_CHECK(cudaMemset(turns.get(), 0, 2 * kTurnStride * sizeof(unsigned long long)));
+
+    core.keys = keys.data();
+    core.tunnels = tunnels.data();
+    core.tables = &crypto::aes_tables();
+    core.sas = sas.data();
+    core.spis = spis.data();
+    core.pairs = pairs.data();
+    core.prefixed = prefixed.data();
+    core.n_sas = n;
+    core.n_spis = spis.size();
+    core.n_pairs = pairs.size();
+    core.n_prefixed = prefixed.size();
+    core.next_seq = d_next.get();
+    core.top = d_top.get();
+    core.blocks = d_blocks.get();
+    core.host_next = device_pointer(host_next.get());
+    core.host_top = device_pointer(host_top.get());
+    core.host_blocks = device_pointer(host_blocks.get());
+    core.frames = frames.get();
+    core.batch = ring.batch();
+    core.turns = turns.get();
+  }
+
+  // The state as the GPU last wrote it, back into the SaTable.
+  void to_host() {
+    for (uint32_t i = 0; i < table.size(); ++i) {
+      if (table.sa(i).dir == SaDir::kOut) {
+        table.set_next_seq(i, host_next[i]);
+      } else if (sas[i].window) {
+        table.restore_window(i, host_top[i], host_blocks.get() + sas[i].block0);
+      }
+    }
+  }
+
+  static uint64_t* device_pointer(uint64_t* host) {
+    uint64_t* d = nullptr;
+    TANDEM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&d), host, 0));
+    return d;
+  }
+
+  SaTable& table;
+  std::vector<EspSaKeys> keys;
+  std::vector<EspTunnel> tunnels;
+  std::vector<DevSa> sas;
+  std::vector<SpiEntry> spis;
+  std::vector<PairEntry> pairs;
+  std::vector<uint32_t> prefixed;
+  size_t block_count = 0;
+  gpu::DeviceBuffer<uint64_t> d_next, d_top, d_blocks;
+  gpu::PinnedBuffer<uint64_t> host_next, host_top, host_blocks;
+  gpu::DeviceBuffer<FrameState> frames;
+  gpu::DeviceBuffer<unsigned long long> turns;
+  EspResidentCore core;
+};
+
+class EspResidentRunner final : private EspResidentState, public gpu::ResidentRunnerImpl<EspResidentCore> {
+ public:
+  EspResidentRunner(SaTable& t, gpu::ResidentRing& ring, const gpu::ResidentOptions& o)
+      : EspResidentState(t, ring, o), gpu::ResidentRunnerImpl<EspResidentCore>(core, ring, o) {}
+  ~EspResidentRunner() override { stop(); }
+
+  std::string describe() const override {
+    return gpu::ResidentRunnerImpl<EspResidentCore>::describe() + ", ESP state on the GPU";
+  }
+
+ private:
+  void before_cpu_fallback() override { to_host(); }
+  void after_clean_stop() override { to_host(); }
+};
+
+const EspResidentFactory::Registrar registered{&EspResidentFactory::make<EspResidentRunner>};
+
+}  // namespace
+}  // namespace tandem::ipsec
