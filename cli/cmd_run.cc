@@ -328,6 +328,9 @@ int run(const RunOptions& o) {
     rc.producers = o.workers;
     rc.ring = resident_options(o.resident, resident_mode, resident_batch, o.persistent_blocks, o.inject_gpu_fault,
                                cell_size(in.store()));
+    // A resident-only app's batches hold a GPU block through their crypto: twice the batches in
+    // flight keep the GPU's blocks busy.
+    if (resident_app && !given(o, "--ring-slots")) rc.ring.slots_per_producer = 32;
     rc.rate_pps = wc.rate_pps;
     rc.repeat = wc.repeat;
     rc.rx_hold_ns = given(o, "--rx-hold-us") ? static_cast<uint64_t>(o.rx_hold_us * 1000) : 20000;

@@ -502,9 +502,7 @@ class ResidentRunnerImpl : public ResidentRunner {
       int per_sm = 0;
       TANDEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, resident::persistent_kernel<Core>,
                                                                       resident::kThreads, 0));
-      // One worker block per multiprocessor, and the dispatcher's block beside them (one fewer
-      // worker where a core's kernel leaves room for one block per multiprocessor only).
-      blocks_ = o_.blocks > 0 ? o_.blocks : std::min(sm_count_, per_sm * sm_count_ - 1);
+      blocks_ = worker_blocks(o_);
       if (blocks_ + 1 > per_sm * sm_count_) {
         throw GpuError("resident path: " + std::to_string(blocks_ + 1) + " resident blocks do not fit on the GPU (" +
                        std::to_string(per_sm * sm_count_) + " do)");
@@ -528,6 +526,19 @@ class ResidentRunnerImpl : public ResidentRunner {
       }
     }
     TANDEM_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+  // The persistent kernel's worker blocks for options `o`: o.blocks, or by default one per
+  // multiprocessor, the dispatcher's block beside them. A whole-batch core's blocks each hold a
+  // batch through its compute-heavy part (crypto), so it gets every block that fits instead.
+  static int worker_blocks(const ResidentOptions& o) {
+    if (o.blocks > 0) return o.blocks;
+    int sm = 0, per_sm = 0;
+    TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&sm, cudaDevAttrMultiProcessorCount, 0));
+    TANDEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, resident::persistent_kernel<Core>,
+                                                                    resident::kThreads, 0));
+    const int fit = std::max(1, per_sm * sm - 1);
+    return resident::WholeBatchCore<Core> ? fit : std::min(sm, fit);
   }
 
   ~ResidentRunnerImpl() override {

@@ -257,7 +257,8 @@ class Producer {
       for (uint32_t i = 0; i < b.size; ++i) {
         b.cell[i] = i;
         b.len[i] = static_cast<uint16_t>(lengths[base + i]);
-        b.wire_len[i] = input_.wire_len[source[base + i]];
+        // A frame whose length the app changed goes out whole (as the workers' paths send it).
+        b.wire_len[i] = ring_.lengths_change() ? lengths[base + i] : input_.wire_len[source[base + i]];
         b.ts_ns[i] = input_.ts_ns[source[base + i]];
         b.verdict[i] = verdicts[base + i];
         std::memcpy(sink_pool_->data(i), frames + offsets[base + i], lengths[base + i]);

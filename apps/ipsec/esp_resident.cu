@@ -6,6 +6,8 @@
 #include <map>
 #include <vector>
 
+#include <cub/block/block_radix_sort.cuh>
+
 #include "apps/ipsec/esp_hd.h"
 #include "apps/ipsec/esp_resident.h"
 #include "apps/ipsec/replay_core.h"
@@ -57,13 +59,22 @@ enum FrameKind : uint8_t { kDecided, kOutbound, kInbound };
 
 // One frame between the steps of a batch (device memory; each worker block has its own).
 struct FrameState {
-  uint64_t seq;
+  uint64_t seq;      // a run's first frame: the SA's next number before the batch, until numbered
   uint32_t sa;
   uint32_t verdict;  // final once kDecided; for an inbound frame, its verdict if its number is new
   uint32_t len;      // its length if forwarded
+  uint16_t rank;     // among the batch's frames of its SA, in frame order
+  uint16_t count;    // the batch's frames of its SA
+  uint16_t taken;    // a run's first outbound frame: how many numbers the SA had left for the run
   uint8_t kind;
   uint8_t icv_ok;
-  uint8_t pad[2];
+};
+
+// The frames of a batch sorted by SA, stably (frame order within an SA): the runs the ordered
+// steps hand to one thread each.
+struct SaOrder {
+  uint32_t* sa;     // sorted SAs of the frames with one (outbound or inbound)
+  uint16_t* frame;  // their frames
 };
 
 // An SA's ring of replay blocks in device memory, as replay_core.h's Blocks: the block last used
@@ -129,7 +140,10 @@ struct EspResidentCore {
   uint64_t* host_top = nullptr;
   uint64_t* host_blocks = nullptr;
   FrameState* frames = nullptr;  // `batch` per worker block, by block index
+  uint32_t* order_sa = nullptr;   // SaOrder, `batch` per worker block
+  uint16_t* order_frame = nullptr;
   uint32_t batch = 0;
+  uint32_t sa_bits = 1;  // bits of the sort keys: SA indices and the key of frames without one
   unsigned long long* turns = nullptr;  // the next ticket of each ordered step
 
   template <class F>
@@ -221,37 +235,95 @@ struct EspResidentCore {
     return s;
   }
 
-  // Step 2, ordered, one warp: the outbound frames' sequence numbers, in frame order per SA, as
-  // SaTable::next_seq hands them out (kSeqOverflow once an SA's numbers are used up).
-  __device__ void number(FrameState* st, uint32_t n) const {
-    const uint32_t lane = threadIdx.x;
-    for (uint32_t c0 = 0; c0 < n; c0 += 32) {
-      const uint32_t i = c0 + lane;
-      const bool out = i < n && st[i].kind == kOutbound;
-      const uint32_t sa = out ? st[i].sa : kNoSa;
-      const uint32_t peers = __match_any_sync(0xffffffffu, sa);
-      const uint32_t leader = __ffs(peers) - 1;
-      unsigned long long base = 0, taken = 0;
-      if (out && lane == leader) {
-        const uint64_t limit = sas[sa].esn ? UINT64_MAX : UINT32_MAX;
-        base = __ldcg(next_seq + sa);
-        const uint64_t count = __popc(peers);
-        taken = base == 0 || base > limit ? 0 : (limit - base + 1 < count ? limit - base + 1 : count);
-        next_seq[sa] = base + taken;
-        host_next[sa] = base + taken;
+  static constexpr int kSortItems = gpu::resident::kMaxPersistentBatch / gpu::resident::kThreads;
+  using Sort = cub::BlockRadixSort<uint32_t, gpu::resident::kThreads, kSortItems, uint16_t>;
+
+  // Sorts the frames that have an SA by SA (stable: frame order within an SA), and gives each its
+  // rank and the count of its SA's frames in the batch. Returns how many frames have an SA.
+  __device__ uint32_t group(FrameState* st, uint32_t n, const SaOrder& o, typename Sort::TempStorage& temp) const {
+    const uint32_t none = static_cast<uint32_t>(n_sas);  // sorts after every SA
+    uint32_t keys[kSortItems];
+    uint16_t frames_of[kSortItems];
+    uint32_t mine = 0;
+    for (int j = 0; j < kSortItems; ++j) {
+      const uint32_t i = threadIdx.x * kSortItems + j;
+      const bool has = i < n && st[i].kind != kDecided;
+      keys[j] = has ? st[i].sa : none;
+      frames_of[j] = static_cast<uint16_t>(i);
+      mine += has;
+    }
+    const uint32_t m = block_sum(mine);
+    Sort(temp).Sort(keys, frames_of, 0, sa_bits);
+    for (int j = 0; j < kSortItems; ++j) {
+      const uint32_t p = threadIdx.x * kSortItems + j;
+      if (p < m) {
+        o.sa[p] = keys[j];
+        o.frame[p] = frames_of[j];
       }
-      base = __shfl_sync(0xffffffffu, base, leader);
-      taken = __shfl_sync(0xffffffffu, taken, leader);
-      if (out) {
-        const uint32_t rank = __popc(peers & ((1u << lane) - 1));
-        if (rank < taken) {
-          st[i].seq = base + rank;
-        } else {
-          st[i].kind = kDecided;
-          st[i].verdict = Verdict::drop(kSeqOverflow);
-        }
+    }
+    __syncthreads();
+    for (uint32_t p = threadIdx.x; p < m; p += blockDim.x) {
+      const uint32_t sa = o.sa[p];
+      uint32_t lo = 0, hi = p;  // the SA's first position
+      while (lo < hi) {
+        const uint32_t mid = (lo + hi) / 2;
+        if (o.sa[mid] < sa) lo = mid + 1; else hi = mid;
       }
-      __syncwarp();
+      uint32_t end = p + 1, top_ = m;  // one past its last
+      while (end < top_) {
+        const uint32_t mid = (end + top_) / 2;
+        if (o.sa[mid] <= sa) end = mid + 1; else top_ = mid;
+      }
+      FrameState& f = st[o.frame[p]];
+      f.rank = static_cast<uint16_t>(p - lo);
+      f.count = static_cast<uint16_t>(end - lo);
+    }
+    __syncthreads();
+    return m;
+  }
+
+  // The block's sum of one value per thread.
+  __device__ static uint32_t block_sum(uint32_t v) {
+    __shared__ uint32_t total;
+    if (threadIdx.x == 0) total = 0;
+    __syncthreads();
+    for (int d = 16; d > 0; d >>= 1) v += __shfl_down_sync(0xffffffffu, v, d);
+    if ((threadIdx.x & 31) == 0 && v) atomicAdd(&total, v);
+    __syncthreads();
+    const uint32_t t = total;
+    __syncthreads();
+    return t;
+  }
+
+  // Step 2, ordered: each SA's outbound run takes its numbers, as SaTable::next_seq hands them out
+  // (none once the SA's numbers are used up). One load and store per SA, all SAs at once.
+  __device__ void take_numbers(FrameState* st, uint32_t m, const SaOrder& o) const {
+    for (uint32_t p = threadIdx.x; p < m; p += blockDim.x) {
+      FrameState& f = st[o.frame[p]];
+      if (f.kind != kOutbound || f.rank != 0) continue;
+      const uint64_t limit = sas[f.sa].esn ? UINT64_MAX : UINT32_MAX;
+      const uint64_t base = __ldcg(next_seq + f.sa);
+      const uint64_t left = base == 0 || base > limit ? 0 : limit - base + 1;
+      const uint64_t taken = left < f.count ? left : f.count;
+      next_seq[f.sa] = base + taken;
+      host_next[f.sa] = base + taken;
+      f.seq = base;
+      f.taken = static_cast<uint16_t>(taken);
+    }
+  }
+
+  // After step 2: each outbound frame's number from its run's first frame.
+  __device__ void number(FrameState* st, uint32_t m, const SaOrder& o) const {
+    for (uint32_t p = threadIdx.x; p < m; p += blockDim.x) {
+      FrameState& f = st[o.frame[p]];
+      if (f.kind != kOutbound) continue;
+      const FrameState& first = st[o.frame[p - f.rank]];
+      if (f.rank < first.taken) {
+        f.seq = first.seq + f.rank;  // first.seq is read before the first frame's own rewrite below
+      } else {
+        f.kind = kDecided;
+        f.verdict = Verdict::drop(kSeqOverflow);
+      }
     }
   }
 
@@ -293,47 +365,43 @@ struct EspResidentCore {
     s.len = inner;
   }
 
-  // Step 4, ordered, one warp: the inbound frames against their windows, in frame order per SA, as
-  // IpsecApp::process checks and updates them: a number seen or too old is dropped whatever its
-  // ICV; a new one with a wrong ICV is kBadIcv and leaves the window as it was.
-  __device__ void accept(FrameState* st, uint32_t n) const {
-    const uint32_t lane = threadIdx.x;
-    for (uint32_t c0 = 0; c0 < n; c0 += 32) {
-      const uint32_t i = c0 + lane;
-      const bool in = i < n && st[i].kind == kInbound;
-      const uint32_t sa = in ? st[i].sa : kNoSa;
-      const uint32_t peers = __match_any_sync(0xffffffffu, sa);
-      if (in && lane == static_cast<uint32_t>(__ffs(peers) - 1)) {
-        const DevSa& a = sas[sa];
-        DeviceBlocks ring{blocks + a.block0, host_blocks + a.block0, uint64_t{a.blocks} - 1};
-        uint64_t t = a.window ? __ldcg(top + sa) : 0;
-        for (uint32_t m = peers; m; m &= m - 1) {
-          FrameState& f = st[c0 + __ffs(m) - 1];
-          f.kind = kDecided;
-          if (!a.window) {
-            if (f.seq == 0 && !a.esn) f.verdict = Verdict::drop(kTooOld);
-            continue;
-          }
-          const ReplayCheck c = replay_check(t, a.window, ring, f.seq);
-          if (c != ReplayCheck::kOk) {
-            f.verdict = Verdict::drop(c == ReplayCheck::kReplayed ? kReplayed : kTooOld);
-          } else if (f.icv_ok) {
-            replay_update(&t, ring, f.seq);
-          } else {
-            f.verdict = Verdict::drop(kBadIcv);
-          }
+  // Step 4, ordered: the inbound frames against their windows, each SA's run in frame order by
+  // one thread, as IpsecApp::process checks and updates them: a number seen or too old is dropped
+  // whatever its ICV; a new one with a wrong ICV is kBadIcv and leaves the window as it was.
+  __device__ void accept(FrameState* st, uint32_t m, const SaOrder& o) const {
+    for (uint32_t p = threadIdx.x; p < m; p += blockDim.x) {
+      const FrameState& first = st[o.frame[p]];
+      if (first.kind != kInbound || first.rank != 0) continue;
+      const uint32_t sa = first.sa;
+      const DevSa& a = sas[sa];
+      DeviceBlocks ring{blocks + a.block0, host_blocks + a.block0, uint64_t{a.blocks} - 1};
+      uint64_t t = a.window ? __ldcg(top + sa) : 0;
+      for (uint32_t q = p; q < p + first.count; ++q) {
+        FrameState& f = st[o.frame[q]];
+        if (f.kind != kInbound) continue;
+        f.kind = kDecided;
+        if (!a.window) {
+          if (f.seq == 0 && !a.esn) f.verdict = Verdict::drop(kTooOld);
+          continue;
         }
-        if (a.window) {
-          ring.flush();
-          top[sa] = t;
-          host_top[sa] = t;
+        const ReplayCheck c = replay_check(t, a.window, ring, f.seq);
+        if (c != ReplayCheck::kOk) {
+          f.verdict = Verdict::drop(c == ReplayCheck::kReplayed ? kReplayed : kTooOld);
+        } else if (f.icv_ok) {
+          replay_update(&t, ring, f.seq);
+        } else {
+          f.verdict = Verdict::drop(kBadIcv);
         }
       }
-      __syncwarp();
+      if (a.window) {
+        ring.flush();
+        top[sa] = t;
+        host_top[sa] = t;
+      }
     }
   }
 
-  // Runs f on warp 0 once every earlier batch has run it, then passes the turn on.
+  // Runs f on every thread once every earlier batch has run its own, then passes the turn on.
   template <class F>
   __device__ void ordered(int step, uint64_t ticket, F&& f) const {
     volatile unsigned long long* turn = turns + step * kTurnStride;
@@ -342,7 +410,7 @@ struct EspResidentCore {
       __threadfence();
     }
     __syncthreads();
-    if (threadIdx.x < 32) f();
+    f();
     __threadfence();
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -352,19 +420,23 @@ struct EspResidentCore {
   }
 
   __device__ void process_batch(const gpu::resident::WholeBatch& b) const {
+    __shared__ typename Sort::TempStorage sort_temp;
     FrameState* const st = frames + size_t{blockIdx.x} * batch;
+    const SaOrder o{order_sa + size_t{blockIdx.x} * batch, order_frame + size_t{blockIdx.x} * batch};
     for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) st[i] = classify(b.work + b.offsets[i], b.lengths[i]);
     __syncthreads();
+    const uint32_t m = group(st, b.n, o, sort_temp);
     b.claim();  // the state changes from here on
-    ordered(0, b.ticket, [&] { number(st, b.n); });
+    ordered(0, b.ticket, [&] { take_numbers(st, m, o); });
+    number(st, m, o);
+    __syncthreads();
     for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) {
       FrameState s = st[i];
       crypto(s, b.work + b.offsets[i], b.lengths[i], b.max_frame);
       st[i] = s;
     }
     __syncthreads();
-    ordered(1, b.ticket, [&] { accept(st, b.n); });
-    __syncthreads();
+    ordered(1, b.ticket, [&] { accept(st, m, o); });
     for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) {
       const uint32_t v = st[i].verdict;
       b.verdicts[i] = v;
@@ -432,10 +504,11 @@ struct EspResidentState {
     std::copy(next.begin(), next.end(), host_next.get());
     std::copy(top.begin(), top.end(), host_top.get());
     std::copy(bits.begin(), bits.end(), host_blocks.get());
-    int sm = 0;
-    TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&sm, cudaDevAttrMultiProcessorCount, 0));
-    const size_t worker_blocks = o.blocks > 0 ? size_t(o.blocks) : size_t(sm);
-    frames.resize((worker_blocks + 1) * ring.batch());
+    // Indexed by block: the dispatcher's block 0 has an unused share.
+    const size_t per_batch = (size_t(gpu::ResidentRunnerImpl<EspResidentCore>::worker_blocks(o)) + 1) * ring.batch();
+    frames.resize(per_batch);
+    order_sa.resize(per_batch);
+    order_frame.resize(per_batch);
     turns.resize(2 * kTurnStride);
     TANDEM_CUDA_CHECK(cudaMemset(turns.get(), 0, 2 * kTurnStride * sizeof(unsigned long long)));
 
@@ -457,6 +530,9 @@ struct EspResidentState {
     core.host_top = device_pointer(host_top.get());
     core.host_blocks = device_pointer(host_blocks.get());
     core.frames = frames.get();
+    core.order_sa = order_sa.get();
+    core.order_frame = order_frame.get();
+    while ((uint64_t{1} << core.sa_bits) <= n) ++core.sa_bits;  // keys 0 .. n (n: no SA)
     core.batch = ring.batch();
     core.turns = turns.get();
   }
@@ -489,6 +565,8 @@ struct EspResidentState {
   gpu::DeviceBuffer<uint64_t> d_next, d_top, d_blocks;
   gpu::PinnedBuffer<uint64_t> host_next, host_top, host_blocks;
   gpu::DeviceBuffer<FrameState> frames;
+  gpu::DeviceBuffer<uint32_t> order_sa;
+  gpu::DeviceBuffer<uint16_t> order_frame;
   gpu::DeviceBuffer<unsigned long long> turns;
   EspResidentCore core;
 };

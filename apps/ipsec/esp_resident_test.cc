@@ -234,7 +234,6 @@ TEST(EspResident, AGpuFaultLosesNoPacketAndSendsNoSequenceNumberTwice) {
   // A replay accepted after the fault (a window that lost what the GPU accepted) would deliver
   // more than the reference does.
   EXPECT_LE(r.run.counters.tx_per_port[kPortDecrypted], ref.verdicts.at(Verdict::port(kPortDecrypted)));
-  EXPECT_GT(r.run.counters.drops[static_cast<int>(DropReason::kGpuFault)], 0u);
 }
 
 }  // namespace

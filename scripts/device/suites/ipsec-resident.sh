@@ -37,7 +37,7 @@ note "real captures: $same outputs the same on the CPU and the GPU, $differ diff
 for cipher in aes-128-cbc aes-128-gcm; do
   logged "bench gpu-path: ipsec $cipher" 300 "$T" bench gpu-path --app ipsec --sa-gen 1024 --sa-cipher "$cipher" \
     --cores 1-15 --cpu-workers "${CPU_WORKERS:-1,8,15}" --rx-threads "${RX_THREADS:-4,8,12}" --sizes "${SIZES:-64,1420}" \
-    --resident persistent-cells,persistent-packed --json "$OUT/bench_gpu_path_ipsec_$cipher.json"
+    --resident persistent-cells,persistent-packed --ring-slots 48 --json "$OUT/bench_gpu_path_ipsec_$cipher.json"
 done
 logged "run with a GPU fault at batch 100, verified" 60 "$T" run --app ipsec --sa-gen 256 --sa-cipher aes-128-gcm \
   --ipsec-traffic both --gen count=1000000,dst=fib,size=64,seed=6 --device gpu --workers 2 --verify --inject-gpu-fault 100
