@@ -296,18 +296,28 @@ struct EspResidentCore {
   }
 
   // Step 2, ordered: each SA's outbound run takes its numbers, as SaTable::next_seq hands them out
-  // (none once the SA's numbers are used up). One load and store per SA, all SAs at once.
+  // (none once the SA's numbers are used up). One load and store per SA, all SAs at once, every
+  // load of a thread issued before its stores.
   __device__ void take_numbers(FrameState* st, uint32_t m, const SaOrder& o) const {
-    for (uint32_t p = threadIdx.x; p < m; p += blockDim.x) {
+    uint64_t base[kSortItems];
+#pragma unroll
+    for (int j = 0; j < kSortItems; ++j) {
+      const uint32_t p = threadIdx.x + j * gpu::resident::kThreads;
+      const bool first = p < m && st[o.frame[p]].kind == kOutbound && st[o.frame[p]].rank == 0;
+      base[j] = first ? __ldcg(next_seq + st[o.frame[p]].sa) : 0;
+    }
+#pragma unroll
+    for (int j = 0; j < kSortItems; ++j) {
+      const uint32_t p = threadIdx.x + j * gpu::resident::kThreads;
+      if (p >= m) break;
       FrameState& f = st[o.frame[p]];
       if (f.kind != kOutbound || f.rank != 0) continue;
       const uint64_t limit = sas[f.sa].esn ? UINT64_MAX : UINT32_MAX;
-      const uint64_t base = __ldcg(next_seq + f.sa);
-      const uint64_t left = base == 0 || base > limit ? 0 : limit - base + 1;
+      const uint64_t left = base[j] == 0 || base[j] > limit ? 0 : limit - base[j] + 1;
       const uint64_t taken = left < f.count ? left : f.count;
-      next_seq[f.sa] = base + taken;
-      host_next[f.sa] = base + taken;
-      f.seq = base;
+      next_seq[f.sa] = base[j] + taken;
+      host_next[f.sa] = base[j] + taken;
+      f.seq = base[j];
       f.taken = static_cast<uint16_t>(taken);
     }
   }
@@ -401,10 +411,19 @@ struct EspResidentCore {
     }
   }
 
-  // Runs f on every thread once every earlier batch has run its own, then passes the turn on.
+  // Runs f on every thread once every earlier batch has run its own, then passes the turn on. A
+  // batch with nothing for the step only passes the turn on (thread 0; the others go ahead).
   template <class F>
-  __device__ void ordered(int step, uint64_t ticket, F&& f) const {
+  __device__ void ordered(int step, uint64_t ticket, bool work, F&& f) const {
     volatile unsigned long long* turn = turns + step * kTurnStride;
+    if (!work) {
+      if (threadIdx.x == 0) {
+        while (*turn != ticket) __nanosleep(32);
+        __threadfence();  // what the batches before wrote stays ordered before the turn passed on
+        *turn = ticket + 1;
+      }
+      return;
+    }
     if (threadIdx.x == 0) {
       while (*turn != ticket) __nanosleep(32);
       __threadfence();
@@ -426,8 +445,15 @@ struct EspResidentCore {
     for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) st[i] = classify(b.work + b.offsets[i], b.lengths[i]);
     __syncthreads();
     const uint32_t m = group(st, b.n, o, sort_temp);
+    bool outbound = false, inbound = false;
+    for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) {
+      outbound |= st[i].kind == kOutbound;
+      inbound |= st[i].kind == kInbound;
+    }
+    outbound = __syncthreads_or(outbound);
+    inbound = __syncthreads_or(inbound);
     b.claim();  // the state changes from here on
-    ordered(0, b.ticket, [&] { take_numbers(st, m, o); });
+    ordered(0, b.ticket, outbound, [&] { take_numbers(st, m, o); });
     number(st, m, o);
     __syncthreads();
     for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) {
@@ -436,7 +462,8 @@ struct EspResidentCore {
       st[i] = s;
     }
     __syncthreads();
-    ordered(1, b.ticket, [&] { accept(st, m, o); });
+    ordered(1, b.ticket, inbound, [&] { accept(st, m, o); });
+    __syncthreads();
     for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) {
       const uint32_t v = st[i].verdict;
       b.verdicts[i] = v;
