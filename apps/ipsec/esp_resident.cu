@@ -339,7 +339,7 @@ struct EspResidentCore {
 
   // Step 3, every frame: outbound, encapsulate and seal; inbound, verify the ICV, decrypt,
   // decapsulate and check the inner packet (its verdict stands if step 4 finds its number new).
-  __device__ void crypto(FrameState& s, uint8_t* frame, uint32_t len, uint32_t cap) const {
+  __device__ void crypto(FrameState& s, uint8_t* frame, uint32_t len, uint32_t cap, const crypto::AesTables* t) const {
     if (s.kind == kDecided) return;
     ParsedPacket pp;
     EspLayout l;
@@ -347,7 +347,7 @@ struct EspResidentCore {
     if (s.kind == kOutbound) {
       if (r == DropReason::kNone) r = esp_encapsulate(frame, cap, pp, tunnels[s.sa], s.seq, &l);
       if (r == DropReason::kNone) {
-        esp_hd_seal(keys[s.sa], tables, frame, l, s.seq);
+        esp_hd_seal(keys[s.sa], t, frame, l, s.seq);
         s.len = l.frame_len;
         s.verdict = Verdict::port(kPortTunnel);
       } else {
@@ -359,7 +359,7 @@ struct EspResidentCore {
     EspInbound in;
     if (r == DropReason::kNone) r = esp_inbound(frame, pp, &in);
     if (r == DropReason::kNone) r = esp_in_layout(in, tunnels[s.sa].shape, &l);
-    if (r == DropReason::kNone) r = esp_hd_open(keys[s.sa], tables, frame, l, s.seq);
+    if (r == DropReason::kNone) r = esp_hd_open(keys[s.sa], t, frame, l, s.seq);
     s.icv_ok = r == DropReason::kNone;
     uint32_t inner = 0;
     if (r == DropReason::kNone) r = esp_decapsulate(frame, l, &inner);
@@ -440,6 +440,12 @@ struct EspResidentCore {
 
   __device__ void process_batch(const gpu::resident::WholeBatch& b) const {
     __shared__ typename Sort::TempStorage sort_temp;
+    // The AES tables in shared memory: the lanes' table lookups are gathers, which shared memory's
+    // 32 banks serve several times faster than the L1 cache.
+    __shared__ crypto::AesTables s_tables;
+    for (uint32_t i = threadIdx.x; i < sizeof(crypto::AesTables) / 4; i += blockDim.x) {
+      reinterpret_cast<uint32_t*>(&s_tables)[i] = reinterpret_cast<const uint32_t*>(tables)[i];
+    }
     FrameState* const st = frames + size_t{blockIdx.x} * batch;
     const SaOrder o{order_sa + size_t{blockIdx.x} * batch, order_frame + size_t{blockIdx.x} * batch};
     for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) st[i] = classify(b.work + b.offsets[i], b.lengths[i]);
@@ -458,7 +464,7 @@ struct EspResidentCore {
     __syncthreads();
     for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) {
       FrameState s = st[i];
-      crypto(s, b.work + b.offsets[i], b.lengths[i], b.max_frame);
+      crypto(s, b.work + b.offsets[i], b.lengths[i], b.max_frame, &s_tables);
       st[i] = s;
     }
     __syncthreads();
