@@ -238,41 +238,6 @@ __device__ __forceinline__ void for_each_word(uint32_t count, uint32_t my_off, u
   }
 }
 
-// Copies the `count` frames of a warp from host to device memory, as for_each_word visits them,
-// with the words past the first 64 bytes of a frame read four per lane at once: a frame costs one
-// round trip across PCIe, not one per 512 bytes.
-__device__ __forceinline__ void stage_words(uint32_t count, uint32_t my_off, uint32_t my_len, uint32_t lane,
-                                            const uint8_t* host, uint8_t* work) {
-  for (uint32_t f0 = 0; f0 < count; f0 += 8) {
-    const uint32_t fr = f0 + lane / 4;
-    const uint32_t off = __shfl_sync(0xffffffffu, my_off, fr & 31);
-    const uint32_t len = __shfl_sync(0xffffffffu, my_len, fr & 31);
-    if (fr < count && lane % 4 < min((len + 15) / 16, 4u)) {
-      reinterpret_cast<uint4*>(work + off)[lane % 4] = __ldcv(reinterpret_cast<const uint4*>(host + off) + lane % 4);
-    }
-  }
-  constexpr uint32_t kDepth = 4;
-  for (uint32_t fr = 0; fr < count; ++fr) {
-    const uint32_t off = __shfl_sync(0xffffffffu, my_off, fr);
-    const uint32_t words = (__shfl_sync(0xffffffffu, my_len, fr) + 15) / 16;
-    const uint4* const src = reinterpret_cast<const uint4*>(host + off);
-    uint4* const dst = reinterpret_cast<uint4*>(work + off);
-    for (uint32_t w0 = 4; w0 < words; w0 += 32 * kDepth) {
-      uint4 v[kDepth];
-#pragma unroll
-      for (uint32_t u = 0; u < kDepth; ++u) {
-        const uint32_t w = w0 + lane + 32 * u;
-        if (w < words) v[u] = __ldcv(src + w);
-      }
-#pragma unroll
-      for (uint32_t u = 0; u < kDepth; ++u) {
-        const uint32_t w = w0 + lane + 32 * u;
-        if (w < words) dst[w] = v[u];
-      }
-    }
-  }
-}
-
 __device__ __forceinline__ bool differs(const uint4& a, const uint4& b) {
   return a.x != b.x || a.y != b.y || a.z != b.z || a.w != b.w;
 }
@@ -322,7 +287,9 @@ __device__ void run_whole_batch(const Core& core, const DeviceRing& r, uint32_t 
     const uint32_t i = base + lane;
     const uint32_t my_off = i < n ? __ldcv(offs + i) : 0;
     const uint32_t my_len = i < n ? __ldcv(lens + i) : 0;
-    stage_words(min(32u, n - base), my_off, my_len, lane, host, work);
+    for_each_word(min(32u, n - base), my_off, my_len, lane, [&](uint32_t off, uint32_t w) {
+      reinterpret_cast<uint4*>(work + off)[w] = __ldcv(reinterpret_cast<const uint4*>(host + off) + w);
+    });
     if (i < n) {
       s_off[i] = my_off;
       s_len[i] = static_cast<uint16_t>(my_len);

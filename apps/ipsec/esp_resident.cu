@@ -296,28 +296,18 @@ struct EspResidentCore {
   }
 
   // Step 2, ordered: each SA's outbound run takes its numbers, as SaTable::next_seq hands them out
-  // (none once the SA's numbers are used up). One load and store per SA, all SAs at once, every
-  // load of a thread issued before its stores.
+  // (none once the SA's numbers are used up). One load and store per SA, all SAs at once.
   __device__ void take_numbers(FrameState* st, uint32_t m, const SaOrder& o) const {
-    uint64_t base[kSortItems];
-#pragma unroll
-    for (int j = 0; j < kSortItems; ++j) {
-      const uint32_t p = threadIdx.x + j * gpu::resident::kThreads;
-      const bool first = p < m && st[o.frame[p]].kind == kOutbound && st[o.frame[p]].rank == 0;
-      base[j] = first ? __ldcg(next_seq + st[o.frame[p]].sa) : 0;
-    }
-#pragma unroll
-    for (int j = 0; j < kSortItems; ++j) {
-      const uint32_t p = threadIdx.x + j * gpu::resident::kThreads;
-      if (p >= m) break;
+    for (uint32_t p = threadIdx.x; p < m; p += blockDim.x) {
       FrameState& f = st[o.frame[p]];
       if (f.kind != kOutbound || f.rank != 0) continue;
       const uint64_t limit = sas[f.sa].esn ? UINT64_MAX : UINT32_MAX;
-      const uint64_t left = base[j] == 0 || base[j] > limit ? 0 : limit - base[j] + 1;
+      const uint64_t base = __ldcg(next_seq + f.sa);
+      const uint64_t left = base == 0 || base > limit ? 0 : limit - base + 1;
       const uint64_t taken = left < f.count ? left : f.count;
-      next_seq[f.sa] = base[j] + taken;
-      host_next[f.sa] = base[j] + taken;
-      f.seq = base[j];
+      next_seq[f.sa] = base + taken;
+      host_next[f.sa] = base + taken;
+      f.seq = base;
       f.taken = static_cast<uint16_t>(taken);
     }
   }
@@ -339,7 +329,7 @@ struct EspResidentCore {
 
   // Step 3, every frame: outbound, encapsulate and seal; inbound, verify the ICV, decrypt,
   // decapsulate and check the inner packet (its verdict stands if step 4 finds its number new).
-  __device__ void crypto(FrameState& s, uint8_t* frame, uint32_t len, uint32_t cap, const crypto::AesTables* t) const {
+  __device__ void crypto(FrameState& s, uint8_t* frame, uint32_t len, uint32_t cap) const {
     if (s.kind == kDecided) return;
     ParsedPacket pp;
     EspLayout l;
@@ -347,7 +337,7 @@ struct EspResidentCore {
     if (s.kind == kOutbound) {
       if (r == DropReason::kNone) r = esp_encapsulate(frame, cap, pp, tunnels[s.sa], s.seq, &l);
       if (r == DropReason::kNone) {
-        esp_hd_seal(keys[s.sa], t, frame, l, s.seq);
+        esp_hd_seal(keys[s.sa], tables, frame, l, s.seq);
         s.len = l.frame_len;
         s.verdict = Verdict::port(kPortTunnel);
       } else {
@@ -359,7 +349,7 @@ struct EspResidentCore {
     EspInbound in;
     if (r == DropReason::kNone) r = esp_inbound(frame, pp, &in);
     if (r == DropReason::kNone) r = esp_in_layout(in, tunnels[s.sa].shape, &l);
-    if (r == DropReason::kNone) r = esp_hd_open(keys[s.sa], t, frame, l, s.seq);
+    if (r == DropReason::kNone) r = esp_hd_open(keys[s.sa], tables, frame, l, s.seq);
     s.icv_ok = r == DropReason::kNone;
     uint32_t inner = 0;
     if (r == DropReason::kNone) r = esp_decapsulate(frame, l, &inner);
@@ -411,19 +401,10 @@ struct EspResidentCore {
     }
   }
 
-  // Runs f on every thread once every earlier batch has run its own, then passes the turn on. A
-  // batch with nothing for the step only passes the turn on (thread 0; the others go ahead).
+  // Runs f on every thread once every earlier batch has run its own, then passes the turn on.
   template <class F>
-  __device__ void ordered(int step, uint64_t ticket, bool work, F&& f) const {
+  __device__ void ordered(int step, uint64_t ticket, F&& f) const {
     volatile unsigned long long* turn = turns + step * kTurnStride;
-    if (!work) {
-      if (threadIdx.x == 0) {
-        while (*turn != ticket) __nanosleep(32);
-        __threadfence();  // what the batches before wrote stays ordered before the turn passed on
-        *turn = ticket + 1;
-      }
-      return;
-    }
     if (threadIdx.x == 0) {
       while (*turn != ticket) __nanosleep(32);
       __threadfence();
@@ -440,36 +421,22 @@ struct EspResidentCore {
 
   __device__ void process_batch(const gpu::resident::WholeBatch& b) const {
     __shared__ typename Sort::TempStorage sort_temp;
-    // The AES tables in shared memory: the lanes' table lookups are gathers, which shared memory's
-    // 32 banks serve several times faster than the L1 cache.
-    __shared__ crypto::AesTables s_tables;
-    for (uint32_t i = threadIdx.x; i < sizeof(crypto::AesTables) / 4; i += blockDim.x) {
-      reinterpret_cast<uint32_t*>(&s_tables)[i] = reinterpret_cast<const uint32_t*>(tables)[i];
-    }
     FrameState* const st = frames + size_t{blockIdx.x} * batch;
     const SaOrder o{order_sa + size_t{blockIdx.x} * batch, order_frame + size_t{blockIdx.x} * batch};
     for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) st[i] = classify(b.work + b.offsets[i], b.lengths[i]);
     __syncthreads();
     const uint32_t m = group(st, b.n, o, sort_temp);
-    bool outbound = false, inbound = false;
-    for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) {
-      outbound |= st[i].kind == kOutbound;
-      inbound |= st[i].kind == kInbound;
-    }
-    outbound = __syncthreads_or(outbound);
-    inbound = __syncthreads_or(inbound);
     b.claim();  // the state changes from here on
-    ordered(0, b.ticket, outbound, [&] { take_numbers(st, m, o); });
+    ordered(0, b.ticket, [&] { take_numbers(st, m, o); });
     number(st, m, o);
     __syncthreads();
     for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) {
       FrameState s = st[i];
-      crypto(s, b.work + b.offsets[i], b.lengths[i], b.max_frame, &s_tables);
+      crypto(s, b.work + b.offsets[i], b.lengths[i], b.max_frame);
       st[i] = s;
     }
     __syncthreads();
-    ordered(1, b.ticket, inbound, [&] { accept(st, m, o); });
-    __syncthreads();
+    ordered(1, b.ticket, [&] { accept(st, m, o); });
     for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) {
       const uint32_t v = st[i].verdict;
       b.verdicts[i] = v;
