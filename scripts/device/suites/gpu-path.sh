@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# description: the resident GPU path (issue 17; HALF=MPPS RX=N HOLD_BATCH="us:frames ..." for the latency runs alone; RESIDENT=ways SKIP_APPS=1 for fewer rows; SIZES=64,512,1518 for IPv4 at several sizes): resident_test (every app, persistent kernel on cells and packed frames, DMA variant, GPU fault), bench gpu-path for IPv4 on the full table (CPU batched 1 and 15 workers, offload 15 workers, resident persistent cells/packed and async on 1, 2, 4 receive threads, PCIe ceilings), the other apps' best rows, tandem run at half the resident peak (latency), and a fault through the CLI
+# description: the resident GPU path (issue 17; HALF=MPPS RX=N HOLD_BATCH="us:frames ..." for the latency runs alone; BATCH=N: the benches' persistent batch, whose peak the latency runs take half of; RESIDENT=ways SKIP_APPS=1 for fewer rows; SIZES=64,512,1518 for IPv4 at several sizes): resident_test (every app, persistent kernel on cells and packed frames, DMA variant, GPU fault), bench gpu-path for IPv4 on the full table (CPU batched 1 and 15 workers, offload 15 workers, resident persistent cells/packed and async on 1, 2, 4 receive threads, PCIe ceilings), the other apps' best rows, tandem run at half the resident peak (latency), and a fault through the CLI
 LOG="$OUT/gpu-path.log"
 # HALF=MPPS RX=N: only the latency runs, at that load with N receive threads (no tests, no benches).
 if [ -z "${HALF:-}" ]; then
@@ -12,6 +12,7 @@ ipv4=$(grep '^ipv4:' <<< "$list" | head -1); ipv4=${ipv4#*:}
 read -ra ipv4_args <<< "$ipv4"
 logged "bench gpu-path: $ipv4" 240 "$T" bench gpu-path --app "${ipv4_args[@]}" --cores 1-15 \
   --cpu-workers "${CPU_WORKERS:-1,2,4,8,15}" --rx-threads "${RX_THREADS:-1,2,4,8,12}" --dma-batch "${DMA_BATCH:-16384}" \
+  --batch "${BATCH:-1024}" \
   --sizes "${SIZES:-64}" \
   --resident "${RESIDENT:-persistent-cells,persistent-packed,async-packed}" \
   --json "$OUT/bench_gpu_path_ipv4.json"
