@@ -195,6 +195,19 @@ TANDEM_HD_INLINE DropReason esp_inbound(const uint8_t* frame, const ParsedPacket
   return DropReason::kNone;
 }
 
+// esp_inbound, then the SA of the frame's SPI by find(spi), which gives `none` for an SPI no
+// inbound SA has (kUnknownSpi). Every path's first inbound step, host (SaTable) or GPU (its table).
+template <class FindSpi>
+TANDEM_HD_INLINE DropReason esp_inbound_sa(const uint8_t* frame, const ParsedPacket& pp, const FindSpi& find,
+                                           uint32_t none, EspInbound* in, uint32_t* sa) {
+  DropReason r = esp_inbound(frame, pp, in);
+  if (r == DropReason::kNone) {
+    *sa = find(in->spi);
+    if (*sa == none) r = kUnknownSpi;
+  }
+  return r;
+}
+
 // The layout of an inbound ESP frame for its SA's shape; kBadEspLength when the encrypted part
 // is empty or not whole blocks.
 TANDEM_HD_INLINE DropReason esp_in_layout(const EspInbound& in, const EspShape& s, EspLayout* l) {

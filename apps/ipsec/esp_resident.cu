@@ -211,11 +211,7 @@ struct EspResidentCore {
     DropReason r = parse_frame(frame, len, &pp);
     if (r == DropReason::kNone && pp.tuple.proto == kProtoEsp) {
       EspInbound in;
-      r = esp_inbound(frame, pp, &in);
-      if (r == DropReason::kNone) {
-        s.sa = find_spi(in.spi);
-        if (s.sa == kNoSa) r = kUnknownSpi;
-      }
+      r = esp_inbound_sa(frame, pp, [this](uint32_t spi) { return find_spi(spi); }, kNoSa, &in, &s.sa);
       EspLayout l;
       if (r == DropReason::kNone) r = esp_in_layout(in, tunnels[s.sa].shape, &l);
       if (r == DropReason::kNone) {

@@ -141,11 +141,7 @@ bool prepare(SaTable& table, uint8_t* frame, uint32_t len, uint32_t cap, EspCryp
   DropReason r = parse_frame(frame, len, &pp);
   if (r == DropReason::kNone && pp.tuple.proto == kProtoEsp) {
     EspInbound in;
-    r = esp_inbound(frame, pp, &in);
-    if (r == DropReason::kNone) {
-      op->sa = table.find_inbound(in.spi);
-      if (op->sa == kNoSa) r = kUnknownSpi;
-    }
+    r = esp_inbound_sa(frame, pp, [&](uint32_t spi) { return table.find_inbound(spi); }, kNoSa, &in, &op->sa);
     if (r == DropReason::kNone) r = esp_in_layout(in, table.tunnel(op->sa).shape, &op->layout);
     if (r == DropReason::kNone) {
       r = table.infer_and_check(op->sa, in.seq_low, &op->seq);
