@@ -11,6 +11,7 @@
 #include "apps/crypto/aes_core.h"
 #include "apps/crypto/chacha_core.h"
 #include "apps/crypto/digest_core.h"
+#include "apps/dpi/ac_walk.cuh"
 #include "apps/dpi/aho_corasick.h"
 #include "gpu/cuda_util.cuh"
 
@@ -64,20 +65,7 @@ __device__ void ac_walk(const dpi::AcView& v, const uint8_t* p, uint32_t len, ui
     found[nf++] = id;
     sum += id;
   };
-  uint32_t x = 0;
-  const uint4* p4 = reinterpret_cast<const uint4*>(p);  // messages are 16-byte aligned and padded
-  for (uint32_t k0 = 0; k0 < len && !overflow; k0 += 16) {
-    const uint4 w = p4[k0 / 16];
-    const uint32_t word[4] = {w.x, w.y, w.z, w.w};
-    const uint32_t m = min(16u, len - k0);
-#pragma unroll
-    for (uint32_t b = 0; b < 16; ++b) {
-      if (b < m) {
-        x = dpi::ac_step(v, x, static_cast<uint8_t>(word[b / 4] >> (8 * (b % 4))));
-        if (x & dpi::kAcOutput) dpi::ac_report(v, x, p, k0 + b + 1, seen, add);
-      }
-    }
-  }
+  dpi::ac_walk_words(v, p, len, seen, add, [&] { return overflow; });  // messages are 16-byte aligned and padded
   const uint32_t out[2] = {overflow ? kAcOverflow : nf, sum};
   memcpy(tag, out, sizeof out);
 }

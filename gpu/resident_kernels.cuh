@@ -41,8 +41,9 @@ struct DeviceRing {
 
 // A core that processes a whole batch at once (its frames depend on state that outlives the
 // batch, such as IPsec's sequence numbers and replay windows) instead of frame by frame.
+// Such a core says so with a member type `WholeBatch` (= gpu::resident::WholeBatch).
 template <class Core>
-concept WholeBatchCore = Core::kWholeBatch;
+concept WholeBatchCore = requires { typename Core::WholeBatch; };
 
 // What a whole-batch core is given. Every thread of the block calls Core::process_batch(b), which
 // fills in each frame's verdict and new length.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "apps/dpi/ac_walk.cuh"
 #include "gpu/cuda_util.cuh"
 
 namespace tandem::dpi {
@@ -54,20 +55,7 @@ __global__ void __launch_bounds__(kThreads) ac_kernel(AcView v, const uint8_t* _
     set[slot_of(id)] = id;
     ++nf;
   };
-  uint32_t x = 0;
-  const uint4* p4 = reinterpret_cast<const uint4*>(p);
-  for (uint32_t k0 = 0; k0 < L && !overflow; k0 += 16) {
-    const uint4 w = p4[k0 / 16];
-    const uint32_t word[4] = {w.x, w.y, w.z, w.w};
-    const uint32_t m = min(16u, L - k0);
-#pragma unroll
-    for (uint32_t b = 0; b < 16; ++b) {
-      if (b < m) {
-        x = ac_step(sv, x, static_cast<uint8_t>(word[b / 4] >> (8 * (b % 4))));
-        if (x & kAcOutput) ac_report(sv, x, p, k0 + b + 1, seen, add);
-      }
-    }
-  }
+  ac_walk_words(sv, p, L, seen, add, [&] { return overflow; });
   if (overflow) {
     count[k] = kOverflow;
     return;

@@ -121,7 +121,7 @@ struct DeviceBlocks {
 constexpr uint32_t kTurnStride = 32;  // the two turn counters on separate 256-byte lines
 
 struct EspResidentCore {
-  static constexpr bool kWholeBatch = true;
+  using WholeBatch = gpu::resident::WholeBatch;  // a whole-batch core (gpu/resident_kernels.cuh)
 
   // The tables (device copies made by gpu::DeviceCore).
   const EspSaKeys* keys = nullptr;

@@ -67,22 +67,24 @@ class ReplayWindow {
   }
 
   Check check(uint64_t seq) const {
-    return replay_check(top_, size_, Ring{const_cast<std::vector<uint64_t>*>(&bits_)}, seq);
+    return replay_check(top_, size_, Ring{const_cast<uint64_t*>(bits_.data()), bits_.size()}, seq);
   }
 
   // Marks `seq` received, moving the window when it is the newest; `seq` must have passed check()
   // and the ICV verification.
   void update(uint64_t seq) {
-    Ring r{&bits_};
+    Ring r{bits_.data(), bits_.size()};
     replay_update(&top_, r, seq);
   }
 
  private:
+  // The blocks as replay_core.h's steps take them (plain memory: those steps are host and device code).
   struct Ring {
-    std::vector<uint64_t>* v;
-    uint64_t get(uint64_t b) const { return (*v)[b & (v->size() - 1)]; }
-    void set(uint64_t b, uint64_t bits) { (*v)[b & (v->size() - 1)] = bits; }
-    uint64_t count() const { return v->size(); }
+    uint64_t* bits;
+    uint64_t n;  // a power of two
+    TANDEM_HD uint64_t get(uint64_t b) const { return bits[b & (n - 1)]; }
+    TANDEM_HD void set(uint64_t b, uint64_t v) { bits[b & (n - 1)] = v; }
+    TANDEM_HD uint64_t count() const { return n; }
   };
   uint32_t size_;
   bool esn_;
