@@ -58,12 +58,15 @@ struct WholeBatch {
   uint32_t max_frame;
   volatile uint32_t* claimed;  // the slot's claimed word in host memory
   uint32_t gen;
+  bool* claimed_once;          // shared memory: the batch is claimed already
   // Every thread calls it before the core first changes state that outlives the batch: the CPU
   // fallback then drops the batch (kGpuFault) instead of processing it again after a failure.
+  // The runner calls it again before the write-back; only the first call crosses PCIe.
   __device__ void claim() const {
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == 0 && !*claimed_once) {
       *claimed = gen;
       __threadfence_system();
+      *claimed_once = true;
     }
     __syncthreads();
   }
@@ -247,10 +250,14 @@ __device__ void run_whole_batch(const Core& core, const DeviceRing& r, uint32_t 
   const uint32_t lane = threadIdx.x & 31;
   const uint32_t warps = blockDim.x >> 5;
   __shared__ uint32_t n_shared;
+  __shared__ bool claimed_once;
   uint8_t* const host = r.bytes + size_t{slot} * r.slot_bytes;
   const uint32_t* const offs = r.offsets + size_t{slot} * r.batch;
   const uint32_t* const lens = r.lengths + size_t{slot} * r.batch;
-  if (threadIdx.x == 0) n_shared = __ldcv(&r.fill[slot].count);
+  if (threadIdx.x == 0) {
+    n_shared = __ldcv(&r.fill[slot].count);
+    claimed_once = false;
+  }
   shared_clear(sum, r.summary_ports);
   __syncthreads();
   const uint32_t n = min(n_shared, r.batch);
@@ -267,7 +274,8 @@ __device__ void run_whole_batch(const Core& core, const DeviceRing& r, uint32_t 
     }
   }
   __syncthreads();
-  const WholeBatch b{work, s_off, s_len, s_new_len, s_verdict, n, ticket, r.max_frame, &r.status[slot].claimed, gen};
+  const WholeBatch b{work, s_off, s_len, s_new_len, s_verdict, n, ticket, r.max_frame, &r.status[slot].claimed, gen,
+                        &claimed_once};
   core.process_batch(b);
   __syncthreads();
   for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {

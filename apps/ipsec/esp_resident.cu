@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <cub/block/block_radix_sort.cuh>
+#include <cub/block/block_reduce.cuh>
 
 #include "apps/ipsec/esp_hd.h"
 #include "apps/ipsec/esp_resident.h"
@@ -233,10 +234,14 @@ struct EspResidentCore {
 
   static constexpr int kSortItems = gpu::resident::kMaxPersistentBatch / gpu::resident::kThreads;
   using Sort = cub::BlockRadixSort<uint32_t, gpu::resident::kThreads, kSortItems, uint16_t>;
+  union GroupTemp {  // the count, then the sort, one after the other
+    typename cub::BlockReduce<uint32_t, gpu::resident::kThreads>::TempStorage reduce;
+    typename Sort::TempStorage sort;
+  };
 
   // Sorts the frames that have an SA by SA (stable: frame order within an SA), and gives each its
   // rank and the count of its SA's frames in the batch. Returns how many frames have an SA.
-  __device__ uint32_t group(FrameState* st, uint32_t n, const SaOrder& o, typename Sort::TempStorage& temp) const {
+  __device__ uint32_t group(FrameState* st, uint32_t n, const SaOrder& o, GroupTemp& temp) const {
     const uint32_t none = static_cast<uint32_t>(n_sas);  // sorts after every SA
     uint32_t keys[kSortItems];
     uint16_t frames_of[kSortItems];
@@ -248,8 +253,12 @@ struct EspResidentCore {
       frames_of[j] = static_cast<uint16_t>(i);
       mine += has;
     }
-    const uint32_t m = block_sum(mine);
-    Sort(temp).Sort(keys, frames_of, 0, sa_bits);
+    __shared__ uint32_t m_shared;
+    const uint32_t total = cub::BlockReduce<uint32_t, gpu::resident::kThreads>(temp.reduce).Sum(mine);
+    if (threadIdx.x == 0) m_shared = total;
+    __syncthreads();
+    const uint32_t m = m_shared;
+    Sort(temp.sort).Sort(keys, frames_of, 0, sa_bits);
     for (int j = 0; j < kSortItems; ++j) {
       const uint32_t p = threadIdx.x * kSortItems + j;
       if (p < m) {
@@ -278,19 +287,6 @@ struct EspResidentCore {
     return m;
   }
 
-  // The block's sum of one value per thread.
-  __device__ static uint32_t block_sum(uint32_t v) {
-    __shared__ uint32_t total;
-    if (threadIdx.x == 0) total = 0;
-    __syncthreads();
-    for (int d = 16; d > 0; d >>= 1) v += __shfl_down_sync(0xffffffffu, v, d);
-    if ((threadIdx.x & 31) == 0 && v) atomicAdd(&total, v);
-    __syncthreads();
-    const uint32_t t = total;
-    __syncthreads();
-    return t;
-  }
-
   // Step 2, ordered: each SA's outbound run takes its numbers, as SaTable::next_seq hands them out
   // (none once the SA's numbers are used up). One load and store per SA, all SAs at once.
   __device__ void take_numbers(FrameState* st, uint32_t m, const SaOrder& o) const {
@@ -314,11 +310,11 @@ struct EspResidentCore {
       FrameState& f = st[o.frame[p]];
       if (f.kind != kOutbound) continue;
       const FrameState& first = st[o.frame[p - f.rank]];
-      if (f.rank < first.taken) {
-        f.seq = first.seq + f.rank;  // first.seq is read before the first frame's own rewrite below
-      } else {
+      if (f.rank >= first.taken) {
         f.kind = kDecided;
         f.verdict = Verdict::drop(kSeqOverflow);
+      } else if (f.rank != 0) {  // the first frame holds its number already
+        f.seq = first.seq + f.rank;
       }
     }
   }
@@ -416,7 +412,7 @@ struct EspResidentCore {
   }
 
   __device__ void process_batch(const gpu::resident::WholeBatch& b) const {
-    __shared__ typename Sort::TempStorage sort_temp;
+    __shared__ GroupTemp sort_temp;
     FrameState* const st = frames + size_t{blockIdx.x} * batch;
     const SaOrder o{order_sa + size_t{blockIdx.x} * batch, order_frame + size_t{blockIdx.x} * batch};
     for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) st[i] = classify(b.work + b.offsets[i], b.lengths[i]);
@@ -490,7 +486,6 @@ struct EspResidentState {
       pairs.push_back(e);
     }
     if (bits.empty()) bits.push_back(0);
-    block_count = bits.size();
     d_next.upload(next);
     d_top.upload(top);
     d_blocks.upload(bits);
@@ -557,7 +552,6 @@ struct EspResidentState {
   std::vector<SpiEntry> spis;
   std::vector<PairEntry> pairs;
   std::vector<uint32_t> prefixed;
-  size_t block_count = 0;
   gpu::DeviceBuffer<uint64_t> d_next, d_top, d_blocks;
   gpu::PinnedBuffer<uint64_t> host_next, host_top, host_blocks;
   gpu::DeviceBuffer<FrameState> frames;
