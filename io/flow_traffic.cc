@@ -77,18 +77,31 @@ PacketStore generate_flows(const GenSpec& spec, int ip_version, const FlowMaker&
   FrameSizes sizes(spec, kSizeStream);  // before the flow's minimum
   GenFlow fresh;
   gen::LinkClock clock;
+  // seq: the trailer after each datagram (io/traffic_gen.h), each flow's next sequence number.
+  const uint32_t trailer = spec.seq ? kSeqTrailerLen : 0;
+  std::vector<uint32_t> next_seq(spec.seq ? flows.size() : 0);
   for (uint64_t i = 0; i < n; ++i) {
     const GenFlow* f = &fresh;
+    size_t k = 0;
     if (flows.empty()) {
       random_flow(flow_rng, ip_version, make, fresh);
     } else {
-      f = &flows[chooser.next(pick_rng)];
+      k = chooser.next(pick_rng);
+      f = &flows[k];
     }
-    const uint32_t len = std::max(sizes.next(), min_frame_len(*f, spec.proto));
+    const uint32_t len = std::max(sizes.next(), min_frame_len(*f, spec.proto) + trailer);
     if (len > 0xFFFF) throw std::invalid_argument("traffic: a flow's payload does not fit in a frame");
     const size_t off = store.bytes.size();
     store.bytes.resize(off + len);
-    write_flow_frame(store.bytes.data() + off, len, *f, spec.proto, i);
+    write_flow_frame(store.bytes.data() + off, len - trailer, *f, spec.proto, i);
+    if (trailer) {
+      uint8_t* t = store.bytes.data() + off + len - trailer;
+      if (flows.empty()) {
+        write_seq_trailer(t, static_cast<uint32_t>(i), 0);
+      } else {
+        write_seq_trailer(t, static_cast<uint32_t>(k), next_seq[k]++);
+      }
+    }
     store.offset[i] = off;
     store.caplen[i] = store.wire_len[i] = len;
     store.ts_ns[i] = clock.next(len);

@@ -11,6 +11,12 @@
 // UDP payload exactly): then the IP datagram ends with those bytes and the frame is padded to its
 // size after it, as Ethernet pads short frames. Checksums (IPv4 header, UDP, TCP) are valid;
 // timestamps follow each other as on a saturated 100 Gb/s link, as traffic_gen.h's.
+//
+// seq=1 appends traffic_gen.h's sequence trailer to every frame, after the datagram (and after an
+// exact payload's padding): the frame keeps its size and the datagram loses 8 bytes, except that
+// a frame is then at least its minimum plus the 8 trailer bytes (IPv6/UDP: 70 bytes, 74 with FCS).
+// write_flow_frame() writes no trailer: generate_flows() writes a frame of len - 8 bytes, then
+// the trailer after it.
 #pragma once
 
 #include <cstdint>

@@ -10,9 +10,40 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "core/byte_order.h"
+#include "core/parse.h"
 #include "io/gen_frames.h"
 
 namespace tandem {
+
+void write_seq_trailer(uint8_t* p, uint32_t flow, uint32_t seq) {
+  store_be32(p, flow);
+  store_be32(p + 4, seq);
+}
+
+bool read_seq_trailer(const uint8_t* frame, uint32_t caplen, uint32_t* flow, uint32_t* seq) {
+  uint32_t off = 12;  // the EtherType, after up to two VLAN tags
+  for (int tags = 0; tags < 2 && caplen >= off + 2; ++tags) {
+    const uint32_t type = load_be16(frame + off);
+    if (type != kEthTypeVlan && type != kEthTypeQinQ) break;
+    off += 4;
+  }
+  if (caplen < off + 2) return false;
+  const uint32_t type = load_be16(frame + off);
+  const uint32_t l3 = off + 2;
+  uint64_t l3_len;
+  if (type == kEthTypeIpv4 && caplen >= l3 + 20 && (frame[l3] >> 4) == 4) {
+    l3_len = load_be16(frame + l3 + 2);
+  } else if (type == kEthTypeIpv6 && caplen >= l3 + 40 && (frame[l3] >> 4) == 6) {
+    l3_len = 40 + uint64_t{load_be16(frame + l3 + 4)};
+  } else {
+    return false;
+  }
+  if (uint64_t{caplen} < l3 + l3_len + kSeqTrailerLen) return false;
+  *flow = load_be32(frame + caplen - kSeqTrailerLen);
+  *seq = load_be32(frame + caplen - kSeqTrailerLen + 4);
+  return true;
+}
 
 uint32_t uniform_unicast_ipv4(Rng& rng) {
   // 222 /8s: 1..223 minus 127. Index 0..221 maps to first octet 1..126, 128..223.
@@ -24,7 +55,7 @@ namespace {
 
 constexpr const char* kValidKeys =
     "valid keys: count (integer or e-notation, > 0), dst (uniform|fib), flows (0..count), "
-    "zipf (>= 0, needs flows > 0), size (64..1518 or imix), proto (udp|tcp), seed";
+    "zipf (>= 0, needs flows > 0), size (64..1518 or imix), proto (udp|tcp), seed, seq (0|1)";
 
 [[noreturn]] void spec_error(const std::string& what) {
   throw std::invalid_argument("traffic spec: " + what + " (" + kValidKeys + ")");
@@ -115,6 +146,11 @@ void build_frame(uint8_t* p, uint32_t len, const Flow& f, uint64_t index, uint8_
   gen::write_l4_checksum(l4, proto, l4_len, pseudo);
 }
 
+// The least captured size of the IPv4 generator's frames: their headers, and the trailer with seq.
+uint32_t min_ipv4_frame(const GenSpec& spec) {
+  return spec.seq ? kEthHeaderLen + gen::kIpv4Len + gen::l4_header_len(spec.proto) + kSeqTrailerLen : 0;
+}
+
 // Asks for transparent hugepages on a large buffer before it is first touched: filling GiBs of
 // frames with 4 KiB pages spends most of its time in page faults, and replay then misses the
 // TLB on every page. A refusal is harmless.
@@ -153,7 +189,10 @@ void validate_gen_spec_values(const GenSpec& spec) {
 }
 
 double mean_frame_bytes(const GenSpec& spec) {
-  return spec.size_mode == GenSpec::Size::kImix ? 358 : spec.frame_size - 4;  // IMIX 7:4:1 of 60/590/1514
+  const uint32_t least = min_ipv4_frame(spec);
+  if (spec.size_mode == GenSpec::Size::kFixed) return std::max(spec.frame_size - 4, least);
+  // IMIX 7:4:1 of 60/590/1514 (358 bytes), the 60-byte ones grown to `least` with seq.
+  return 358 + 7.0 * (std::max(60u, least) - 60) / 12;
 }
 
 void validate_gen_spec(const GenSpec& spec) {
@@ -238,6 +277,14 @@ GenSpec parse_gen_spec(const std::string& spec) {
     } else if (key == "seed") {
       if (!parse_uint(value, false, UINT64_MAX, &u)) bad_value(key, value, "an integer >= 0");
       g.seed = u;
+    } else if (key == "seq") {
+      if (value == "0") {
+        g.seq = false;
+      } else if (value == "1") {
+        g.seq = true;
+      } else {
+        bad_value(key, value, "0 or 1 (1: a flow index and sequence number trailer in each frame)");
+      }
     } else {
       spec_error("unknown key '" + key + "'");
     }
@@ -260,6 +307,7 @@ std::string format_gen_spec(const GenSpec& spec) {
                                               : ",size=" + std::to_string(spec.frame_size);
   s += spec.proto == 6 ? ",proto=tcp" : ",proto=udp";
   s += ",seed=" + std::to_string(spec.seed);
+  if (spec.seq) s += ",seq=1";  // only when set: specs without it keep their canonical strings
   return s;
 }
 
@@ -286,6 +334,7 @@ struct TrafficGenerator::State {
   gen::FlowChooser chooser;
   uint64_t made = 0;
   gen::LinkClock clock;
+  std::vector<uint32_t> next_seq;  // seq with flows > 0: each flow's next sequence number
 
   explicit State(const GenSpec& s)
       : spec(s),
@@ -315,6 +364,7 @@ TrafficGenerator::TrafficGenerator(const GenSpec& spec,
   }
   st_->flows.resize(spec.flows);
   for (Flow& f : st_->flows) f = random_flow(st_->flow_rng, dst);
+  if (spec.seq) st_->next_seq.assign(spec.flows, 0);
 }
 
 TrafficGenerator::~TrafficGenerator() = default;
@@ -329,8 +379,9 @@ uint64_t TrafficGenerator::next(PacketStore& store, uint64_t max_packets) {
 
   // Frame sizes first (FCS excluded), so that the byte buffer is sized once.
   uint64_t total = 0;
+  const uint32_t least = min_ipv4_frame(st.spec);
   for (uint64_t i = 0; i < n; ++i) {
-    store.caplen[i] = st.sizes.next();
+    store.caplen[i] = std::max(st.sizes.next(), least);
     store.offset[i] = total;
     total += store.caplen[i];
   }
@@ -345,15 +396,28 @@ uint64_t TrafficGenerator::next(PacketStore& store, uint64_t max_packets) {
 
   for (uint64_t i = 0; i < n; ++i) store.ts_ns[i] = st.clock.next(store.caplen[i]);
 
+  const uint32_t trailer = st.spec.seq ? kSeqTrailerLen : 0;
   for (uint64_t i = 0; i < n; ++i) {
     Flow fresh;
     const Flow* f = &fresh;
+    size_t k = 0;
     if (st.flows.empty()) {
       fresh = random_flow(st.flow_rng, st.dst);
     } else {
-      f = &st.flows[st.chooser.next(st.pick_rng)];
+      k = st.chooser.next(st.pick_rng);
+      f = &st.flows[k];
     }
-    build_frame(store.bytes.data() + store.offset[i], store.caplen[i], *f, st.made + i, st.spec.proto);
+    uint8_t* p = store.bytes.data() + store.offset[i];
+    const uint64_t index = st.made + i;
+    build_frame(p, store.caplen[i] - trailer, *f, index, st.spec.proto);
+    if (trailer) {
+      const uint32_t end = store.caplen[i] - trailer;
+      if (st.flows.empty()) {
+        write_seq_trailer(p + end, static_cast<uint32_t>(index), 0);
+      } else {
+        write_seq_trailer(p + end, static_cast<uint32_t>(k), st.next_seq[k]++);
+      }
+    }
   }
   st.made += n;
   return n;
