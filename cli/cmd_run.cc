@@ -29,6 +29,7 @@
 #include "io/pcap_io.h"
 #include "io/traffic_gen.h"
 #include "cli/run_resident.h"
+#include "cli/run_schedule.h"
 #include "sched/resident.h"
 #include "sched/workers.h"
 
@@ -60,6 +61,7 @@ struct RunOptions {
   std::string gpu_mode = "async";
   std::string gpu_path = "offload";
   ResidentFlags resident;
+  ScheduleFlags schedule;
   bool verify = false;
   std::string json;
   std::vector<std::string> gpu_flags;  // flags only the GPU path reads, given on the command line
@@ -238,6 +240,22 @@ class RunInput {
 
 int run(const RunOptions& o) {
   // Flags that cannot work together are refused before anything is read or written.
+  const bool scheduled = !o.schedule.schedule.empty();
+  if (!scheduled && o.device != "cpu" && o.device != "gpu" && o.device != "auto") {
+    throw UsageError("--device " + o.device + ": expected cpu, gpu or auto (a list of devices needs --schedule)");
+  }
+  if (scheduled) {
+    if (given(o, "--gpu-path") && o.gpu_path != "resident") {
+      throw UsageError("--schedule: the GPU takes its share through the resident path (--gpu-path resident)");
+    }
+    if (resident_only(o.table)) {
+      throw UsageError("--schedule: the " + o.table.app + " app keeps per-SA state that moving a shard between "
+                       "devices would have to hand over; the scheduler does not move it yet");
+    }
+    if (o.cpu_path == "scalar") throw UsageError("--schedule: CPU groups run the batched path");
+  } else if (!o.schedule.rate_schedule.empty()) {
+    throw UsageError("--rate-schedule is for --schedule runs");
+  }
   if (o.device == "cpu" && !o.gpu_flags.empty()) {
     throw UsageError(join(o.gpu_flags) + (o.gpu_flags.size() > 1 ? ": these flags are" : ": this flag is") +
                      " for the GPU and would do nothing with --device cpu");
@@ -246,13 +264,16 @@ int run(const RunOptions& o) {
   // An app whose flags leave it without a GPU path (the ipv4 app's Poptrie) runs on the CPU.
   const std::string no_gpu = no_gpu_path(o.table);
   if (o.device == "gpu" && !no_gpu.empty()) throw UsageError("--device gpu: " + no_gpu + ": use --device cpu");
+  if (scheduled && !no_gpu.empty() && o.device.find("gpu") != std::string::npos) {
+    throw UsageError("--device " + o.device + ": " + no_gpu + ": schedule among CPU groups (e.g. --device cpu,cpu)");
+  }
   // An app the GPU runs through the resident path only (ipsec) takes that path unless told otherwise.
   const bool resident_app = resident_only(o.table);
   if (resident_app && given(o, "--gpu-path") && o.gpu_path != "resident") {
     throw UsageError("--gpu-path " + o.gpu_path + ": the " + o.table.app +
                      " app runs on the GPU through the resident path only (--gpu-path resident)");
   }
-  const std::string gpu_path = resident_app ? "resident" : o.gpu_path;
+  const std::string gpu_path = resident_app || scheduled ? "resident" : o.gpu_path;
   // The resident path's own defaults (a resident kernel, batches of 1,024 frames), checked now.
   const std::string resident_mode = given(o, "--gpu-mode") ? o.gpu_mode : "persistent";
   const uint32_t resident_batch = given(o, "--batch") ? o.batch : 1024;
@@ -289,15 +310,17 @@ int run(const RunOptions& o) {
   if (in.store().size() == 0) throw UsageError(input_desc + ": no packets");
 
   Device dev = Device::kCpu;
-  if (no_gpu.empty()) {
+  if (scheduled) {
+    dev = Device::kCpu;  // the devices are the scheduler's (below)
+  } else if (no_gpu.empty()) {
     dev = choose_device(o.device, false);
   } else if (o.device == "auto" && gpu::available()) {
     std::fprintf(stderr, "device auto: %s: running on the CPU\n", no_gpu.c_str());
   }
-  if (dev == Device::kCpu && !o.gpu_flags.empty()) {
+  if (!scheduled && dev == Device::kCpu && !o.gpu_flags.empty()) {
     std::fprintf(stderr, "warning: %s: GPU flag(s) ignored, running on the CPU\n", join(o.gpu_flags).c_str());
   }
-  explain_cores(o.cores, cores.size(), o.workers, dev == Device::kGpu);
+  if (!scheduled) explain_cores(o.cores, cores.size(), o.workers, dev == Device::kGpu);
   if (o.verify) app.build_reference();
 
   // Cells hold the largest frame of the input whole (jumbo frames, GRO/TSO captures), so that no
@@ -324,7 +347,22 @@ int run(const RunOptions& o) {
   GpuEngine engine;
   const bool resident = dev == Device::kGpu && gpu_path == "resident";
   ResidentConfig rc;
-  if (resident) {
+  std::unique_ptr<ScheduledRun> sr;
+  if (scheduled) {
+    const std::string list = o.device == "auto" && !no_gpu.empty() ? "cpu,cpu" : o.device;
+    if (list != o.device) std::fprintf(stderr, "device auto: %s: scheduling among 2 CPU worker groups\n", no_gpu.c_str());
+    sr = std::make_unique<ScheduledRun>(o.schedule, list, app, o.workers, cores, o.rate_mpps);
+    if (!sr->note().empty()) std::printf("%s\n", sr->note().c_str());
+    HeteroConfig& hc = sr->config();
+    hc.gpu_ring = resident_options(o.resident, resident_mode, resident_batch, o.persistent_blocks, o.inject_gpu_fault,
+                                   cell_size(in.store()));
+    hc.repeat = wc.repeat;
+    hc.hold_ns = given(o, "--rx-hold-us") ? static_cast<uint64_t>(o.rx_hold_us * 1000) : 20000;
+    hc.verify = o.verify;
+    hc.ports = wc.ports;
+    hc.stop = wc.stop;
+    dev_desc = sr->describe();
+  } else if (resident) {
     rc.producers = o.workers;
     rc.ring = resident_options(o.resident, resident_mode, resident_batch, o.persistent_blocks, o.inject_gpu_fault,
                                cell_size(in.store()));
@@ -377,12 +415,22 @@ int run(const RunOptions& o) {
   WorkersResult res;
   res.counters = Counters(app.ports());
   ResidentResult rres;
+  HeteroResult hres;
   if (in.windowed()) wc.repeat = rc.repeat = 1;
+  if (sr && in.windowed()) sr->config().repeat = 1;
+  if (sr) sr->start_energy();
   for (;;) {
     wc.sink = !in.windowed() || in.pass() == 1 ? sink.get() : nullptr;  // --out: the first pass
     wc.cell_size = cell_size(in.store());
-    if (resident) {
-      rc.sink = wc.sink;
+    if (sr) {
+      HeteroConfig& hc = sr->config();
+      hc.sink = wc.sink;
+      hc.cell_size = wc.cell_size;
+      hc.gpu_ring.cell_size = wc.cell_size;
+      const HeteroResult r = run_hetero(app, in.store(), hc);
+      res.add(r.run);
+      add_hetero(hres, r);
+    } else if (resident) {
       rc.ring.cell_size = wc.cell_size;
       const ResidentResult r = run_resident(app, in.store(), rc);
       res.add(r.run);
@@ -400,6 +448,7 @@ int run(const RunOptions& o) {
     es = engine.stats();  // every request was answered before the workers returned: final
     engine = {};
   }
+  if (sr) sr->stop_energy();
   if (sink) sink->close();
   if (resident) dev_desc += describe_resident(rc, rres.describe);
   const Counters& c = res.counters;
@@ -464,6 +513,7 @@ int run(const RunOptions& o) {
     if (!es.gpu_error.empty()) std::printf("gpu error: %s\n", es.gpu_error.c_str());
   }
   if (resident) print_resident(rres, seconds);
+  if (sr) sr->print(hres, seconds);
   if (o.verify) {
     std::printf("verify: %llu lookup decisions checked against the %s app's reference: %llu differ; the workers "
                 "spent %.3f s verifying, which slows the run (leave out --verify to measure forwarding alone)\n",
@@ -510,6 +560,7 @@ int run(const RunOptions& o) {
                           {"ended_on_gpu", ended_on_gpu}};
     }
     if (resident) report["resident"] = resident_json(rres, rc);
+    if (sr) report["schedule"] = sr->json(hres, seconds);
     report["workers"] = o.workers;
     report["offered_mpps"] = o.rate_mpps;
     if (o.verify) {
@@ -529,6 +580,7 @@ int run(const RunOptions& o) {
   if (!balanced) return 3;
   if (sig) return 128 + sig;
   if (o.verify && res.verify_mismatches) return 4;
+  if (sr && (hres.reordered || hres.lost)) return 5;  // the scheduler broke a flow: always a bug
   return 0;
 }
 
@@ -546,8 +598,10 @@ void register_run(CLI::App& app) {
   gen->excludes(pcap);
   c->add_option("--out", o->out,
                 "write forwarded packets here (.pcap or .pcapng; first pass only), replaced only once complete");
-  c->add_option("--device", o->device, "cpu, gpu, or auto (the GPU when one is usable)")
-      ->capture_default_str()->check(CLI::IsMember({"cpu", "gpu", "auto"}));
+  c->add_option("--device", o->device,
+                "cpu, gpu, or auto (the GPU when one is usable); with --schedule, the devices to share the traffic: "
+                "a list such as cpu,gpu or cpu:4,cpu:4 (THREADS each) or sim:A_US/NS_PER_BYTE (a simulated device)")
+      ->capture_default_str();
   c->add_option("--cpu-path", o->cpu_path, "scalar (one packet at a time) or batched (tbl24 prefetched while the batch is parsed)")
       ->capture_default_str()->check(CLI::IsMember({"scalar", "batched"}));
   c->add_option("--repeat", o->repeat,
@@ -597,6 +651,7 @@ void register_run(CLI::App& app) {
                 "packet; --gpu-mode persistent or async, --batch frames per batch, default 1024)")
       ->capture_default_str()->check(CLI::IsMember({"offload", "resident"}));
   add_resident_flags(c, o->resident);
+  add_schedule_flags(c, o->schedule);
   c->add_flag("--verify", o->verify, "check every lookup decision against the app's reference (trie, map)");
   c->add_option("--json", o->json, "write a JSON summary here");
   c->callback([o, c] {

@@ -25,6 +25,7 @@ void register_bench_gpu_stream(CLI::App& bench);
 void register_bench_gpu_router(CLI::App& bench);
 void register_bench_gpu_frames(CLI::App& bench);
 void register_bench_gpu_path(CLI::App& bench);
+void register_bench_schedule(CLI::App& bench);
 void register_bench_crypto(CLI::App& bench);
 void register_bench_gopt(CLI::App& bench);
 void register_bench_memory(CLI::App& bench);

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   tandem::cli::register_bench_gpu_router(*bench);
   tandem::cli::register_bench_gpu_frames(*bench);
   tandem::cli::register_bench_gpu_path(*bench);
+  tandem::cli::register_bench_schedule(*bench);
   tandem::cli::register_bench_crypto(*bench);
   tandem::cli::register_bench_gopt(*bench);
   tandem::cli::register_bench_memory(*bench);

@@ -20,6 +20,13 @@ PacketPool::PacketPool(uint32_t num_cells, uint32_t cell_size)
   free_top_ = num_cells;
 }
 
+PacketPool::PacketPool(View, uint8_t* base, uint32_t num_cells, uint32_t cell_size)
+    : base_(base), num_cells_(num_cells), cell_size_(cell_size) {
+  if (base == nullptr || cell_size < kHeadroom + 64 || cell_size % kCacheLine != 0) {
+    throw std::invalid_argument("PacketPool view: cell size must be a multiple of 64 and > headroom");
+  }
+}
+
 uint32_t PacketPool::alloc_bulk(uint32_t* out, uint32_t n) {
   const uint32_t take = n < free_top_ ? n : static_cast<uint32_t>(free_top_);
   for (uint32_t i = 0; i < take; ++i) out[i] = free_[--free_top_];
@@ -27,6 +34,7 @@ uint32_t PacketPool::alloc_bulk(uint32_t* out, uint32_t n) {
 }
 
 void PacketPool::free_bulk(const uint32_t* cells, uint32_t n) {
+  if (free_.empty()) return;  // a view: its cells belong to someone else
   // More frees than cells means a cell was freed twice: stop before writing past the stack.
   if (TANDEM_UNLIKELY(free_top_ + n > num_cells_)) {
     std::fprintf(stderr, "PacketPool::free_bulk: more cells freed than allocated (double free)\n");

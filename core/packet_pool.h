@@ -21,6 +21,11 @@ class PacketPool {
   // Allocates `num_cells` cells of `cell_size` bytes (a multiple of 64) in one mapping.
   // Throws std::runtime_error if the memory cannot be mapped.
   explicit PacketPool(uint32_t num_cells, uint32_t cell_size = kDefaultCellSize);
+  // A view of cells that live elsewhere (a resident ring's slots, whose frames a CPU device
+  // processes where the receive side wrote them): cell i starts at base + i x cell_size. It owns
+  // no memory and hands out no cells (alloc_bulk returns 0).
+  struct View {};
+  PacketPool(View, uint8_t* base, uint32_t num_cells, uint32_t cell_size);
   PacketPool(const PacketPool&) = delete;
   PacketPool& operator=(const PacketPool&) = delete;
 

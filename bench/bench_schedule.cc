@@ -1,0 +1,265 @@
+// `tandem bench schedule`: an app over several devices at once (sched/hetero.h), side by side in
+// one run: each device alone, static splits, the adaptive controllers and NBA's balancer, all with
+// the same dispatchers (receive threads) and device groups, so that rows differ only in how the
+// traffic is split. Each row is first run once verified (the scalar path's counters, no decision
+// differing, nothing reordered or lost), then timed: medians of repetitions of at least
+// --min-seconds, as a stopwatch shows them (an adaptive controller's settling included).
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/bench_report.h"
+#include "cli/app_setup.h"
+#include "cli/commands.h"
+#include "cli/run_resident.h"
+#include "cli/run_schedule.h"
+#include "cli/table_setup.h"
+#include "core/machine_info.h"
+#include "gpu/gpu_runtime.h"
+#include "io/traffic_gen.h"
+#include "sched/hetero.h"
+#include "sched/workers.h"
+
+namespace tandem::cli {
+
+namespace {
+
+struct ScheduleBenchOptions {
+  AppOptions table;
+  std::string gen = "count=2000000,dst=fib,flows=100000,size=64,seed=3";
+  std::string sizes;
+  std::string device = "auto";
+  std::string policies;  // ';'-separated --schedule values (default: each device alone, splits, adaptive, nba)
+  int workers = 4;
+  std::string cores;
+  uint32_t batch = 1024;
+  uint32_t ring_slots = 16;
+  uint32_t cpu_batch = 256;
+  int reps = 3;
+  double min_seconds = 0.5;
+  std::string json;
+};
+
+struct Row {
+  std::string size, policy;
+  double mean_bytes = 0;
+  std::vector<double> mpps;
+  std::vector<double> share;  // per device, last repetition
+  double p99_us = 0, watts = 0, j_per_mbit = 0;
+  size_t switches = 0;
+  uint64_t reordered = 0, lost = 0;
+  std::string error;
+};
+
+std::vector<std::string> split_semicolons(const std::string& s) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    const size_t e = s.find(';', pos);
+    std::string x = s.substr(pos, e == std::string::npos ? std::string::npos : e - pos);
+    if (!x.empty()) out.push_back(x);
+    if (e == std::string::npos) break;
+    pos = e + 1;
+  }
+  return out;
+}
+
+// Each device alone, even and lopsided splits of two devices, then the controllers.
+std::vector<std::string> default_policies(size_t devices) {
+  std::vector<std::string> p;
+  for (size_t d = 0; d < devices; ++d) {
+    std::string s = "static:";
+    for (size_t k = 0; k < devices; ++k) s += std::string(k ? "," : "") + (k == d ? "1" : "0");
+    p.push_back(s);
+  }
+  if (devices == 2) {
+    for (const char* s : {"static:1,3", "static:1,1", "static:3,1"}) p.push_back(s);
+  }
+  for (const char* s : {"throughput", "nba"}) p.push_back(s);
+  return p;
+}
+
+bool same_counters(const Counters& a, const Counters& b) {
+  return a.rx_packets == b.rx_packets && a.tx_per_port == b.tx_per_port && a.drops == b.drops &&
+         a.tx_flooded == b.tx_flooded;
+}
+
+void measure(Row& row, const ScheduleBenchOptions& o, ForwardApp& app, const PacketStore& s, const Counters& want,
+             const std::vector<int>& cores) {
+  ScheduleFlags f;
+  f.schedule = row.policy;
+  f.cpu_batch = o.cpu_batch;
+  const auto once = [&](uint64_t packets, bool verify, double* watts) {
+    ScheduledRun sr(f, o.device, app, o.workers, cores, 0);
+    HeteroConfig& hc = sr.config();
+    ResidentFlags rf;
+    rf.ring_slots = o.ring_slots;
+    hc.gpu_ring = resident_options(rf, "persistent", o.batch, 0, 0, PacketPool::kDefaultCellSize);
+    hc.ports = app.ports();
+    hc.packets = packets;
+    hc.verify = verify;
+    if (watts) sr.start_energy();
+    HeteroResult r = run_hetero(app, s, hc);
+    if (watts) {
+      sr.stop_energy();
+      *watts = sr.energy_watts();
+    }
+    return r;
+  };
+  try {
+    const HeteroResult check = once(0, true, nullptr);
+    if (!same_counters(check.run.counters, want) || check.run.verify_mismatches || check.run.verify_checked == 0) {
+      row.error = "differs from the scalar path";
+    }
+    if (check.reordered || check.lost) row.error = "reordered or lost packets";
+    const HeteroResult warm = once(s.size() * 4, false, nullptr);
+    const double rate = warm.run.counters.rx_packets / warm.run.seconds;
+    const auto packets = static_cast<uint64_t>(std::max<double>(double(s.size()), rate * o.min_seconds * 1.2));
+    for (int k = 0; k < o.reps; ++k) {
+      double watts = 0;
+      const HeteroResult r = once(packets, false, &watts);
+      if (!r.run.counters.balanced() || r.run.counters.rx_packets != packets) row.error = "accounting";
+      row.reordered += r.reordered;
+      row.lost += r.lost;
+      row.mpps.push_back(r.run.counters.rx_packets / r.run.seconds / 1e6);
+      row.p99_us = r.run.latency.percentile(0.99) / 1e3;
+      row.switches = r.switches.size();
+      // Energy per Mbit at the row's power over the run's own time.
+      row.watts = watts;
+      row.j_per_mbit = r.run.wire_bytes ? watts * r.run.seconds / (r.run.wire_bytes * 8 / 1e6) : 0;
+      row.share.clear();
+      uint64_t all = 0;
+      for (const DeviceReport& d : r.devices) all += d.packets;
+      for (const DeviceReport& d : r.devices) row.share.push_back(all ? double(d.packets) / all : 0);
+    }
+    if (row.reordered || row.lost) row.error = "reordered or lost packets";
+  } catch (const std::exception& e) {
+    row.error = e.what();
+  }
+}
+
+int run_bench(const ScheduleBenchOptions& o) {
+  LoadedApp a = load_app(o.table);
+  ForwardApp& app = *a.app;
+  app.build_reference();
+  std::vector<int> cores;
+  if (!o.cores.empty()) cores = parse_cpu_list(o.cores);
+  // The devices as a run would make them, for the row names and the default rows.
+  std::vector<std::string> ids;
+  std::string note;
+  {
+    ScheduleFlags f;
+    f.schedule = "throughput";
+    ScheduledRun probe(f, o.device, app, o.workers, cores, 0);
+    for (const DeviceSpec& d : probe.config().devices) ids.push_back(d.id);
+    note = probe.note();
+  }
+  std::vector<std::string> policies = o.policies.empty() ? default_policies(ids.size()) : split_semicolons(o.policies);
+  std::vector<std::string> sizes = bench::split_list(o.sizes);
+  const GenSpec base = parse_gen_flag("--gen", o.gen);
+  if (sizes.empty()) sizes.push_back(base.size_mode == GenSpec::Size::kImix ? "imix" : std::to_string(base.frame_size));
+  std::vector<Row> rows;
+  for (const std::string& size : sizes) {
+    PacketStore s;
+    try {
+      std::string spec;
+      for (const std::string& kv : bench::split_list(o.gen)) {
+        if (kv.rfind("size=", 0) != 0) spec += kv + ",";
+      }
+      s = a.generate(parse_gen_flag("--sizes", spec + "size=" + size));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--gen/--sizes: ") + e.what());
+    }
+    if (s.size() == 0) throw UsageError("--gen: no packets");
+    WorkersConfig wc;
+    wc.path = LookupPath::kScalar;
+    wc.ports = app.ports();
+    const Counters want = run_workers(app, s, wc).counters;
+    for (const std::string& p : policies) {
+      Row row;
+      row.size = size;
+      row.policy = p;
+      row.mean_bytes = double(s.total_caplen()) / s.size();
+      measure(row, o, app, s, want, cores);
+      rows.push_back(std::move(row));
+    }
+  }
+
+  const MachineInfo m = machine_info();
+  std::string devs;
+  for (const std::string& id : ids) devs += (devs.empty() ? "" : ",") + id;
+  std::printf("bench schedule: app %s, %s (sizes: %s); devices %s, %d dispatchers; %s%s\n", app.name(), o.gen.c_str(),
+              o.sizes.empty() ? "the spec's" : o.sizes.c_str(), devs.c_str(), o.workers, m.cpu_model.c_str(),
+              gpu::available() ? (", " + gpu::device_info().name).c_str() : ", no GPU");
+  if (!note.empty()) std::printf("%s\n", note.c_str());
+  std::printf("medians of %d repetitions of at least %.2f s; ratio: to the best single device of the same size\n\n",
+              o.reps, o.min_seconds);
+  std::printf("%-6s %-22s %10s %8s %7s %9s %8s %10s %8s  %-24s %s\n", "size", "schedule", "Mpps", "Gbps", "ratio", "p99 us",
+              "W", "J/Mbit", "switches", "shares", "checked");
+  nlohmann::json jrows = nlohmann::json::array();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    double best_single = 0;
+    for (const Row& x : rows) {
+      if (x.size != r.size || x.mpps.empty() || !x.error.empty()) continue;
+      const long used = std::count_if(x.share.begin(), x.share.end(), [](double v) { return v > 0; });
+      if (x.policy.rfind("static:", 0) == 0 && used == 1) best_single = std::max(best_single, bench::median(x.mpps));
+    }
+    const double mpps = r.mpps.empty() ? 0 : bench::median(r.mpps);
+    const double gbps = mpps * (r.mean_bytes + 24) * 8 / 1e3;
+    std::string shares;
+    for (size_t d = 0; d < r.share.size(); ++d) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%s%s %.0f%%", d ? ", " : "", d < ids.size() ? ids[d].c_str() : "?", 100 * r.share[d]);
+      shares += b;
+    }
+    std::printf("%-6s %-22s %10.2f %8.1f %7.2f %9.1f %8.1f %10.5f %8zu  %-24s %s\n", r.size.c_str(), r.policy.c_str(), mpps,
+                gbps, best_single > 0 ? mpps / best_single : 0.0, r.p99_us, r.watts, r.j_per_mbit, r.switches,
+                shares.c_str(), r.error.empty() ? "same as scalar, 0 reordered, 0 lost" : r.error.c_str());
+    jrows.push_back({{"size", r.size}, {"mean_bytes", r.mean_bytes}, {"schedule", r.policy}, {"mpps", mpps},
+                     {"mpps_reps", r.mpps}, {"gbps_wire", gbps}, {"ratio_to_best_single", best_single > 0 ? mpps / best_single : 0.0},
+                     {"p99_us", r.p99_us}, {"watts", r.watts}, {"j_per_mbit", r.j_per_mbit}, {"switches", r.switches},
+                     {"share", r.share}, {"reordered", r.reordered}, {"lost", r.lost}, {"error", r.error}});
+  }
+  if (!o.json.empty()) {
+    bench::write_json(o.json, {{"command", "bench schedule"}, {"app", app.name()}, {"gen", o.gen}, {"devices", ids},
+                               {"dispatchers", o.workers}, {"machine", bench::machine_json()}, {"reps", o.reps},
+                               {"min_seconds", o.min_seconds}, {"rows", jrows}});
+  }
+  for (const Row& r : rows) {
+    if (!r.error.empty()) return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_bench_schedule(CLI::App& bench) {
+  auto o = std::make_shared<ScheduleBenchOptions>();
+  CLI::App* c = bench.add_subcommand("schedule", "an app over CPU groups and GPUs at once: each device alone, static splits, "
+                                                 "the adaptive scheduler and NBA's balancer");
+  add_app_options(c, o->table);
+  c->add_option("--gen", o->gen, "the traffic (tandem gen spec)")->capture_default_str();
+  c->add_option("--sizes", o->sizes, "frame sizes, each a run of every row (e.g. 64,1518,imix; default: --gen's)");
+  c->add_option("--device", o->device, "the devices, as tandem run --device with --schedule (e.g. cpu,gpu or cpu:6,gpu)")
+      ->capture_default_str();
+  c->add_option("--policies", o->policies,
+                "rows: --schedule values separated by ';' (default: each device alone, splits 1:3, 1:1, 3:1 of two "
+                "devices, throughput, nba)");
+  c->add_option("--workers", o->workers, "receive threads (dispatchers)")->capture_default_str()->check(CLI::Range(1, 32));
+  c->add_option("--cores", o->cores, "pin the dispatchers, then the CPU groups' threads, to these CPUs in order");
+  c->add_option("--batch", o->batch, "GPU: frames per batch (at most)")->capture_default_str()->check(CLI::Range(32u, 2048u));
+  c->add_option("--ring-slots", o->ring_slots, "GPU: batches in flight per dispatcher")->capture_default_str()->check(CLI::Range(2u, 1024u));
+  c->add_option("--cpu-batch", o->cpu_batch, "CPU groups: frames per batch (at most)")->capture_default_str()->check(CLI::Range(1u, 4096u));
+  c->add_option("--reps", o->reps, "repetitions (median reported)")->capture_default_str()->check(CLI::Range(1, 100));
+  c->add_option("--min-seconds", o->min_seconds, "least duration of a repetition")->capture_default_str()->check(FiniteRange(0.0, 600.0));
+  c->add_option("--json", o->json, "write the report here");
+  c->callback([o] {
+    const int rc = run_bench(*o);
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace tandem::cli

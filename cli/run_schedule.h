@@ -1,0 +1,74 @@
+// `tandem run --schedule POLICY`: CPUs and GPUs together (sched/hetero.h). The flags, the device
+// list, the controller, the energy sampler and the report lines, kept out of cmd_run.cc.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/forward_app.h"
+#include "sched/hetero.h"
+
+namespace tandem::sched {
+class Controller;
+class EnergySampler;
+}  // namespace tandem::sched
+
+namespace tandem::cli {
+
+struct ScheduleFlags {
+  std::string schedule;          // empty: not scheduled
+  std::string controller = "model";
+  std::string table_file;        // --schedule-table
+  std::string rate_schedule;     // --rate-schedule "MS:MPPS,..."
+  double tick_ms = 10;
+  uint32_t cpu_batch = 256;
+  double cpu_idle_watts = 30, cpu_core_watts = 5;
+};
+
+// Adds --schedule, --controller, --schedule-table, --rate-schedule, --tick-ms, --cpu-batch,
+// --cpu-idle-watts and --cpu-core-watts to `run`.
+void add_schedule_flags(CLI::App* run, ScheduleFlags& f);
+
+// What --schedule needs besides the run's own flags, made from them: devices, controller, energy.
+class ScheduledRun {
+ public:
+  // `device_list`: "auto", "cpu", "gpu" or a list such as "cpu:6,gpu" or "cpu:4,cpu:4,sim:20/0.05";
+  // `cores`: --cores (dispatchers first, then the CPU groups' threads), may be empty. Throws
+  // UsageError for what cannot run here (a GPU named where none is usable, ...).
+  ScheduledRun(const ScheduleFlags& f, const std::string& device_list, const ForwardApp& app, int dispatchers,
+               const std::vector<int>& cores, double rate_mpps);
+  ~ScheduledRun();
+  HeteroConfig& config() { return cfg_; }
+  const std::string& note() const { return note_; }  // said before the run ("no GPU (...): ...")
+  std::string describe() const;                     // for the "device:" line
+  void start_energy();
+  void stop_energy();
+  // The report lines after the usual ones, and the JSON's "schedule" and "energy".
+  void print(const HeteroResult& r, double seconds) const;
+  nlohmann::json json(const HeteroResult& r, double seconds) const;
+  // Joules over every meter since start_energy (0 before), and the meters' sources in words.
+  double energy_joules() const;
+  double energy_watts() const;  // joules over the meters' span
+  std::string energy_sources() const;
+
+ private:
+  const ScheduleFlags& f_;
+  HeteroConfig cfg_;
+  std::unique_ptr<sched::Controller> controller_;
+  std::string controller_desc_;
+  std::unique_ptr<sched::EnergySampler> energy_;
+  std::vector<std::string> energy_sources_;
+  std::string energy_tried_;
+  int gpu_meter_ = -1;  // index of the GPU's meter in the sampler, -1: none
+  std::string note_;
+};
+
+// Adds one window's run to `into` (a capture forwarded a window at a time).
+void add_hetero(HeteroResult& into, const HeteroResult& r);
+
+}  // namespace tandem::cli

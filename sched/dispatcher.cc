@@ -1,0 +1,339 @@
+#include "sched/dispatcher.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/clock.h"
+#include "sched/cpu_ring_runner.h"
+
+namespace tandem::sched_detail {
+
+namespace {
+
+constexpr uint64_t kWireOverhead = 24;  // preamble, FCS, gap: as the workers count wire bytes
+constexpr uint32_t kMaxFrame = 0xFFFF;  // as the workers: longer frames are dropped on receipt
+
+uint32_t load_acquire(const volatile uint32_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+
+void bump(std::atomic<uint64_t>& a, uint64_t n) { a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+
+}  // namespace
+
+Dispatcher::Dispatcher(const ForwardApp& app, const PacketStore& input, const HeteroConfig& cfg,
+                       std::vector<DeviceRing> devs, uint32_t t, const QueueInput& q, PlanBoard& board,
+                       DispatcherStats& stats, uint64_t start_ns, WorkersResult& r)
+    : app_(app), input_(input), cfg_(cfg), t_(t), q_(q), board_(board), stats_(stats),
+      clock_(cfg.rate, q.share, start_ns), r_(r), order_(q.flows) {
+  for (const DeviceRing& d : devs) {
+    Lane l;
+    l.dev = d;
+    const uint32_t per = d.ring->per_producer(), batch = d.ring->batch();
+    l.target = batch;
+    l.pending.resize(per);
+    l.tag.resize(size_t{per} * batch);
+    l.arrival.resize(size_t{per} * batch);
+    if (cfg.sink) l.taken.resize(size_t{per} * batch);
+    lanes_.push_back(std::move(l));
+  }
+  frames_per_loop_ = q.order ? q.order->size() : input.size();
+  frames_left_ = cfg.packets ? q.budget : (cfg.repeat == 0 ? UINT64_MAX : frames_per_loop_ * cfg.repeat);
+  frames_left_ = std::min(frames_left_, q.budget);
+  if (frames_per_loop_ == 0) frames_left_ = 0;
+  if (cfg.sink) sink_pool_ = std::make_unique<PacketPool>(PacketBatch::kCapacity, cfg.cell_size);
+}
+
+void Dispatcher::run() {
+  apply_plan(board_.epoch.load(std::memory_order_acquire));
+  bool drained = frames_left_ == 0;
+  const auto stop_asked = [&] { return cfg_.stop != nullptr && cfg_.stop->load(std::memory_order_relaxed) != 0; };
+  for (;;) {
+    bool progress = false;
+    for (uint32_t d = 0; d < lanes_.size(); ++d) {
+      while (lanes_[d].head != lanes_[d].tail && try_finish(d)) progress = true;
+    }
+    const uint64_t e = board_.epoch.load(std::memory_order_acquire);
+    if (e != epoch_) apply_plan(e);
+    if (!moving_.empty()) settle_moving();
+    if (!drained && stop_asked()) {
+      drained = true;
+      r_.stopped = true;
+    }
+    if (!drained) {
+      const uint32_t avail = clock_.available(cfg_.burst);
+      if (avail) {
+        const uint64_t t0 = now_ns();
+        progress = receive(avail) > 0 || progress;
+        rx_ns_ += now_ns() - t0;
+        if (frames_left_ == 0) drained = true;
+      }
+      if (clock_.paced()) {
+        const uint64_t now = now_ns();
+        if (clock_.exhausted(now)) {  // the offered load has ended: the run stops receiving
+          drained = true;
+          r_.stopped = true;
+        }
+        const double arrived = clock_.arrived_by(now);
+        const double backlog = arrived - double(clock_.taken());
+        if (backlog > double(backlog_hwm_)) backlog_hwm_ = static_cast<uint64_t>(backlog);
+        // A partial batch leaves once its oldest packet has waited long enough.
+        for (uint32_t d = 0; d < lanes_.size(); ++d) {
+          if (lanes_[d].filling && now >= lanes_[d].oldest + cfg_.hold_ns) publish(d);
+        }
+      }
+    }
+    bool busy = false;
+    for (uint32_t d = 0; d < lanes_.size(); ++d) {
+      if (drained && lanes_[d].filling) publish(d);
+      busy = busy || lanes_[d].filling || lanes_[d].head != lanes_[d].tail;
+    }
+    if (drained && !busy) break;
+    if (!progress) cpu_relax();
+  }
+  if (!moving_.empty()) settle_moving();
+}
+
+void Dispatcher::apply_plan(uint64_t e) {
+  if (e == 0) return;
+  const Plan& p = board_.plans[e % kPlans];
+  for (uint32_t d = 0; d < lanes_.size(); ++d) {
+    const uint32_t cap = lanes_[d].dev.ring->batch();
+    lanes_[d].target = p.batch[d] ? std::min(p.batch[d], cap) : cap;
+  }
+  const bool first = epoch_ == 0;
+  moving_.clear();
+  for (uint32_t s = 0; s < kShards; ++s) {
+    want_[s] = p.device[s];
+    if (first || cfg_.test_skip_drain) cur_[s] = want_[s];
+    if (cur_[s] != want_[s]) moving_.push_back(static_cast<uint16_t>(s));
+  }
+  epoch_ = e;
+  // The moved shards' frames in open slots leave now, so that their old devices drain.
+  if (!moving_.empty()) {
+    for (uint32_t d = 0; d < lanes_.size(); ++d) {
+      if (lanes_[d].filling) publish(d);
+    }
+  }
+  settle_moving();
+}
+
+void Dispatcher::settle_moving() {
+  size_t k = 0;
+  for (const uint16_t s : moving_) {
+    if (cur_[s] != want_[s] && lanes_[cur_[s]].head < last_[s]) {
+      moving_[k++] = s;
+    } else {
+      cur_[s] = want_[s];
+      last_[s] = 0;  // batch numbers are per device: none of its frames is on the new one yet
+    }
+  }
+  moving_.resize(k);
+  if (moving_.empty() && stats_.settled_epoch.load(std::memory_order_relaxed) != epoch_) {
+    stats_.settled_ns.store(now_ns(), std::memory_order_relaxed);
+    stats_.settled_epoch.store(epoch_, std::memory_order_release);
+  }
+}
+
+uint32_t Dispatcher::receive(uint32_t want) {
+  uint32_t got = 0;
+  const uint64_t now = now_ns();
+  while (got < want && frames_left_ > 0) {
+    const size_t pos = next_ % frames_per_loop_;
+    const size_t f = q_.order ? (*q_.order)[pos] : pos;
+    const uint32_t s = q_.shard[pos];
+    if (cur_[s] != want_[s]) {
+      Lane& old = lanes_[cur_[s]];
+      if (old.head >= last_[s]) {
+        cur_[s] = want_[s];
+        last_[s] = 0;  // none of its frames is on the new device yet
+      } else {
+        // The shard's earlier frames are still on its old device: this frame waits at the head of
+        // the queue (none behind it may pass), and the old device gets the shard's open slot.
+        if (old.filling && last_[s] == old.tail + 1) publish(cur_[s]);
+        break;
+      }
+    }
+    const uint32_t d = cur_[s];
+    Lane& l = lanes_[d];
+    gpu::ResidentRing& ring = *l.dev.ring;
+    if (l.tail - l.head >= ring.per_producer()) {
+      bump(stats_.lane[d].full_waits, 1);
+      break;
+    }
+    const uint32_t wire = input_.wire_len[f];
+    const uint32_t len = std::min(input_.caplen[f], std::min(ring.max_frame(), kMaxFrame));
+    uint64_t spacing;
+    if (wire > kMaxFrame) {  // dropped on receipt, as the workers do
+      clock_.take(1, &spacing);
+      r_.counters.received(len);
+      r_.counters.drop(DropReason::kOversize);
+      r_.wire_bytes += wire + kWireOverhead;
+      ++next_;
+      --frames_left_;
+      ++got;
+      continue;
+    }
+    const uint32_t i = l.filling;
+    const uint32_t slot = ring.slot_of(t_, l.tail);
+    size_t off;
+    if (l.dev.cpu) {
+      off = cpu_frame_offset(i, ring.options().cell_size);
+    } else if (ring.options().layout == gpu::FrameLayout::kCells) {
+      off = size_t{i} * ring.options().cell_size;
+    } else {
+      off = (l.used + 15) / 16 * 16;
+      if (off + len + ring.options().frame_room > ring.slot_bytes()) {  // the batch is full of bytes
+        publish(d);
+        continue;
+      }
+    }
+    std::memcpy(ring.bytes(slot) + off, input_.frame(f), len);
+    ring.offsets(slot)[i] = static_cast<uint32_t>(off);
+    ring.lengths(slot)[i] = len;
+    const uint64_t arrival = clock_.paced() ? clock_.take(1, &spacing) : (clock_.take(1, &spacing), now);
+    const size_t k = size_t{l.tail % ring.per_producer()} * ring.batch() + i;
+    const uint32_t flow = q_.flow[pos];
+    l.tag[k] = uint64_t{flow} << 32 | order_.stamp(flow);
+    l.arrival[k] = arrival;
+    if (!l.taken.empty()) l.taken[k] = next_;
+    Pending& p = l.pending[l.tail % ring.per_producer()];
+    if (i == 0) {
+      p = Pending{};
+      l.oldest = arrival;
+    }
+    p.rx_bytes += len;
+    p.wire_bytes += wire + kWireOverhead;
+    last_[s] = l.tail + 1;
+    auto& sf = stats_.shard_frames[s];
+    sf.store(sf.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    l.filling = i + 1;
+    l.used = off + len + ring.options().frame_room;
+    ++next_;
+    --frames_left_;
+    ++got;
+    if (l.filling >= l.target) publish(d);
+  }
+  stats_.taken.store(next_, std::memory_order_relaxed);
+  return got;
+}
+
+void Dispatcher::publish(uint32_t d) {
+  Lane& l = lanes_[d];
+  if (l.filling == 0) return;
+  gpu::ResidentRing& ring = *l.dev.ring;
+  const uint32_t s = ring.slot_of(t_, l.tail);
+  ring.fill(s)->count = l.filling;
+  ring.fill(s)->used = static_cast<uint32_t>(l.used);
+  Pending& p = l.pending[l.tail % ring.per_producer()];
+  p.n = l.filling;
+  p.publish_ns = now_ns();
+  ++l.tail;
+  __atomic_store_n(&ring.index(t_)->published, l.tail, __ATOMIC_RELEASE);
+  l.filling = 0;
+  l.used = 0;
+  const auto in_flight = static_cast<uint32_t>(l.tail - l.head);
+  if (in_flight > stats_.lane[d].hwm.load(std::memory_order_relaxed)) stats_.lane[d].hwm.store(in_flight, std::memory_order_relaxed);
+}
+
+bool Dispatcher::try_finish(uint32_t d) {
+  Lane& l = lanes_[d];
+  gpu::ResidentRing& ring = *l.dev.ring;
+  const uint64_t j = l.head;
+  const uint32_t s = ring.slot_of(t_, j);
+  const uint32_t g = ring.gen_of(j);
+  const Pending& p = l.pending[j % ring.per_producer()];
+  if (load_acquire(&ring.status(s)->done) != g) {
+    if (!l.dev.runner->failed()) return false;
+    process_on_cpu(l, s, g, p.n);
+  }
+  const uint64_t t0 = now_ns();
+  finish(d, s, j, p);
+  finish_ns_ += now_ns() - t0;
+  ++l.head;
+  return true;
+}
+
+// A failed device's batch, with the app's frame core (as the resident path's fallback). Frames the
+// GPU had claimed may be half-rewritten: they are dropped as gpu_fault, never sent.
+void Dispatcher::process_on_cpu(Lane& l, uint32_t s, uint32_t g, uint32_t n) {
+  gpu::ResidentRing& ring = *l.dev.ring;
+  const bool claimed = !l.dev.cpu && load_acquire(&ring.status(s)->claimed) == g;
+  gpu::BatchSummary& sum = *ring.summary(s);
+  gpu::summary_clear(sum);
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t len = ring.lengths(s)[i];
+    uint32_t& v = ring.verdicts(s)[i];
+    if (claimed) {
+      v = Verdict::drop(DropReason::kGpuFault);
+      ring.l3(s)[i] = 0;
+    } else {
+      v = app_.forward_frame_resizable(ring.bytes(s) + ring.offsets(s)[i], &len, ring.max_frame(), &ring.l3(s)[i]);
+    }
+    if (ring.lengths_change()) ring.out_lengths(s)[i] = len;
+    gpu::summary_add(sum, v, len, ring.summary_ports());
+  }
+}
+
+void Dispatcher::finish(uint32_t d, uint32_t s, uint64_t j, const Pending& p) {
+  Lane& l = lanes_[d];
+  gpu::ResidentRing& ring = *l.dev.ring;
+  const uint32_t n = p.n;
+  const uint32_t* const verdicts = ring.verdicts(s);
+  const uint32_t* const lengths = ring.out_lengths(s);
+  Counters& c = r_.counters;
+  c.rx_packets += n;
+  c.rx_bytes += p.rx_bytes;
+  gpu::summary_to_counters(*ring.summary(s), verdicts, n, ring.summary_ports(), c);
+  r_.wire_bytes += p.wire_bytes;
+  const uint64_t now = now_ns();
+  const size_t base = size_t{j % ring.per_producer()} * ring.batch();
+  for (uint32_t i = 0; i < n; ++i) {
+    r_.latency.record(now - std::min(now, l.arrival[base + i]));
+    const uint64_t tag = l.tag[base + i];
+    order_.left(static_cast<uint32_t>(tag >> 32), static_cast<uint32_t>(tag));
+  }
+  if (cfg_.verify) {
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t want = 0;
+      if (!app_.reference_verdict(ring.bytes(s) + ring.offsets(s)[i], lengths[i], ring.l3(s)[i], verdicts[i], &want)) continue;
+      ++r_.verify_checked;
+      r_.verify_mismatches += want != verdicts[i];
+    }
+  }
+  if (cfg_.sink && sunk_ < frames_per_loop_) write_out(l, s, j, n);
+  LaneStats& st = stats_.lane[d];
+  bump(st.frames, n);
+  bump(st.bytes, p.rx_bytes);
+  bump(st.batches, 1);
+  bump(st.service_ns, now - std::min(now, p.publish_ns));
+}
+
+// The first pass's frames to the output, in the order they leave, through a small pool (the sink
+// takes packet cells), with their capture timestamps and wire lengths.
+void Dispatcher::write_out(Lane& l, uint32_t s, uint64_t j, uint32_t n) {
+  gpu::ResidentRing& ring = *l.dev.ring;
+  const size_t base = size_t{j % ring.per_producer()} * ring.batch();
+  const uint32_t* const lengths = ring.out_lengths(s);
+  PacketBatch b;
+  b.size = 0;
+  auto flush = [&] {
+    if (b.size) cfg_.sink->tx_burst(*sink_pool_, b);
+    b.size = 0;
+  };
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint64_t k = l.taken[base + i];
+    if (k >= frames_per_loop_) continue;
+    const size_t f = q_.order ? (*q_.order)[k] : k;
+    const uint32_t m = b.size++;
+    b.cell[m] = m;
+    b.len[m] = static_cast<uint16_t>(lengths[i]);
+    b.wire_len[m] = ring.lengths_change() ? lengths[i] : input_.wire_len[f];
+    b.ts_ns[m] = input_.ts_ns[f];
+    b.verdict[m] = ring.verdicts(s)[i];
+    std::memcpy(sink_pool_->data(m), ring.bytes(s) + ring.offsets(s)[i], lengths[i]);
+    ++sunk_;
+    if (b.full()) flush();
+  }
+  flush();
+}
+
+}  // namespace tandem::sched_detail

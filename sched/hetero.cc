@@ -1,0 +1,408 @@
+#include "sched/hetero.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <unordered_map>
+
+#include "core/clock.h"
+#include "core/flow_hash.h"
+#include "core/machine_info.h"
+#include "core/parse.h"
+#include "sched/controller.h"
+#include "sched/dispatcher.h"
+#include "sched/shard_map.h"
+
+namespace tandem {
+
+using namespace sched_detail;
+
+namespace {
+
+// Receive queues as a NIC's RSS makes them (io/rss.h: frames that do not parse go to queue 0),
+// with each frame's shard and its flow, numbered densely per queue.
+std::vector<QueueInput> split_queues(const PacketStore& input, int queues, std::vector<std::vector<uint32_t>>& order) {
+  std::vector<uint32_t> hash(input.size(), 0);
+  for (size_t i = 0; i < input.size(); ++i) {
+    ParsedPacket p;
+    if (parse_packet(input.bytes.data() + input.offset[i], input.caplen[i], &p) == DropReason::kNone) {
+      hash[i] = flow_hash(p.tuple);
+    }
+  }
+  order.assign(queues, {});
+  for (size_t i = 0; i < input.size(); ++i) order[queues > 1 ? hash[i] % uint32_t(queues) : 0].push_back(uint32_t(i));
+  std::vector<QueueInput> q(queues);
+  for (int t = 0; t < queues; ++t) {
+    QueueInput& in = q[t];
+    in.order = queues > 1 ? &order[t] : nullptr;
+    in.share = input.size() ? double(order[t].size()) / double(input.size()) : 0;
+    std::unordered_map<uint32_t, uint32_t> flows;
+    in.shard.reserve(order[t].size());
+    in.flow.reserve(order[t].size());
+    for (const uint32_t f : order[t]) {
+      in.shard.push_back(static_cast<uint16_t>(sched::shard_of(hash[f])));
+      in.flow.push_back(flows.try_emplace(hash[f], static_cast<uint32_t>(flows.size())).first->second);
+    }
+    in.flows = static_cast<uint32_t>(flows.size());
+  }
+  return q;
+}
+
+struct Device {
+  DeviceSpec spec;
+  std::unique_ptr<gpu::ResidentRing> ring;
+  std::unique_ptr<gpu::ResidentRunner> runner;
+  CpuRingRunner* cpu = nullptr;
+};
+
+// The scheduler thread's view of a tick: counter deltas, turned into an Observation.
+class Observer {
+ public:
+  Observer(std::vector<Device>& devs, std::vector<std::unique_ptr<DispatcherStats>>& stats, const HeteroConfig& cfg,
+           uint64_t start_ns)
+      : devs_(devs), stats_(stats), offered_(cfg.rate, 1.0, start_ns), start_ns_(start_ns),
+        prev_(devs.size()), last_ns_(start_ns) {}
+
+  sched::Observation observe(const Plan& plan, const std::vector<double>& share, uint64_t now) {
+    sched::Observation o;
+    const double dt = double(now - last_ns_) / 1e9;
+    o.t_s = double(now - start_ns_) / 1e9;
+    o.tick_s = dt;
+    uint64_t taken = 0;
+    for (auto& s : stats_) taken += s->taken.load(std::memory_order_relaxed);
+    uint64_t frames = 0, bytes = 0;
+    for (size_t d = 0; d < devs_.size(); ++d) {
+      Sample x;
+      for (auto& s : stats_) {
+        const LaneStats& l = s->lane[d];
+        x.frames += l.frames.load(std::memory_order_relaxed);
+        x.bytes += l.bytes.load(std::memory_order_relaxed);
+        x.batches += l.batches.load(std::memory_order_relaxed);
+        x.service_ns += l.service_ns.load(std::memory_order_relaxed);
+        x.full_waits += l.full_waits.load(std::memory_order_relaxed);
+      }
+      if (devs_[d].cpu) x.busy_ns = devs_[d].cpu->busy_ns();
+      const Sample& p = prev_[d];
+      sched::DeviceObs ob;
+      ob.id = devs_[d].spec.id;
+      ob.kind = devs_[d].spec.kind;
+      ob.share = share[d];
+      ob.pps = dt > 0 ? double(x.frames - p.frames) / dt : 0;
+      ob.bps = dt > 0 ? double(x.bytes - p.bytes) * 8 / dt : 0;
+      const uint64_t nb = x.batches - p.batches;
+      ob.p50_ns = ob.p99_ns = nb ? double(x.service_ns - p.service_ns) / double(nb) : 0;
+      ob.busy = devs_[d].cpu && dt > 0 ? double(x.busy_ns - p.busy_ns) / (dt * 1e9 * devs_[d].cpu->threads()) : -1;
+      ob.batch = plan.batch[d] ? plan.batch[d] : devs_[d].ring->batch();
+      ob.saturated = x.full_waits != p.full_waits;
+      ob.failed = devs_[d].runner->failed();
+      frames += x.frames - p.frames;
+      bytes += x.bytes - p.bytes;
+      prev_[d] = x;
+      o.dev.push_back(ob);
+    }
+    const double arrived = offered_.paced() ? offered_.arrived_by(now) : 0;
+    o.achieved_pps = dt > 0 ? double(frames) / dt : 0;
+    // Unpaced, the queues always hold more than is carried: offer a quarter more than was carried.
+    o.offered_pps = offered_.paced() ? (dt > 0 ? (arrived - last_arrived_) / dt : 0) : o.achieved_pps * 1.25 + 1;
+    o.backlog = offered_.paced() ? std::max(0.0, arrived - double(taken)) : 0;
+    o.mean_frame_bytes = frames ? double(bytes) / double(frames) : mean_bytes_;
+    mean_bytes_ = o.mean_frame_bytes;
+    last_arrived_ = arrived;
+    last_ns_ = now;
+    return o;
+  }
+
+ private:
+  struct Sample {
+    uint64_t frames = 0, bytes = 0, batches = 0, service_ns = 0, full_waits = 0, busy_ns = 0;
+  };
+  std::vector<Device>& devs_;
+  std::vector<std::unique_ptr<DispatcherStats>>& stats_;
+  ScheduledArrivalClock offered_;
+  uint64_t start_ns_;
+  std::vector<Sample> prev_;
+  uint64_t last_ns_;
+  double last_arrived_ = 0;
+  double mean_bytes_ = 0;
+};
+
+std::vector<double> normalized(std::vector<double> share, size_t n) {
+  if (share.size() != n) throw std::invalid_argument("schedule: one share per device");
+  double sum = 0;
+  for (const double s : share) {
+    if (!(s >= 0) || !std::isfinite(s)) throw std::invalid_argument("schedule: shares must be finite and >= 0");
+    sum += s;
+  }
+  if (sum <= 0) throw std::invalid_argument("schedule: the shares must not all be 0");
+  for (double& s : share) s /= sum;
+  return share;
+}
+
+}  // namespace
+
+HeteroResult run_hetero(const ForwardApp& app, const PacketStore& input, const HeteroConfig& cfg) {
+  const size_t nd = cfg.devices.size();
+  if (nd == 0 || nd > kMaxDevices) throw std::invalid_argument("schedule: 1.." + std::to_string(kMaxDevices) + " devices");
+  if (cfg.dispatchers < 1 || cfg.dispatchers > 32) throw std::invalid_argument("schedule: 1..32 receive threads");
+  if (cfg.sink && cfg.dispatchers > 1) throw std::invalid_argument("schedule: writing an output capture needs one receive thread");
+  if (app.frame_growth() != 0) {
+    throw std::invalid_argument(std::string("schedule: the ") + app.name() +
+                                " app keeps per-SA state that a shard move would have to hand over between devices; "
+                                "the scheduler does not move it yet");
+  }
+  if (cfg.gpu_ring.mode != gpu::GpuMode::kPersistent) throw std::invalid_argument("schedule: GPU devices run the persistent kernel");
+  std::vector<double> share0 = normalized(cfg.initial_share.empty() ? std::vector<double>(nd, 1.0) : cfg.initial_share, nd);
+  const uint32_t ports = static_cast<uint32_t>(std::min<size_t>(cfg.ports, gpu::kSummaryPorts));
+
+  std::vector<Device> devs(nd);
+  HeteroResult res;
+  for (size_t d = 0; d < nd; ++d) {
+    Device& dv = devs[d];
+    dv.spec = cfg.devices[d];
+    gpu::ResidentOptions ro;
+    if (dv.spec.kind == sched::DeviceKind::kGpu) {
+      ro = cfg.gpu_ring;
+    } else {
+      ro.layout = gpu::FrameLayout::kCells;
+      ro.batch = cfg.cpu_batch;
+      ro.slots_per_producer = cfg.cpu_slots;
+    }
+    ro.cell_size = cfg.cell_size;
+    ro.producers = static_cast<uint32_t>(cfg.dispatchers);
+    ro.want_l3 = cfg.verify;
+    ro.ports = ports;
+    dv.ring = std::make_unique<gpu::ResidentRing>(ro);
+    if (dv.spec.kind == sched::DeviceKind::kGpu) {
+      dv.runner = app.make_resident_runner(*dv.ring, ro);
+    } else {
+      CpuRunnerOptions co;
+      co.threads = dv.spec.threads;
+      co.cores = dv.spec.cores;
+      co.sim = dv.spec.kind == sched::DeviceKind::kSim;
+      co.cost = dv.spec.cost;
+      auto r = std::make_unique<CpuRingRunner>(app, *dv.ring, co);
+      dv.cpu = r.get();
+      dv.runner = std::move(r);
+    }
+  }
+
+  std::vector<std::vector<uint32_t>> order;
+  const std::vector<QueueInput> queues = split_queues(input, cfg.dispatchers, order);
+  const std::vector<uint64_t> budget = queue_budgets(input, order, cfg.packets);
+  std::vector<QueueInput> qin = queues;
+  for (int t = 0; t < cfg.dispatchers; ++t) {
+    qin[t].order = cfg.dispatchers > 1 ? &order[t] : nullptr;
+    qin[t].budget = budget[t];
+  }
+
+  PlanBoard board;
+  std::vector<double> share = share0;
+  std::vector<uint8_t> assign = sched::initial_shards(share);
+  {
+    Plan& p = board.plans[1];
+    std::copy(assign.begin(), assign.end(), p.device.begin());
+    board.epoch.store(1, std::memory_order_release);
+  }
+  std::vector<std::unique_ptr<DispatcherStats>> stats;
+  for (int t = 0; t < cfg.dispatchers; ++t) stats.push_back(std::make_unique<DispatcherStats>());
+
+  const int n = cfg.dispatchers;
+  std::vector<WorkersResult> part(n);
+  std::vector<std::unique_ptr<Dispatcher>> disp(n);
+  std::vector<std::exception_ptr> error(n);
+  std::atomic<int> ready{0}, finished{0};
+  std::atomic<uint64_t> start_ns{0};
+  for (auto& dv : devs) dv.runner->start();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < n; ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        part[t].counters = Counters(cfg.ports);
+        if (!cfg.dispatcher_cores.empty()) pin_this_thread(cfg.dispatcher_cores[t % cfg.dispatcher_cores.size()]);
+        std::vector<DeviceRing> rings;
+        for (auto& dv : devs) rings.push_back({dv.ring.get(), dv.runner.get(), dv.spec.kind != sched::DeviceKind::kGpu});
+        if (ready.fetch_add(1) + 1 == n) start_ns.store(now_ns());
+        while (start_ns.load() == 0) std::this_thread::yield();
+        disp[t] = std::make_unique<Dispatcher>(app, input, cfg, std::move(rings), static_cast<uint32_t>(t), qin[t], board,
+                                               *stats[t], start_ns.load(), part[t]);
+        disp[t]->run();
+      } catch (...) {
+        error[t] = std::current_exception();
+        uint64_t none = 0;
+        start_ns.compare_exchange_strong(none, now_ns());
+      }
+      finished.fetch_add(1);
+    });
+  }
+
+  // The scheduler: every tick an observation, the controller's decision, a new plan.
+  while (start_ns.load() == 0) std::this_thread::yield();
+  const uint64_t t0 = start_ns.load();
+  Observer observer(devs, stats, cfg, t0);
+  const auto tick = std::chrono::nanoseconds(static_cast<uint64_t>(std::max(0.5, cfg.tick_ms) * 1e6));
+  std::vector<double> weight(sched::kShards, 0.0);
+  std::vector<uint64_t> shard_prev(sched::kShards, 0);
+  uint64_t epoch = 1;
+  std::vector<uint64_t> switch_ns;  // per switch: its decision time
+  constexpr size_t kMaxTimeline = 200000;
+  int pending = -1;  // the switch not yet settled
+  uint64_t switch_epoch = 0;
+  // A switch has settled once every dispatcher has every shard of its plan on its new device.
+  auto check_settled = [&] {
+    if (pending < 0) return;
+    uint64_t settled = 0;
+    for (auto& st : stats) {
+      if (st->settled_epoch.load(std::memory_order_acquire) < switch_epoch) return;
+      settled = std::max(settled, st->settled_ns.load(std::memory_order_relaxed));
+    }
+    res.switches[pending].settle_ms = double(settled - std::min(settled, switch_ns[pending])) / 1e6;
+    pending = -1;
+  };
+  // A controller or observer that throws stops the scheduling, not the run: the dispatchers finish
+  // on the last plan, and the error is raised once they have.
+  std::exception_ptr sched_error;
+  try {
+    while (finished.load() < n) {
+      std::this_thread::sleep_for(tick);
+      check_settled();
+      if (finished.load() == n) break;
+      const uint64_t now = now_ns();
+      const Plan& cur = board.plans[epoch % kPlans];
+      sched::Observation o = observer.observe(cur, share, now);
+      for (uint32_t s = 0; s < sched::kShards; ++s) {
+        uint64_t f = 0;
+        for (auto& st : stats) f += st->shard_frames[s].load(std::memory_order_relaxed);
+        weight[s] = 0.8 * weight[s] + 0.2 * double(f - shard_prev[s]);
+        shard_prev[s] = f;
+      }
+      if (cfg.observe) cfg.observe(o);
+      TimelinePoint tp;
+      tp.t_s = o.t_s;
+      tp.offered_mpps = o.offered_pps / 1e6;
+      tp.achieved_mpps = o.achieved_pps / 1e6;
+      tp.backlog = o.backlog;
+      for (const auto& dv : o.dev) {
+        tp.share.push_back(dv.share);
+        tp.mpps.push_back(dv.pps / 1e6);
+        tp.batch.push_back(dv.batch);
+        tp.watts.push_back(dv.watts);
+      }
+      if (res.timeline.size() < kMaxTimeline) res.timeline.push_back(std::move(tp));
+      sched::Decision dec = cfg.controller ? cfg.controller->decide(o) : sched::Decision{};
+      // A failed device's shards move whatever the controller says: its batches would otherwise all
+      // be finished by the dispatchers, one frame at a time.
+      for (size_t d = 0; d < nd && !dec.change; ++d) {
+        if (o.dev[d].failed && share[d] > 0) {
+          dec.change = true;
+          dec.share = share;
+          dec.reason = o.dev[d].id + " failed: its shards move to the other devices";
+        }
+      }
+      if (!dec.change) continue;
+      // A decision the scheduler cannot carry out (wrong size, no positive share, NaN) is ignored:
+      // the run goes on with the plan it has.
+      std::vector<double> want;
+      try {
+        want = normalized(dec.share, nd);
+      } catch (const std::invalid_argument&) {
+        continue;
+      }
+      for (size_t d = 0; d < nd; ++d) {
+        if (o.dev[d].failed) want[d] = 0;
+      }
+      double left = 0;
+      for (const double w : want) left += w;
+      if (left <= 0) {  // only failed devices had shares: the others share them evenly
+        for (size_t d = 0; d < nd; ++d) want[d] = o.dev[d].failed ? 0 : 1;
+        for (const double w : want) left += w;
+        if (left <= 0) continue;  // every device failed: the dispatchers finish on the CPU
+      }
+      for (double& w : want) w /= left;
+      const std::vector<uint8_t> next = sched::assign_shards(assign, weight, want);
+      double moved = 0, total = 0;
+      for (uint32_t s = 0; s < sched::kShards; ++s) {
+        total += weight[s];
+        if (next[s] != assign[s]) moved += weight[s];
+      }
+      const uint64_t e = epoch + 1;
+      Plan& p = board.plans[e % kPlans];
+      p = cur;
+      std::copy(next.begin(), next.end(), p.device.begin());
+      for (size_t d = 0; d < nd && d < dec.batch.size(); ++d) {
+        if (dec.batch[d]) p.batch[d] = std::min(dec.batch[d], devs[d].ring->batch());
+      }
+      board.epoch.store(e, std::memory_order_release);
+      epoch = e;
+      assign = next;
+      share = want;
+      SwitchRecord sw;
+      sw.t_ms = double(now - t0) / 1e6;
+      sw.moved = total > 0 ? moved / total : 0;
+      sw.reason = dec.reason;
+      sw.share = want;
+      if (pending >= 0) res.switches[pending].settle_ms = -2;  // superseded before it settled
+      pending = static_cast<int>(res.switches.size());
+      res.switches.push_back(sw);
+      switch_ns.push_back(now);
+      switch_epoch = e;
+    }
+  } catch (...) {
+    sched_error = std::current_exception();
+  }
+  for (auto& th : threads) th.join();
+  const uint64_t end_ns = now_ns();
+  check_settled();
+  for (auto& dv : devs) dv.runner->stop();
+  for (auto& e : error) {
+    if (e) std::rethrow_exception(e);
+  }
+  if (sched_error) std::rethrow_exception(sched_error);
+
+  WorkersResult& total = res.run;
+  total.counters = Counters(cfg.ports);
+  for (int t = 0; t < n; ++t) {
+    const WorkersResult& r = part[t];
+    total.counters.merge(r.counters);
+    total.latency.merge(r.latency);
+    total.wire_bytes += r.wire_bytes;
+    total.verify_checked += r.verify_checked;
+    total.verify_mismatches += r.verify_mismatches;
+    total.stopped |= r.stopped;
+    const Dispatcher& dp = *disp[t];
+    res.rx_seconds += dp.rx_ns() / 1e9;
+    total.rx_seconds += dp.rx_ns() / 1e9;
+    res.finish_seconds += dp.finish_ns() / 1e9;
+    res.stamped += dp.order().stamped();
+    res.reordered += dp.order().reordered();
+    res.lost += dp.order().lost();
+    res.rx_backlog_hwm = std::max(res.rx_backlog_hwm, dp.backlog_hwm());
+  }
+  for (size_t d = 0; d < nd; ++d) {
+    DeviceReport rep;
+    rep.id = devs[d].spec.id;
+    rep.kind = devs[d].spec.kind;
+    rep.describe = devs[d].runner->describe();
+    rep.ring_slots = devs[d].ring->per_producer();
+    for (auto& st : stats) {
+      const LaneStats& l = st->lane[d];
+      rep.packets += l.frames.load();
+      rep.bytes += l.bytes.load();
+      rep.batches += l.batches.load();
+      rep.full_waits += l.full_waits.load();
+      rep.ring_hwm = std::max(rep.ring_hwm, l.hwm.load());
+    }
+    rep.mean_batch = rep.batches ? double(rep.packets) / double(rep.batches) : 0;
+    rep.busy_seconds = devs[d].cpu ? devs[d].cpu->busy_ns() / 1e9 : 0;
+    rep.failed = devs[d].runner->failed();
+    if (rep.failed) rep.error = devs[d].runner->error();
+    res.devices.push_back(std::move(rep));
+  }
+  total.seconds = (end_ns - t0) / 1e9;
+  total.expected = cfg.packets ? cfg.packets : input.size() * cfg.repeat;
+  return res;
+}
+
+}  // namespace tandem

@@ -1,0 +1,371 @@
+// CPUs and GPUs together (sched/hetero.h), on every machine: CPU groups and simulated devices
+// share the traffic by flow-hash shard, shards move while packets are in flight, and every run
+// must give the scalar path's decisions and counters, reorder no flow and lose no packet. A run
+// that skips the drain before a move must be caught reordering (the check can fail).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apps/registry.h"
+#include "gpu/gpu_runtime.h"
+#include "io/traffic_gen.h"
+#include "sched/controller.h"
+#include "sched/hetero.h"
+#include "tests/app_cases.h"
+#include "tests/test_util.h"
+
+namespace tandem {
+namespace {
+
+class CollectingSink final : public PacketSink {
+ public:
+  void tx_burst(const PacketPool& pool, const PacketBatch& b) override {
+    for (uint32_t i = 0; i < b.size; ++i) {
+      if (Verdict::is_drop(b.verdict[i])) continue;
+      frames.emplace_back(pool.data(b.cell[i]), pool.data(b.cell[i]) + b.len[i]);
+    }
+  }
+  std::vector<std::vector<uint8_t>> frames;
+};
+
+DeviceSpec cpu(const std::string& id, int threads = 1) {
+  DeviceSpec d;
+  d.id = id;
+  d.kind = sched::DeviceKind::kCpu;
+  d.threads = threads;
+  return d;
+}
+
+DeviceSpec sim(const std::string& id, double a_us) {
+  DeviceSpec d = cpu(id);
+  d.kind = sched::DeviceKind::kSim;
+  d.cost.a_ns = a_us * 1000;
+  return d;
+}
+
+HeteroConfig config(const ForwardApp& app, int dispatchers, std::vector<DeviceSpec> devs) {
+  HeteroConfig c;
+  c.dispatchers = dispatchers;
+  c.devices = std::move(devs);
+  c.cpu_batch = 97;   // odd sizes: batches cross the CPU path's 256-frame chunks unevenly
+  c.cpu_slots = 4;    // few slots: each is reused many times
+  c.verify = true;
+  c.ports = app.ports();
+  return c;
+}
+
+// Moves shares around every tick: all to one device, then spread, then to another.
+class ChaosController final : public sched::Controller {
+ public:
+  sched::Decision decide(const sched::Observation& o) override {
+    sched::Decision d;
+    d.change = true;
+    d.share.assign(o.dev.size(), 0.0);
+    const size_t k = tick_++ % (o.dev.size() + 1);
+    if (k == o.dev.size()) {
+      d.share.assign(o.dev.size(), 1.0 / o.dev.size());
+    } else {
+      d.share[k] = 1;
+    }
+    d.reason = "chaos " + std::to_string(k);
+    return d;
+  }
+  std::string name() const override { return "chaos"; }
+
+ private:
+  size_t tick_ = 0;
+};
+
+struct Loaded {
+  LoadedApp a;
+  PacketStore s;
+  WorkersResult ref;
+  Forwarded scalar;
+};
+
+Loaded load(const Case& c) {
+  Loaded l{load_app(c.app, c.t.args), {}, {}, {}};
+  l.a.app->build_reference();
+  l.s = l.a.generate(parse_gen_spec(c.t.gen));
+  add_bad_frames(l.s);
+  WorkersConfig wc;
+  wc.path = LookupPath::kScalar;
+  wc.ports = l.a.app->ports();
+  wc.verify = true;
+  l.ref = run_workers(*l.a.app, l.s, wc);
+  l.scalar = forward_scalar(*l.a.app, l.s);
+  return l;
+}
+
+std::vector<std::vector<uint8_t>> sorted_forwarded(const Forwarded& f) {
+  std::vector<std::vector<uint8_t>> out;
+  for (size_t i = 0; i < f.frames.size(); ++i) {
+    if (!Verdict::is_drop(f.verdicts[i])) out.push_back(f.frames[i]);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class Hetero : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Hetero, DevicesSharingTheTrafficGiveTheReferenceDecisions) {
+  const Case& c = GetParam();
+  Loaded l = load(c);
+  const ForwardApp& app = *l.a.app;
+  if (app.frame_growth() != 0) {
+    HeteroConfig hc = config(app, 1, {cpu("cpu0"), cpu("cpu1")});
+    EXPECT_THROW(run_hetero(app, l.s, hc), std::invalid_argument) << c.t.label << ": per-SA state is not moved yet";
+    return;
+  }
+  for (const int dispatchers : {1, 3}) {
+    HeteroConfig hc = config(app, dispatchers, {cpu("cpu0"), cpu("cpu1"), sim("sim0", 5)});
+    hc.initial_share = {0.5, 0.3, 0.2};
+    CollectingSink sink;
+    if (dispatchers == 1) hc.sink = &sink;
+    const HeteroResult r = run_hetero(app, l.s, hc);
+    const std::string what = c.t.label + ", " + std::to_string(dispatchers) + " dispatcher(s)";
+    expect_same(l.ref, r.run, what);
+    EXPECT_EQ(r.reordered, 0u) << what;
+    EXPECT_EQ(r.lost, 0u) << what;
+    uint64_t all = 0;
+    for (const DeviceReport& d : r.devices) all += d.packets;
+    EXPECT_EQ(all, r.run.counters.rx_packets - r.run.counters.drops[size_t(DropReason::kOversize)]) << what;
+    if (dispatchers == 1) {
+      std::sort(sink.frames.begin(), sink.frames.end());
+      EXPECT_EQ(sink.frames, sorted_forwarded(l.scalar)) << what;
+    }
+  }
+}
+
+TEST_P(Hetero, ShardsMovingEveryTickReorderNothingAndLoseNothing) {
+  const Case& c = GetParam();
+  Loaded l = load(c);
+  const ForwardApp& app = *l.a.app;
+  if (app.frame_growth() != 0) GTEST_SKIP() << "per-SA state is not moved yet";
+  ChaosController chaos;
+  HeteroConfig hc = config(app, 2, {cpu("cpu0"), sim("sim0", 200)});
+  hc.controller = &chaos;
+  hc.tick_ms = 2;
+  hc.repeat = 4;
+  const HeteroResult r = run_hetero(app, l.s, hc);
+  EXPECT_EQ(r.run.counters.rx_packets, 4 * l.s.size());
+  EXPECT_TRUE(r.run.counters.balanced());
+  EXPECT_EQ(r.run.verify_mismatches, 0u);
+  EXPECT_EQ(r.reordered, 0u) << c.t.label;
+  EXPECT_EQ(r.lost, 0u) << c.t.label;
+  EXPECT_GT(r.switches.size(), 2u) << c.t.label;
+}
+
+// The GPU's resident runner as one device beside a CPU group, both layouts, shards moving every
+// tick: the scalar path's decisions and bytes, nothing reordered or lost.
+TEST_P(Hetero, TheGpuAndACpuGroupTogetherWithShardsMoving) {
+  TANDEM_REQUIRE_GPU();
+  const Case& c = GetParam();
+  if (const std::string why = no_gpu_path(c); !why.empty()) GTEST_SKIP() << c.t.label << ": " << why;
+  Loaded l = load(c);
+  const ForwardApp& app = *l.a.app;
+  if (app.frame_growth() != 0) GTEST_SKIP() << "per-SA state is not moved yet";
+  for (const gpu::FrameLayout layout : {gpu::FrameLayout::kCells, gpu::FrameLayout::kPacked}) {
+    for (const int dispatchers : {1, 3}) {
+      DeviceSpec g;
+      g.id = "gpu0";
+      g.kind = sched::DeviceKind::kGpu;
+      HeteroConfig hc = config(app, dispatchers, {cpu("cpu0"), g});
+      hc.gpu_ring.layout = layout;
+      hc.gpu_ring.batch = 97;
+      hc.gpu_ring.slots_per_producer = 4;
+      hc.gpu_ring.blocks = 8;
+      ChaosController chaos;
+      hc.controller = &chaos;
+      hc.tick_ms = 1;
+      hc.repeat = 3;
+      CollectingSink sink;
+      if (dispatchers == 1) hc.sink = &sink;
+      const HeteroResult r = run_hetero(app, l.s, hc);
+      const std::string what = c.t.label + ", " + gpu::frame_layout_name(layout) + ", " + std::to_string(dispatchers) + " dispatcher(s)";
+      EXPECT_EQ(r.run.counters.rx_packets, 3 * l.s.size()) << what;
+      EXPECT_TRUE(r.run.counters.balanced()) << what;
+      EXPECT_EQ(r.run.verify_mismatches, 0u) << what;
+      EXPECT_GT(r.run.verify_checked, 0u) << what;
+      EXPECT_EQ(r.reordered, 0u) << what;
+      EXPECT_EQ(r.lost, 0u) << what;
+      EXPECT_FALSE(r.devices[1].failed) << r.devices[1].error;
+      EXPECT_GT(r.devices[1].packets, 0u) << what;
+      if (dispatchers == 1) {
+        std::sort(sink.frames.begin(), sink.frames.end());
+        EXPECT_EQ(sink.frames, sorted_forwarded(l.scalar)) << what;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Apps, Hetero, ::testing::ValuesIn(cases()), [](const auto& info) {
+  std::string n = info.param.t.label;
+  for (char& ch : n) ch = ch == '-' ? '_' : ch;
+  return n;
+});
+
+struct Ipv4 {
+  LoadedApp a;
+  PacketStore s;
+};
+Ipv4 ipv4(uint64_t count, uint32_t flows) {
+  for (const Case& c : cases()) {
+    if (c.app != "ipv4") continue;
+    Ipv4 v{load_app(c.app, c.t.args), {}};
+    v.a.app->build_reference();
+    GenSpec g = parse_gen_spec(c.t.gen);
+    g.count = count;
+    g.flows = flows;
+    v.s = v.a.generate(g);
+    return v;
+  }
+  ADD_FAILURE() << "no ipv4 test case";
+  return {};
+}
+
+// Without the drain, a shard's new frames overtake its old ones still held by a slow device: the
+// order check must see it. (Were it to see nothing here, its zeros above would prove nothing.)
+TEST(HeteroMachinery, MovingShardsWithoutTheDrainIsCaughtReordering) {
+  Ipv4 v = ipv4(20000, 64);
+  if (!v.a.app) return;
+  ChaosController chaos;
+  HeteroConfig hc = config(*v.a.app, 1, {cpu("cpu0"), sim("sim0", 300)});
+  hc.controller = &chaos;
+  hc.tick_ms = 2;
+  hc.repeat = 20;
+  hc.test_skip_drain = true;
+  const HeteroResult r = run_hetero(*v.a.app, v.s, hc);
+  EXPECT_TRUE(r.run.counters.balanced());
+  EXPECT_GT(r.switches.size(), 3u);
+  EXPECT_GT(r.reordered, 0u);
+  EXPECT_EQ(r.lost, 0u);
+}
+
+// Random shares every tick over three unlike devices: shards move on before their frames reach a
+// device, come back, skip devices. A dispatcher that waited on the wrong device's batches would
+// hang here: a watchdog stops the run, and a stopped run fails.
+class RandomController final : public sched::Controller {
+ public:
+  sched::Decision decide(const sched::Observation& o) override {
+    sched::Decision d;
+    d.change = true;
+    d.share.assign(o.dev.size(), 0.0);
+    for (double& x : d.share) x = (next() % 3 == 0) ? 0.0 : double(next() % 100 + 1);
+    if (std::all_of(d.share.begin(), d.share.end(), [](double x) { return x == 0; })) d.share[next() % d.share.size()] = 1;
+    double sum = 0;
+    for (const double x : d.share) sum += x;
+    for (double& x : d.share) x /= sum;
+    d.reason = "random";
+    return d;
+  }
+  std::string name() const override { return "random"; }
+
+ private:
+  uint64_t next() {
+    state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;
+    return state_ >> 33;
+  }
+  uint64_t state_ = 7;
+};
+
+TEST(HeteroMachinery, RandomMovesAmongUnlikeDevicesNeitherHangNorReorder) {
+  Ipv4 v = ipv4(20000, 5000);
+  if (!v.a.app) return;
+  RandomController random;
+  HeteroConfig hc = config(*v.a.app, 2, {cpu("cpu0"), sim("sim0", 100), cpu("cpu1")});
+  hc.controller = &random;
+  hc.tick_ms = 1;
+  hc.repeat = 10;
+  std::atomic<int> stop{0};
+  hc.stop = &stop;
+  std::atomic<bool> done{false};
+  std::thread watchdog([&] {
+    for (int k = 0; k < 600 && !done.load(); ++k) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    stop.store(1);
+  });
+  const HeteroResult r = run_hetero(*v.a.app, v.s, hc);
+  done.store(true);
+  watchdog.join();
+  EXPECT_FALSE(r.run.stopped) << "the run hung and was stopped after 60 s";
+  EXPECT_TRUE(r.run.counters.balanced());
+  EXPECT_EQ(r.run.verify_mismatches, 0u);
+  EXPECT_GT(r.switches.size(), 5u);
+  EXPECT_EQ(r.reordered, 0u);
+  EXPECT_EQ(r.lost, 0u);
+}
+
+TEST(HeteroMachinery, AStopDrainsAndEveryReceivedPacketIsCounted) {
+  Ipv4 v = ipv4(20000, 1000);
+  if (!v.a.app) return;
+  std::atomic<int> stop{0};
+  ChaosController chaos;
+  HeteroConfig hc = config(*v.a.app, 2, {cpu("cpu0"), sim("sim0", 50)});
+  hc.controller = &chaos;
+  hc.tick_ms = 5;
+  hc.repeat = 0;  // until stopped
+  hc.stop = &stop;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    stop.store(1);
+  });
+  const HeteroResult r = run_hetero(*v.a.app, v.s, hc);
+  stopper.join();
+  EXPECT_TRUE(r.run.stopped);
+  EXPECT_GT(r.run.counters.rx_packets, 0u);
+  EXPECT_TRUE(r.run.counters.balanced());
+  EXPECT_EQ(r.run.verify_mismatches, 0u);
+  EXPECT_EQ(r.reordered, 0u);
+  EXPECT_EQ(r.lost, 0u);
+}
+
+TEST(HeteroMachinery, AnOfferedLoadThatStepsIsPacedAndEveryPacketTimed) {
+  Ipv4 v = ipv4(20000, 1000);
+  if (!v.a.app) return;
+  HeteroConfig hc = config(*v.a.app, 2, {cpu("cpu0"), cpu("cpu1")});
+  // 5,000 then 20,000 packets; nothing after 200 ms, which ends the run.
+  hc.rate = parse_rate_schedule("0:0.05,100:0.2,200:0");
+  hc.repeat = 100;
+  const auto t0 = std::chrono::steady_clock::now();
+  const HeteroResult r = run_hetero(*v.a.app, v.s, hc);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const uint64_t rx = r.run.counters.rx_packets;
+  EXPECT_LE(rx, 25000u);
+  EXPECT_GE(rx, 25000u - 2);  // each queue's share of the offer, whole packets
+  EXPECT_TRUE(r.run.stopped);
+  EXPECT_TRUE(r.run.counters.balanced());
+  EXPECT_EQ(r.run.latency.count(), rx);
+  EXPECT_GT(s, 0.18);  // the last packets arrive at 200 ms
+  EXPECT_LT(s, 5.0);
+  EXPECT_FALSE(r.timeline.empty());
+  EXPECT_EQ(r.lost, 0u);
+}
+
+TEST(HeteroMachinery, RateSchedulesAreParsedStrictly) {
+  EXPECT_EQ(parse_rate_schedule("0:5,2000:40").size(), 2u);
+  EXPECT_DOUBLE_EQ(parse_rate_schedule("0:5,2000:40")[1].pps, 40e6);
+  for (const char* bad : {"", "5:1", "0:1,0:2", "0:1,-5:2", "0:x", "0:1,10", "0:nan", "0:-1", "0:1,20:1e300"}) {
+    EXPECT_THROW(parse_rate_schedule(bad), std::invalid_argument) << bad;
+  }
+}
+
+TEST(HeteroMachinery, ScheduledArrivalsFollowTheSegments) {
+  // 1,000 pps for 1 s, nothing for 1 s, then 2,000 pps: packet 999 at 1 s, packet 1000 at 2.0005 s.
+  ScheduledArrivalClock c(parse_rate_schedule("0:0.001,1000:0,2000:0.002"), 1.0, 0);
+  EXPECT_NEAR(c.arrived_by(500000000), 500, 1e-6);
+  EXPECT_NEAR(c.arrived_by(1500000000), 1000, 1e-6);
+  EXPECT_NEAR(c.arrived_by(2500000000), 2000, 1e-6);
+  uint64_t sp;
+  c.take(999, &sp);
+  const uint64_t t999 = c.take(1, &sp);
+  EXPECT_NEAR(double(t999), 1e9, 10);
+  const uint64_t t1000 = c.take(1, &sp);
+  EXPECT_NEAR(double(t1000), 2.0005e9, 10);
+}
+
+}  // namespace
+}  // namespace tandem

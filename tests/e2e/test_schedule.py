@@ -1,0 +1,118 @@
+"""`tandem run --schedule`: traffic shared by CPU groups (and a simulated device) by flow-hash shard,
+with the usual report plus each device's share, "reordered: N" and "lost: N" (both must be 0),
+switches and energy with its source; the JSON's "schedule" object; an output capture whose
+per-flow sequence trailers (--gen seq=1) an independent checker finds in order; a machine without
+a GPU says it schedules among CPU groups; and usage errors refused before anything runs. Needs no
+GPU."""
+import json
+import os
+import sys
+
+from e2e_util import Checker, args, run, tmpdir
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def main():
+    a = args()
+    c = Checker()
+    d = tmpdir()
+    T = a.tandem
+    fib = os.path.join(d, "fib.txt")
+    open(fib, "w").write("10.0.0.0/8 1\n20.0.0.0/8 2\n0.0.0.0/0 3\n")
+    base = [T, "run", "--fib", fib, "--gen", "count=200000,flows=2000,seed=3"]
+
+    def expect_error(cmd, *needles, what):
+        rc, so, se = run(cmd)
+        c.check(rc not in (0, None) and rc > 0, f"{what}: exit {rc}")
+        for n in needles:
+            c.check(n in so + se, f"{what}: message lacks {n!r}: {(so + se).strip()[:300]}")
+        c.check("packets:" not in so, f"{what}: ran anyway")
+
+    def shares(so):
+        out = {}
+        for line in so.splitlines():
+            if line.startswith("device ") and "% of packets" in line:
+                dev = line.split()[1].rstrip(":")
+                out[dev] = float(line.split(":")[1].split("%")[0])
+        return out
+
+    # Adaptive, two CPU groups, verified, with JSON.
+    j = os.path.join(d, "s.json")
+    rc, so, se = run(base + ["--schedule", "throughput", "--device", "cpu:1,cpu:1", "--workers", "2", "--repeat", "5",
+                             "--verify", "--json", j, "--tick-ms", "5"])
+    c.check(rc == 0, f"throughput over cpu:1,cpu:1: exit {rc}: {se[-500:]}")
+    c.check("accounting OK" in so, "accounting")
+    c.check("reordered: 0\n" in so, f"reordered line: {so[-800:]}")
+    c.check("\nlost: 0 " in so, "lost line")
+    c.check("0 differ" in so, "verification")
+    sh = shares(so)
+    c.check(set(sh) == {"cpu0", "cpu1"} and abs(sum(sh.values()) - 100) < 0.5, f"share lines: {sh}")
+    c.check("energy:" in so and "model" in so, f"energy line names its source: {so[-600:]}")
+    if os.path.exists(j):
+        r = json.load(open(j))
+        s = r.get("schedule", {})
+        for key in ("policy", "controller", "devices", "reordered", "lost", "switches", "timeline", "energy"):
+            c.check(key in s, f"JSON schedule lacks {key}")
+        c.check(s.get("reordered") == 0 and s.get("lost") == 0, "JSON reordered/lost")
+        c.check(len(s.get("devices", [])) == 2 and all(x["packets"] > 0 for x in s["devices"]),
+                f"JSON devices: {s.get('devices')}")
+        c.check(r.get("received") == 1000000 and r.get("balanced"), "JSON accounting")
+    else:
+        c.check(False, "no JSON written")
+
+    # Static shares with a simulated slow device, and NBA's balancer: both carry every packet.
+    for sched, dev in (("static:3,1", "cpu:1,sim:50/0"), ("nba", "cpu:1,sim:20/0"), ("energy", "cpu:1,cpu:1"),
+                       ("latency", "cpu:1,sim:20/0")):
+        rc, so, se = run(base + ["--schedule", sched, "--device", dev, "--tick-ms", "5"])
+        c.check(rc == 0 and "reordered: 0\n" in so and "\nlost: 0 " in so and "accounting OK" in so,
+                f"--schedule {sched} --device {dev}: exit {rc}: {so[-400:]} {se[-300:]}")
+        if sched.startswith("static"):
+            sh = shares(so)
+            c.check(abs(sh.get("cpu0", 0) - 75) < 10, f"static 3:1 gives about 75% to cpu0: {sh}")
+
+    # The default devices: a GPU and a CPU group, or two CPU groups where there is no GPU.
+    rc, so, se = run(base + ["--schedule", "throughput"])
+    c.check(rc == 0, f"--device auto: exit {rc}: {se[-300:]}")
+    if "gpu0" not in so:
+        c.check("no GPU (" in so and "scheduling among 2 CPU worker groups" in so, f"no-GPU note: {so[:600]}")
+
+    # An output capture of traffic carrying per-flow sequence trailers: in order per flow.
+    out = os.path.join(d, "o.pcap")
+    rc, so, se = run([T, "run", "--fib", fib, "--gen", "count=50000,flows=500,seed=4,seq=1", "--schedule", "nba",
+                      "--device", "cpu:1,sim:100/0", "--tick-ms", "2", "--out", out])
+    c.check(rc == 0 and os.path.exists(out), f"--out under --schedule: exit {rc}: {se[-300:]}")
+    try:
+        import check_order
+        res = check_order.check_order(out)
+        c.check(res.reordered == 0 and res.duplicated == 0 and res.no_trailer == 0 and res.packets > 0,
+                f"check_order: {res}")
+    except ImportError:
+        c.check(False, "tests/e2e/check_order.py is missing")
+
+    # A paced run whose offered load steps.
+    rc, so, se = run(base + ["--schedule", "throughput", "--device", "cpu:1,cpu:1", "--rate-schedule", "0:0.2,300:0.5",
+                             "--json", j])
+    c.check(rc == 0 and "reordered: 0\n" in so, f"--rate-schedule: exit {rc}: {se[-300:]}")
+    if rc == 0:
+        tl = json.load(open(j))["schedule"]["timeline"]
+        c.check(len(tl) > 10 and any(p["offered_mpps"] > 0.35 for p in tl) and any(0.1 < p["offered_mpps"] < 0.3 for p in tl),
+                f"timeline follows the offered steps: {[round(p['offered_mpps'], 2) for p in tl][:60]}")
+
+    # Refusals, before anything runs.
+    expect_error(base + ["--schedule", "sideways"], "--schedule sideways", what="unknown policy")
+    expect_error(base + ["--schedule", "static:1", "--device", "cpu:1,cpu:1"], "one share per device", what="shares")
+    expect_error(base + ["--schedule", "throughput", "--device", "cpu,gpu3"], "gpu3", what="a second GPU")
+    expect_error(base + ["--schedule", "throughput", "--device", "cpu,fpga"], "fpga", what="an unknown device")
+    expect_error(base + ["--schedule", "throughput", "--device", "cpu:0"], "cpu:0", what="a group of 0 threads")
+    expect_error(base + ["--device", "cpu,cpu"], "--schedule", what="a device list without --schedule")
+    expect_error(base + ["--schedule", "throughput", "--rate-schedule", "5:1"], "--rate-schedule", what="rate schedule")
+    expect_error(base + ["--rate-schedule", "0:1"], "--rate-schedule", what="rate schedule without --schedule")
+    expect_error(base + ["--schedule", "throughput", "--gpu-path", "offload"], "resident", what="offload path")
+    expect_error([T, "run", "--app", "ipsec", "--sa-gen", "4", "--gen", "count=1000", "--schedule", "throughput",
+                  "--device", "cpu,cpu"], "per-SA state", what="ipsec under the scheduler")
+    c.done()
+
+
+if __name__ == "__main__":
+    main()
