@@ -39,6 +39,8 @@ struct ScheduleBenchOptions {
   uint32_t cpu_batch = 256;
   int reps = 3;
   double min_seconds = 0.5;
+  std::string rate_schedule;  // steps mode: each row runs this offered load once, paced
+  double settle_ms = 100;     // steps mode: each segment's first part, left out of its figure
   std::string json;
 };
 
@@ -49,7 +51,9 @@ struct Row {
   std::vector<double> share;  // per device, last repetition
   double p99_us = 0, watts = 0, j_per_mbit = 0;
   size_t switches = 0;
-  uint64_t reordered = 0, lost = 0;
+  double settle_max_ms = 0;
+  uint64_t reordered = 0, lost = 0, backlog_hwm = 0;
+  std::vector<double> seg_offered, seg_achieved;  // steps mode: per segment, Mpps
   std::string error;
 };
 
@@ -86,6 +90,54 @@ bool same_counters(const Counters& a, const Counters& b) {
          a.tx_flooded == b.tx_flooded;
 }
 
+// Steps mode: the row runs the rate schedule once, paced; each segment's figure is the mean
+// delivered rate over its ticks after the first settle_ms (the time a switch is allowed).
+void measure_steps(Row& row, const ScheduleBenchOptions& o, ForwardApp& app, const PacketStore& s,
+                   const std::vector<int>& cores) {
+  ScheduleFlags f;
+  f.schedule = row.policy;
+  f.cpu_batch = o.cpu_batch;
+  f.rate_schedule = o.rate_schedule;
+  ScheduledRun sr(f, o.device, app, o.workers, cores, 0);
+  HeteroConfig& hc = sr.config();
+  ResidentFlags rf;
+  rf.ring_slots = o.ring_slots;
+  hc.gpu_ring = resident_options(rf, "persistent", o.batch, 0, 0, PacketPool::kDefaultCellSize);
+  hc.ports = app.ports();
+  hc.repeat = 0;  // the schedule ends the run (its last rate must be 0)
+  if (hc.rate.back().pps > 0) throw UsageError("--rate-schedule: end with a rate of 0 (e.g. ...,5000:0) so that the rows end");
+  sr.start_energy();
+  const HeteroResult r = run_hetero(app, s, hc);
+  sr.stop_energy();
+  row.watts = sr.energy_watts();
+  row.reordered = r.reordered;
+  row.lost = r.lost;
+  row.backlog_hwm = r.rx_backlog_hwm;
+  row.switches = r.switches.size();
+  for (const SwitchRecord& x : r.switches) row.settle_max_ms = std::max(row.settle_max_ms, x.settle_ms);
+  row.p99_us = r.run.latency.percentile(0.99) / 1e3;
+  row.mpps.push_back(r.run.counters.rx_packets / r.run.seconds / 1e6);
+  row.j_per_mbit = r.run.wire_bytes ? row.watts * r.run.seconds / (r.run.wire_bytes * 8 / 1e6) : 0;
+  for (size_t k = 0; k + 1 < hc.rate.size(); ++k) {
+    const double from = hc.rate[k].start_ms / 1e3 + o.settle_ms / 1e3, to = hc.rate[k + 1].start_ms / 1e3;
+    double sum = 0;
+    int n = 0;
+    for (const TimelinePoint& p : r.timeline) {
+      if (p.t_s > from && p.t_s <= to) {
+        sum += p.achieved_mpps;
+        ++n;
+      }
+    }
+    row.seg_offered.push_back(hc.rate[k].pps / 1e6);
+    row.seg_achieved.push_back(n ? sum / n : 0);
+  }
+  uint64_t all = 0;
+  for (const DeviceReport& d : r.devices) all += d.packets;
+  for (const DeviceReport& d : r.devices) row.share.push_back(all ? double(d.packets) / all : 0);
+  if (!r.run.counters.balanced()) row.error = "accounting";
+  if (r.reordered || r.lost) row.error = "reordered or lost packets";
+}
+
 void measure(Row& row, const ScheduleBenchOptions& o, ForwardApp& app, const PacketStore& s, const Counters& want,
              const std::vector<int>& cores) {
   ScheduleFlags f;
@@ -109,6 +161,10 @@ void measure(Row& row, const ScheduleBenchOptions& o, ForwardApp& app, const Pac
     return r;
   };
   try {
+    if (!o.rate_schedule.empty()) {
+      measure_steps(row, o, app, s, cores);
+      return;
+    }
     const HeteroResult check = once(0, true, nullptr);
     if (!same_counters(check.run.counters, want) || check.run.verify_mismatches || check.run.verify_checked == 0) {
       row.error = "differs from the scalar path";
@@ -221,10 +277,30 @@ int run_bench(const ScheduleBenchOptions& o) {
     jrows.push_back({{"size", r.size}, {"mean_bytes", r.mean_bytes}, {"schedule", r.policy}, {"mpps", mpps},
                      {"mpps_reps", r.mpps}, {"gbps_wire", gbps}, {"ratio_to_best_single", best_single > 0 ? mpps / best_single : 0.0},
                      {"p99_us", r.p99_us}, {"watts", r.watts}, {"j_per_mbit", r.j_per_mbit}, {"switches", r.switches},
-                     {"share", r.share}, {"reordered", r.reordered}, {"lost", r.lost}, {"error", r.error}});
+                     {"share", r.share}, {"reordered", r.reordered}, {"lost", r.lost}, {"error", r.error},
+                     {"settle_max_ms", r.settle_max_ms}, {"rx_backlog_hwm", r.backlog_hwm},
+                     {"segments_offered_mpps", r.seg_offered}, {"segments_achieved_mpps", r.seg_achieved}});
+  }
+  if (!o.rate_schedule.empty()) {
+    std::printf("\nsteps (%s; each segment after its first %.0f ms): delivered Mpps, and the ratio to the best "
+                "static row of the same size in that segment\n", o.rate_schedule.c_str(), o.settle_ms);
+    for (const Row& r : rows) {
+      std::printf("%-6s %-22s", r.size.c_str(), r.policy.c_str());
+      for (size_t k = 0; k < r.seg_achieved.size(); ++k) {
+        double best = 0;
+        for (const Row& x : rows) {
+          if (x.size == r.size && x.policy.rfind("static:", 0) == 0 && k < x.seg_achieved.size() && x.error.empty()) {
+            best = std::max(best, x.seg_achieved[k]);
+          }
+        }
+        std::printf("  %.1f/%.1f (%.2f)", r.seg_achieved[k], r.seg_offered[k], best > 0 ? r.seg_achieved[k] / best : 0.0);
+      }
+      std::printf("  switches %zu, settle max %.2f ms, rx backlog high-water %llu\n", r.switches, r.settle_max_ms,
+                  static_cast<unsigned long long>(r.backlog_hwm));
+    }
   }
   if (!o.json.empty()) {
-    bench::write_json(o.json, {{"command", "bench schedule"}, {"app", app.name()}, {"gen", o.gen}, {"devices", ids},
+    bench::write_json(o.json, {{"command", "bench schedule"}, {"rate_schedule", o.rate_schedule}, {"app", app.name()}, {"gen", o.gen}, {"devices", ids},
                                {"dispatchers", o.workers}, {"machine", bench::machine_json()}, {"reps", o.reps},
                                {"min_seconds", o.min_seconds}, {"rows", jrows}});
   }
@@ -255,6 +331,11 @@ void register_bench_schedule(CLI::App& bench) {
   c->add_option("--cpu-batch", o->cpu_batch, "CPU groups: frames per batch (at most)")->capture_default_str()->check(CLI::Range(1u, 4096u));
   c->add_option("--reps", o->reps, "repetitions (median reported)")->capture_default_str()->check(CLI::Range(1, 100));
   c->add_option("--min-seconds", o->min_seconds, "least duration of a repetition")->capture_default_str()->check(FiniteRange(0.0, 600.0));
+  c->add_option("--rate-schedule", o->rate_schedule,
+                "steps mode: each row runs this offered load once, paced (MS:MPPS,..., ending with a rate of 0), "
+                "and is reported per segment");
+  c->add_option("--settle-ms", o->settle_ms, "steps mode: each segment's first part, left out of its figure")
+      ->capture_default_str()->check(FiniteRange(0.0, 1e6));
   c->add_option("--json", o->json, "write the report here");
   c->callback([o] {
     const int rc = run_bench(*o);

@@ -61,6 +61,15 @@ class ScheduledArrivalClock {
     if (now < start_ns_ || double(now - start_ns_) < segs_.back().t_ns) return false;
     return segs_.back().k - double(sent_) < 1;
   }
+  // The arrival of the next packet not taken and the spacing of the n - 1 after it (paced only):
+  // a burst is timed with two lookups, not one per packet.
+  uint64_t peek(uint32_t n, uint64_t* spacing_ns) const {
+    const uint64_t first = arrival(sent_);
+    const uint64_t last = n > 1 ? arrival(sent_ + n - 1) : first;
+    *spacing_ns = n > 1 && last != UINT64_MAX ? (last - first) / (n - 1) : 0;
+    return first;
+  }
+  void advance(uint64_t n) { sent_ += n; }
   // Books n packets; returns the first one's arrival and the spacing of the rest (0 unpaced).
   uint64_t take(uint32_t n, uint64_t* spacing_ns) {
     if (!paced()) {
