@@ -83,7 +83,8 @@ void register_gen(CLI::App& app) {
   CLI::App* c = app.add_subcommand("gen", "write generated traffic to a pcap or pcapng file");
   c->add_option("--spec", o->spec,
                 "what to generate, e.g. count=1000000,dst=fib,flows=10000,zipf=1.1,size=imix,proto=udp,seed=1 "
-                "(size = frame size with FCS, 64..1518, or imix 7:4:1 of 64/594/1518)")
+                "(size = frame size with FCS, 64..1518, or imix 7:4:1 of 64/594/1518; seq=1: each frame ends with an "
+                "8-byte per-flow sequence trailer after its IP datagram, checked by tests/e2e/check_order.py)")
       ->required();
   c->add_option("--out", o->out, "output file (.pcap, or .pcapng), replaced only once complete")->required();
   c->add_option("--fib", o->fib, "forwarding table to sample destinations from (dst=fib)")->check(CLI::ExistingFile);

@@ -253,6 +253,15 @@ int run(const RunOptions& o) {
                        "devices would have to hand over; the scheduler does not move it yet");
     }
     if (o.cpu_path == "scalar") throw UsageError("--schedule: CPU groups run the batched path");
+    if (given(o, "--gpu-mode") && o.gpu_mode != "persistent") {
+      throw UsageError("--schedule: the GPU runs the persistent kernel (--gpu-mode persistent)");
+    }
+    if (!o.schedule.rate_schedule.empty() && o.rate_mpps > 0) {
+      throw UsageError("--rate-schedule replaces --rate-mpps: give one of them");
+    }
+    if (!o.schedule.rate_schedule.empty() && !o.pcap.empty() && !o.preload) {
+      throw UsageError("--rate-schedule: a streamed capture restarts the schedule at every window; use --preload");
+    }
   } else if (!o.schedule.rate_schedule.empty()) {
     throw UsageError("--rate-schedule is for --schedule runs");
   }
@@ -593,7 +602,7 @@ void register_run(CLI::App& app) {
   auto* pcap = c->add_option("--pcap", o->pcap, "input capture (pcap or pcapng, Ethernet)")->check(CLI::ExistingFile);
   auto* gen = c->add_option("--gen", o->gen,
                             "generated input, e.g. count=1000000,dst=fib,flows=10000,zipf=1.1,size=imix,proto=udp,seed=1 "
-                            "(dst=fib: keys from the app's table)");
+                            "(dst=fib: keys from the app's table; seq=1: a per-flow sequence trailer after each IP datagram)");
   pcap->excludes(gen);
   gen->excludes(pcap);
   c->add_option("--out", o->out,

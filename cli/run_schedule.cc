@@ -35,9 +35,19 @@ double number(const std::string& what, const std::string& s, double lo, double h
     used = 0;
   }
   if (used == 0 || used != s.size() || !std::isfinite(v) || v < lo || v > hi) {
-    throw UsageError(what + ": '" + s + "' is not a number from " + std::to_string(lo) + " to " + std::to_string(hi));
+    char range[96];
+    std::snprintf(range, sizeof range, "%g to %g", lo, hi);
+    throw UsageError(what + ": '" + s + "' is not a number from " + range);
   }
   return v;
+}
+
+int whole(const std::string& what, const std::string& s, int lo, int hi) {
+  if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos || std::stoi(s) < lo ||
+      std::stoi(s) > hi) {
+    throw UsageError(what + ": '" + s + "' is not a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
+  }
+  return std::stoi(s);
 }
 
 const char* kind_name(sched::DeviceKind k) {
@@ -105,7 +115,7 @@ ScheduledRun::ScheduledRun(const ScheduleFlags& f, const std::string& device_lis
   int unsized = 0, sized = 0;
   for (const std::string& t : tokens) {
     if (t == "cpu") ++unsized;
-    if (t.rfind("cpu:", 0) == 0) sized += static_cast<int>(number("--device " + t, t.substr(4), 1, 1024));
+    if (t.rfind("cpu:", 0) == 0) sized += whole("--device " + t, t.substr(4), 1, 1024);
   }
   const int per_unsized = unsized ? std::max(1, (spare - sized) / unsized) : 0;
   size_t next_core = std::min<size_t>(cores.size(), size_t(dispatchers));
@@ -115,7 +125,7 @@ ScheduledRun::ScheduledRun(const ScheduleFlags& f, const std::string& device_lis
     if (t == "cpu" || t.rfind("cpu:", 0) == 0) {
       d.kind = sched::DeviceKind::kCpu;
       d.id = "cpu" + std::to_string(cpus++);
-      d.threads = t == "cpu" ? per_unsized : static_cast<int>(number("--device " + t, t.substr(4), 1, 1024));
+      d.threads = t == "cpu" ? per_unsized : whole("--device " + t, t.substr(4), 1, 1024);
     } else if (t == "gpu" || t == "gpu0") {
       if (!gpu_ok) throw UsageError("--device " + device_list + ": no usable GPU (" + why_no_gpu + ")");
       if (gpus++) throw UsageError("--device " + device_list + ": one GPU device per run on this host");
@@ -129,9 +139,9 @@ ScheduledRun::ScheduledRun(const ScheduleFlags& f, const std::string& device_lis
       if (p.size() < 2 || p.size() > 3) throw UsageError("--device " + t + ": expected sim:A_US/NS_PER_BYTE[/THREADS]");
       d.kind = sched::DeviceKind::kSim;
       d.id = "sim" + std::to_string(sims++);
-      d.cost.a_ns = number("--device " + t, p[0], 0, 1e7) * 1000;
-      d.cost.ns_per_byte = number("--device " + t, p[1], 0, 1e6);
-      d.threads = p.size() == 3 ? static_cast<int>(number("--device " + t, p[2], 1, 1024)) : 1;
+      d.cost.a_ns = number("--device " + t, p[0], 0, 1e6) * 1000;  // at most 1 s per batch
+      d.cost.ns_per_byte = number("--device " + t, p[1], 0, 1000);
+      d.threads = p.size() == 3 ? whole("--device " + t, p[2], 1, 1024) : 1;
     } else {
       throw UsageError("--device " + device_list + ": '" + t +
                        "' is not a device (auto, cpu, cpu:THREADS, gpu, sim:A_US/NS_PER_BYTE[/THREADS])");
@@ -142,6 +152,13 @@ ScheduledRun::ScheduledRun(const ScheduleFlags& f, const std::string& device_lis
     cfg_.devices.push_back(d);
   }
   if (cfg_.devices.empty()) throw UsageError("--device: no devices");
+  if (cfg_.devices.size() > 16) throw UsageError("--device " + device_list + ": at most 16 devices");
+  int threads = 0;
+  for (const DeviceSpec& d : cfg_.devices) threads += d.threads;
+  if (threads > 4 * hw) {
+    throw UsageError("--device " + device_list + ": " + std::to_string(threads) + " threads in CPU groups on " +
+                     std::to_string(hw) + " hardware threads (at most 4 per hardware thread)");
+  }
   if (!cores.empty()) cfg_.dispatcher_cores.assign(cores.begin(), cores.begin() + std::min<size_t>(cores.size(), dispatchers));
 
   const size_t nd = cfg_.devices.size();

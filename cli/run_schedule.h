@@ -23,7 +23,6 @@ namespace tandem::cli {
 struct ScheduleFlags {
   std::string schedule;          // empty: not scheduled
   std::string controller = "model";
-  std::string table_file;        // --schedule-table
   std::string rate_schedule;     // --rate-schedule "MS:MPPS,..."
   double tick_ms = 10;
   uint32_t cpu_batch = 256;
@@ -57,7 +56,7 @@ class ScheduledRun {
   std::string energy_sources() const;
 
  private:
-  const ScheduleFlags& f_;
+  ScheduleFlags f_;
   HeteroConfig cfg_;
   std::unique_ptr<sched::Controller> controller_;
   std::string controller_desc_;

@@ -74,12 +74,21 @@ void CpuRingRunner::run(int k) {
   int idle = 0;
   for (;;) {
     bool any = false;
-    for (uint32_t p = 0; p < producers; ++p) {
+    for (uint32_t p = 0; p < producers && !failed(); ++p) {
       const uint32_t t = (k + p) % producers;
       uint64_t j;
       if (!try_claim(t, &j)) continue;
       const uint64_t t0 = now_ns();
-      process(ring_.slot_of(t, j), ring_.gen_of(j), b, scratch);
+      const uint32_t s = ring_.slot_of(t, j), g = ring_.gen_of(j);
+      // Claimed before any frame is touched: after a failure the dispatcher drops the frames of a
+      // batch caught half-done (counted as gpu_fault, the reason for a device that failed mid-batch) and processes the others itself, as after a GPU fault.
+      __atomic_store_n(&ring_.status(s)->claimed, g, __ATOMIC_RELEASE);
+      try {
+        process(s, g, b, scratch);
+      } catch (const std::exception& e) {
+        set_failed(std::string("CPU group: ") + e.what());
+        return;
+      }
       busy_ns_.fetch_add(now_ns() - t0, std::memory_order_relaxed);
       batches_.fetch_add(1, std::memory_order_relaxed);
       any = true;
@@ -89,7 +98,7 @@ void CpuRingRunner::run(int k) {
       continue;
     }
     // The dispatchers stop only once every batch they published is done: nothing is left here.
-    if (stopping_.load(std::memory_order_acquire)) return;
+    if (stopping_.load(std::memory_order_acquire) || failed()) return;
     if (++idle < kSpinsBeforeYield) {
       cpu_relax();
     } else {
@@ -132,7 +141,7 @@ void CpuRingRunner::process(uint32_t s, uint32_t g, PacketBatch& b, Counters& sc
   if (o_.sim) {
     const auto deadline = t0 + static_cast<uint64_t>(o_.cost.a_ns + o_.cost.ns_per_byte * double(bytes) +
                                                      o_.cost.ns_per_frame * n);
-    for (uint64_t t = now_ns(); t < deadline; t = now_ns()) {
+    for (uint64_t t = now_ns(); t < deadline && !stopping_.load(std::memory_order_relaxed); t = now_ns()) {
       // Long holds sleep, so that a slow simulated device does not take a core from real work.
       if (deadline - t > 50000) {
         std::this_thread::sleep_for(std::chrono::nanoseconds(deadline - t - 20000));

@@ -5,6 +5,7 @@
 
 #include "core/clock.h"
 #include "sched/cpu_ring_runner.h"
+#include "sched/ring_fallback.h"
 
 namespace tandem::sched_detail {
 
@@ -33,6 +34,7 @@ Dispatcher::Dispatcher(const ForwardApp& app, const PacketStore& input, const He
     l.tag.resize(size_t{per} * batch);
     l.arrival.resize(size_t{per} * batch);
     if (cfg.sink) l.taken.resize(size_t{per} * batch);
+    open_slot(l);
     lanes_.push_back(std::move(l));
   }
   frames_per_loop_ = q.order ? q.order->size() : input.size();
@@ -45,7 +47,10 @@ Dispatcher::Dispatcher(const ForwardApp& app, const PacketStore& input, const He
 void Dispatcher::run() {
   apply_plan(board_.epoch.load(std::memory_order_acquire));
   bool drained = frames_left_ == 0;
-  const auto stop_asked = [&] { return cfg_.stop != nullptr && cfg_.stop->load(std::memory_order_relaxed) != 0; };
+  const auto stop_asked = [&] {
+    return (cfg_.stop != nullptr && cfg_.stop->load(std::memory_order_relaxed) != 0) ||
+           board_.abort.load(std::memory_order_relaxed);
+  };
   for (;;) {
     bool progress = false;
     for (uint32_t d = 0; d < lanes_.size(); ++d) {
@@ -90,6 +95,15 @@ void Dispatcher::run() {
     if (!progress) cpu_relax();
   }
   if (!moving_.empty()) settle_moving();
+  // Finished: the scheduler waits on this queue no more.
+  stats_.seen_epoch.store(UINT64_MAX, std::memory_order_release);
+  stats_.settled_epoch.store(UINT64_MAX, std::memory_order_release);
+}
+
+void Dispatcher::open_slot(Lane& l) const {
+  const gpu::ResidentRing& ring = *l.dev.ring;
+  l.slot = static_cast<uint32_t>(t_ + (l.tail % ring.per_producer()) * ring.producers());
+  l.base = size_t{l.tail % ring.per_producer()} * ring.batch();
 }
 
 void Dispatcher::apply_plan(uint64_t e) {
@@ -107,6 +121,7 @@ void Dispatcher::apply_plan(uint64_t e) {
     if (cur_[s] != want_[s]) moving_.push_back(static_cast<uint16_t>(s));
   }
   epoch_ = e;
+  stats_.seen_epoch.store(e, std::memory_order_release);
   // The moved shards' frames in open slots leave now, so that their old devices drain.
   if (!moving_.empty()) {
     for (uint32_t d = 0; d < lanes_.size(); ++d) {
@@ -139,7 +154,7 @@ uint32_t Dispatcher::receive(uint32_t want) {
   uint64_t first = now_ns(), spacing = 0;
   if (clock_.paced()) first = clock_.peek(want, &spacing);
   while (got < want && frames_left_ > 0) {
-    const size_t pos = next_ % frames_per_loop_;
+    const size_t pos = pos_;
     const size_t f = q_.order ? (*q_.order)[pos] : pos;
     const uint32_t s = q_.shard[pos];
     if (cur_[s] != want_[s]) {
@@ -168,12 +183,13 @@ uint32_t Dispatcher::receive(uint32_t want) {
       r_.counters.drop(DropReason::kOversize);
       r_.wire_bytes += wire + kWireOverhead;
       ++next_;
+      if (++pos_ == frames_per_loop_) pos_ = 0;
       --frames_left_;
       ++got;
       continue;
     }
     const uint32_t i = l.filling;
-    const uint32_t slot = ring.slot_of(t_, l.tail);
+    const uint32_t slot = l.slot;
     size_t off;
     if (l.dev.cpu) {
       off = cpu_frame_offset(i, ring.options().cell_size);
@@ -190,12 +206,12 @@ uint32_t Dispatcher::receive(uint32_t want) {
     ring.offsets(slot)[i] = static_cast<uint32_t>(off);
     ring.lengths(slot)[i] = len;
     const uint64_t arrival = first + got * spacing;
-    const size_t k = size_t{l.tail % ring.per_producer()} * ring.batch() + i;
+    const size_t k = l.base + i;
     const uint32_t flow = q_.flow[pos];
     l.tag[k] = uint64_t{flow} << 32 | order_.stamp(flow);
     l.arrival[k] = arrival;
     if (!l.taken.empty()) l.taken[k] = next_;
-    Pending& p = l.pending[l.tail % ring.per_producer()];
+    Pending& p = l.pending[l.base / ring.batch()];
     if (i == 0) {
       p = Pending{};
       l.oldest = arrival;
@@ -208,6 +224,7 @@ uint32_t Dispatcher::receive(uint32_t want) {
     l.filling = i + 1;
     l.used = off + len + ring.options().frame_room;
     ++next_;
+    if (++pos_ == frames_per_loop_) pos_ = 0;
     --frames_left_;
     ++got;
     if (l.filling >= l.target) publish(d);
@@ -231,6 +248,7 @@ void Dispatcher::publish(uint32_t d) {
   __atomic_store_n(&ring.index(t_)->published, l.tail, __ATOMIC_RELEASE);
   l.filling = 0;
   l.used = 0;
+  open_slot(l);
   const auto in_flight = static_cast<uint32_t>(l.tail - l.head);
   if (in_flight > stats_.lane[d].hwm.load(std::memory_order_relaxed)) stats_.lane[d].hwm.store(in_flight, std::memory_order_relaxed);
 }
@@ -256,22 +274,7 @@ bool Dispatcher::try_finish(uint32_t d) {
 // A failed device's batch, with the app's frame core (as the resident path's fallback). Frames the
 // GPU had claimed may be half-rewritten: they are dropped as gpu_fault, never sent.
 void Dispatcher::process_on_cpu(Lane& l, uint32_t s, uint32_t g, uint32_t n) {
-  gpu::ResidentRing& ring = *l.dev.ring;
-  const bool claimed = !l.dev.cpu && load_acquire(&ring.status(s)->claimed) == g;
-  gpu::BatchSummary& sum = *ring.summary(s);
-  gpu::summary_clear(sum);
-  for (uint32_t i = 0; i < n; ++i) {
-    uint32_t len = ring.lengths(s)[i];
-    uint32_t& v = ring.verdicts(s)[i];
-    if (claimed) {
-      v = Verdict::drop(DropReason::kGpuFault);
-      ring.l3(s)[i] = 0;
-    } else {
-      v = app_.forward_frame_resizable(ring.bytes(s) + ring.offsets(s)[i], &len, ring.max_frame(), &ring.l3(s)[i]);
-    }
-    if (ring.lengths_change()) ring.out_lengths(s)[i] = len;
-    gpu::summary_add(sum, v, len, ring.summary_ports());
-  }
+  process_slot_on_cpu(app_, *l.dev.ring, s, n, load_acquire(&l.dev.ring->status(s)->claimed) == g);
 }
 
 void Dispatcher::finish(uint32_t d, uint32_t s, uint64_t j, const Pending& p) {

@@ -33,6 +33,7 @@ struct Plan {
 struct PlanBoard {
   std::array<Plan, kPlans> plans;
   std::atomic<uint64_t> epoch{0};
+  std::atomic<bool> abort{false};  // a dispatcher failed: the others stop receiving
 };
 
 // What a dispatcher publishes for the scheduler: single writer, relaxed loads elsewhere.
@@ -42,9 +43,11 @@ struct LaneStats {
 };
 struct DispatcherStats {
   std::atomic<uint64_t> taken{0};
-  std::atomic<uint64_t> settled_epoch{0};     // every shard of this plan is on its device
+  std::atomic<uint64_t> seen_epoch{0};        // the plan it copied last (UINT64_MAX: finished); the
+                                              // scheduler reuses a plan buffer only once all have moved on
+  std::atomic<uint64_t> settled_epoch{0};     // every shard of this plan is on its device (UINT64_MAX: finished)
   std::atomic<uint64_t> settled_ns{0};        // when
-  std::array<std::atomic<uint32_t>, kShards> shard_frames{};  // frames taken per shard
+  std::array<std::atomic<uint64_t>, kShards> shard_frames{};  // frames taken per shard
   std::array<LaneStats, kMaxDevices> lane;
 };
 
@@ -92,12 +95,15 @@ class Dispatcher {
     std::vector<uint64_t> tag;        // per slot frame: flow << 32 | sequence number
     std::vector<uint64_t> arrival;    // per slot frame
     std::vector<uint64_t> taken;      // per slot frame, with an output: its index in the queue's stream
+    uint32_t slot = 0;                // the open slot (tail's), and its first frame's index in tag/arrival/taken
+    size_t base = 0;
   };
 
   void apply_plan(uint64_t epoch);
   void settle_moving();
   uint32_t receive(uint32_t want);
   void publish(uint32_t d);
+  void open_slot(Lane& l) const;
   bool try_finish(uint32_t d);
   void process_on_cpu(Lane& l, uint32_t s, uint32_t g, uint32_t n);
   void finish(uint32_t d, uint32_t s, uint64_t j, const Pending& p);
@@ -122,6 +128,7 @@ class Dispatcher {
   size_t frames_per_loop_ = 0;
   uint64_t frames_left_ = 0;
   uint64_t next_ = 0;                       // frames taken from the queue so far
+  size_t pos_ = 0;                          // next_ modulo the queue's length
   uint64_t sunk_ = 0;
   std::unique_ptr<PacketPool> sink_pool_;
   uint64_t rx_ns_ = 0, finish_ns_ = 0, backlog_hwm_ = 0;

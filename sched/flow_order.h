@@ -18,9 +18,10 @@ class FlowOrderChecker {
     ++stamped_;
     return next_[flow]++;
   }
+  // Numbers wrap at 2^32 (a flow of more than 4 G packets): compared as serial numbers (RFC 1982).
   void left(uint32_t flow, uint32_t seq) {
     ++left_;
-    if (seq < high_[flow]) {
+    if (static_cast<int32_t>(seq - high_[flow]) < 0) {
       ++reordered_;
     } else {
       high_[flow] = seq + 1;

@@ -231,6 +231,9 @@ HeteroResult run_hetero(const ForwardApp& app, const PacketStore& input, const H
         disp[t]->run();
       } catch (...) {
         error[t] = std::current_exception();
+        board.abort.store(true);  // the others stop receiving and drain
+        stats[t]->seen_epoch.store(UINT64_MAX);
+        stats[t]->settled_epoch.store(UINT64_MAX);
         uint64_t none = 0;
         start_ns.compare_exchange_strong(none, now_ns());
       }
@@ -328,6 +331,11 @@ HeteroResult run_hetero(const ForwardApp& app, const PacketStore& input, const H
         if (next[s] != assign[s]) moved += weight[s];
       }
       const uint64_t e = epoch + 1;
+      // A plan buffer is reused only once every queue has copied a plan at most kPlans older: a
+      // queue that fell behind must not read a buffer being rewritten. Otherwise decide again next tick.
+      uint64_t min_seen = UINT64_MAX;
+      for (auto& st : stats) min_seen = std::min(min_seen, st->seen_epoch.load(std::memory_order_acquire));
+      if (min_seen != UINT64_MAX && min_seen + kPlans < e) continue;
       Plan& p = board.plans[e % kPlans];
       p = cur;
       std::copy(next.begin(), next.end(), p.device.begin());

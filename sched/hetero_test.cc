@@ -348,7 +348,7 @@ TEST(HeteroMachinery, AnOfferedLoadThatStepsIsPacedAndEveryPacketTimed) {
 TEST(HeteroMachinery, RateSchedulesAreParsedStrictly) {
   EXPECT_EQ(parse_rate_schedule("0:5,2000:40").size(), 2u);
   EXPECT_DOUBLE_EQ(parse_rate_schedule("0:5,2000:40")[1].pps, 40e6);
-  for (const char* bad : {"", "5:1", "0:1,0:2", "0:1,-5:2", "0:x", "0:1,10", "0:nan", "0:-1", "0:1,20:1e300"}) {
+  for (const char* bad : {"", "5:1", "0:1,0:2", "0:1,-5:2", "0:x", "0:1,10", "0:nan", "0:-1", "0:1,20:1e300", "0:1e-300"}) {
     EXPECT_THROW(parse_rate_schedule(bad), std::invalid_argument) << bad;
   }
 }

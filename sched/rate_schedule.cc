@@ -24,9 +24,11 @@ std::vector<RateSegment> parse_rate_schedule(const std::string& s) {
     } catch (const std::exception&) {
       throw std::invalid_argument("rate schedule part '" + part + "': expected MS:MPPS with two numbers");
     }
+    // A rate is 0 (nothing arrives) or at least one packet per second: a tiny positive rate would
+    // put the next arrival past any clock.
     if (!std::isfinite(seg.start_ms) || !std::isfinite(seg.pps) || seg.pps < 0 || seg.start_ms < 0 ||
-        seg.start_ms > 1e9 || seg.pps > 1e12) {
-      throw std::invalid_argument("rate schedule part '" + part + "': time or rate out of range");
+        seg.start_ms > 1e9 || seg.pps > 1e12 || (seg.pps > 0 && seg.pps < 1)) {
+      throw std::invalid_argument("rate schedule part '" + part + "': time (0..1e9 ms) or rate (0, or 1e-6..1e6 Mpps) out of range");
     }
     if (out.empty() && seg.start_ms != 0) throw std::invalid_argument("rate schedule: the first part must start at 0 ms");
     if (!out.empty() && seg.start_ms <= out.back().start_ms) {

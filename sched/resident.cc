@@ -10,6 +10,7 @@
 #include "core/machine_info.h"
 #include "io/rss.h"
 #include "sched/arrival_clock.h"
+#include "sched/ring_fallback.h"
 
 namespace tandem {
 
@@ -194,26 +195,7 @@ class Producer {
   void process_on_cpu(uint32_t s, uint32_t g, uint32_t n, bool after_gpu) {
     const bool claimed = after_gpu && ring_.options().mode == gpu::GpuMode::kPersistent &&
                          load_acquire(&ring_.status(s)->claimed) == g;
-    uint8_t* const bytes = ring_.bytes(s);
-    const uint32_t* const offsets = ring_.offsets(s);
-    const uint32_t* const lengths = ring_.lengths(s);
-    uint32_t* const out_lengths = ring_.out_lengths(s);
-    uint32_t* const verdicts = ring_.verdicts(s);
-    uint16_t* const l3 = ring_.l3(s);
-    gpu::BatchSummary& sum = *ring_.summary(s);
-    gpu::summary_clear(sum);
-    const uint32_t cap = ring_.max_frame();
-    for (uint32_t i = 0; i < n; ++i) {
-      uint32_t len = lengths[i];
-      if (claimed) {
-        verdicts[i] = Verdict::drop(DropReason::kGpuFault);
-        l3[i] = 0;
-      } else {
-        verdicts[i] = app_.forward_frame_resizable(bytes + offsets[i], &len, cap, &l3[i]);
-      }
-      if (ring_.lengths_change()) out_lengths[i] = len;
-      gpu::summary_add(sum, verdicts[i], len, ring_.summary_ports());
-    }
+    process_slot_on_cpu(app_, ring_, s, n, claimed);
   }
 
   void finish(uint32_t s, uint64_t j, const Pending& p, uint8_t* frames) {

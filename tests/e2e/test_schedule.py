@@ -106,6 +106,17 @@ def main():
     expect_error(base + ["--schedule", "throughput", "--device", "cpu,fpga"], "fpga", what="an unknown device")
     expect_error(base + ["--schedule", "throughput", "--device", "cpu:0"], "cpu:0", what="a group of 0 threads")
     expect_error(base + ["--device", "cpu,cpu"], "--schedule", what="a device list without --schedule")
+    expect_error(base + ["--schedule", "throughput", "--device", "cpu:2.5,cpu"], "cpu:2.5", "whole number",
+                 what="a fractional thread count")
+    expect_error(base + ["--schedule", "throughput", "--device", "cpu,sim:2000000/0"], "sim:2000000/0",
+                 what="a simulated device slower than 1 s a batch")
+    expect_error(base + ["--schedule", "throughput", "--device", "cpu:1024,cpu:1024,cpu:1024,cpu:1024"], "threads",
+                 what="more threads than the machine can hold")
+    expect_error(base + ["--schedule", "throughput", "--rate-mpps", "1", "--rate-schedule", "0:1"], "--rate-mpps",
+                 what="two offered loads")
+    expect_error(base + ["--schedule", "throughput", "--gpu-mode", "async"], "persistent", what="the DMA variant")
+    expect_error(base + ["--schedule", "throughput", "--rate-schedule", "0:1e-300"], "--rate-schedule",
+                 what="a rate too small to arrive")
     expect_error(base + ["--schedule", "throughput", "--rate-schedule", "5:1"], "--rate-schedule", what="rate schedule")
     expect_error(base + ["--rate-schedule", "0:1"], "--rate-schedule", what="rate schedule without --schedule")
     expect_error(base + ["--schedule", "throughput", "--gpu-path", "offload"], "resident", what="offload path")
