@@ -373,12 +373,7 @@ HeteroResult run_hetero(const ForwardApp& app, const PacketStore& input, const H
   total.counters = Counters(cfg.ports);
   for (int t = 0; t < n; ++t) {
     const WorkersResult& r = part[t];
-    total.counters.merge(r.counters);
-    total.latency.merge(r.latency);
-    total.wire_bytes += r.wire_bytes;
-    total.verify_checked += r.verify_checked;
-    total.verify_mismatches += r.verify_mismatches;
-    total.stopped |= r.stopped;
+    total.add(r);  // a thread's part: counters, latencies, bytes, verification (no times of its own)
     const Dispatcher& dp = *disp[t];
     res.rx_seconds += dp.rx_ns() / 1e9;
     total.rx_seconds += dp.rx_ns() / 1e9;

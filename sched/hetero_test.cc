@@ -21,16 +21,6 @@
 namespace tandem {
 namespace {
 
-class CollectingSink final : public PacketSink {
- public:
-  void tx_burst(const PacketPool& pool, const PacketBatch& b) override {
-    for (uint32_t i = 0; i < b.size; ++i) {
-      if (Verdict::is_drop(b.verdict[i])) continue;
-      frames.emplace_back(pool.data(b.cell[i]), pool.data(b.cell[i]) + b.len[i]);
-    }
-  }
-  std::vector<std::vector<uint8_t>> frames;
-};
 
 DeviceSpec cpu(const std::string& id, int threads = 1) {
   DeviceSpec d;
@@ -80,32 +70,10 @@ class ChaosController final : public sched::Controller {
   size_t tick_ = 0;
 };
 
-struct Loaded {
-  LoadedApp a;
-  PacketStore s;
-  WorkersResult ref;
-  Forwarded scalar;
-};
 
-Loaded load(const Case& c) {
-  Loaded l{load_app(c.app, c.t.args), {}, {}, {}};
-  l.a.app->build_reference();
-  l.s = l.a.generate(parse_gen_spec(c.t.gen));
-  add_bad_frames(l.s);
-  WorkersConfig wc;
-  wc.path = LookupPath::kScalar;
-  wc.ports = l.a.app->ports();
-  wc.verify = true;
-  l.ref = run_workers(*l.a.app, l.s, wc);
-  l.scalar = forward_scalar(*l.a.app, l.s);
-  return l;
-}
-
+// What the scalar path forwards, as a multiset: devices finish flows in different interleavings.
 std::vector<std::vector<uint8_t>> sorted_forwarded(const Forwarded& f) {
-  std::vector<std::vector<uint8_t>> out;
-  for (size_t i = 0; i < f.frames.size(); ++i) {
-    if (!Verdict::is_drop(f.verdicts[i])) out.push_back(f.frames[i]);
-  }
+  std::vector<std::vector<uint8_t>> out = forwarded_frames(f);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -114,7 +82,7 @@ class Hetero : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Hetero, DevicesSharingTheTrafficGiveTheReferenceDecisions) {
   const Case& c = GetParam();
-  Loaded l = load(c);
+  LoadedCase l = load_case(c);
   const ForwardApp& app = *l.a.app;
   if (app.frame_growth() != 0) {
     HeteroConfig hc = config(app, 1, {cpu("cpu0"), cpu("cpu1")});
@@ -143,7 +111,7 @@ TEST_P(Hetero, DevicesSharingTheTrafficGiveTheReferenceDecisions) {
 
 TEST_P(Hetero, ShardsMovingEveryTickReorderNothingAndLoseNothing) {
   const Case& c = GetParam();
-  Loaded l = load(c);
+  LoadedCase l = load_case(c);
   const ForwardApp& app = *l.a.app;
   if (app.frame_growth() != 0) GTEST_SKIP() << "per-SA state is not moved yet";
   ChaosController chaos;
@@ -166,7 +134,7 @@ TEST_P(Hetero, TheGpuAndACpuGroupTogetherWithShardsMoving) {
   TANDEM_REQUIRE_GPU();
   const Case& c = GetParam();
   if (const std::string why = no_gpu_path(c); !why.empty()) GTEST_SKIP() << c.t.label << ": " << why;
-  Loaded l = load(c);
+  LoadedCase l = load_case(c);
   const ForwardApp& app = *l.a.app;
   if (app.frame_growth() != 0) GTEST_SKIP() << "per-SA state is not moved yet";
   for (const gpu::FrameLayout layout : {gpu::FrameLayout::kCells, gpu::FrameLayout::kPacked}) {

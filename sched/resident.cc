@@ -334,12 +334,7 @@ ResidentResult run_resident(const ForwardApp& app, const PacketStore& input, con
   total.counters = Counters(cfg.ports);
   for (int t = 0; t < n; ++t) {
     const WorkersResult& r = part[t];
-    total.counters.merge(r.counters);
-    total.latency.merge(r.latency);
-    total.wire_bytes += r.wire_bytes;
-    total.verify_checked += r.verify_checked;
-    total.verify_mismatches += r.verify_mismatches;
-    total.stopped |= r.stopped;
+    total.add(r);  // a thread's part: counters, latencies, bytes, verification (no times of its own)
     const Producer& p = *producers[t];
     res.rx_seconds += p.rx_ns() / 1e9;
     total.rx_seconds += p.rx_ns() / 1e9;

@@ -1,5 +1,5 @@
 // The registered apps' test cases (apps/registry.h) and what the pipeline tests compare runs
-// with: shared by tests/apps_pipeline_test.cc and tests/resident_test.cc.
+// with: shared by tests/apps_pipeline_test.cc, tests/resident_test.cc and sched/hetero_test.cc.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,7 +13,9 @@
 
 #include "apps/registry.h"
 #include "core/packet_pool.h"
+#include "io/packet_source.h"
 #include "io/packet_store.h"
+#include "io/traffic_gen.h"
 #include "sched/workers.h"
 #include "tests/test_util.h"
 
@@ -88,6 +90,15 @@ inline Forwarded forward_scalar(const ForwardApp& app, const PacketStore& s) {
   return out;
 }
 
+// The scalar path's forwarded frames, in input order.
+inline std::vector<std::vector<uint8_t>> forwarded_frames(const Forwarded& f) {
+  std::vector<std::vector<uint8_t>> out;
+  for (size_t i = 0; i < f.frames.size(); ++i) {
+    if (!Verdict::is_drop(f.verdicts[i])) out.push_back(f.frames[i]);
+  }
+  return out;
+}
+
 inline void expect_same(const WorkersResult& a, const WorkersResult& b, const std::string& what) {
   EXPECT_EQ(a.counters.rx_packets, b.counters.rx_packets) << what;
   EXPECT_EQ(a.counters.tx_per_port, b.counters.tx_per_port) << what;
@@ -97,6 +108,40 @@ inline void expect_same(const WorkersResult& a, const WorkersResult& b, const st
   EXPECT_EQ(b.counters.rx_packets, b.expected) << what;
   EXPECT_EQ(b.verify_mismatches, 0u) << what;
   EXPECT_GT(b.verify_checked, 0u) << what;
+}
+
+// Keeps what a path sends to its output: the forwarded frames, in order.
+class CollectingSink final : public PacketSink {
+ public:
+  void tx_burst(const PacketPool& pool, const PacketBatch& b) override {
+    for (uint32_t i = 0; i < b.size; ++i) {
+      if (Verdict::is_drop(b.verdict[i])) continue;
+      frames.emplace_back(pool.data(b.cell[i]), pool.data(b.cell[i]) + b.len[i]);
+    }
+  }
+  std::vector<std::vector<uint8_t>> frames;
+};
+
+// A case's app with its reference built, its traffic with the frames every app must drop, the
+// scalar workers' counters over it and the scalar path's frames and verdicts.
+struct LoadedCase {
+  LoadedApp a;
+  PacketStore s;
+  WorkersResult ref;
+  Forwarded scalar;
+};
+inline LoadedCase load_case(const Case& c) {
+  LoadedCase l{load_app(c.app, c.t.args), {}, {}, {}};
+  l.a.app->build_reference();
+  l.s = l.a.generate(parse_gen_spec(c.t.gen));
+  add_bad_frames(l.s);
+  WorkersConfig wc;
+  wc.path = LookupPath::kScalar;
+  wc.ports = l.a.app->ports();
+  wc.verify = true;
+  l.ref = run_workers(*l.a.app, l.s, wc);
+  l.scalar = forward_scalar(*l.a.app, l.s);
+  return l;
 }
 
 }  // namespace tandem

@@ -24,27 +24,6 @@
 namespace tandem {
 namespace {
 
-// Keeps what the resident path sends to its output: frames and verdicts, in order.
-class CollectingSink final : public PacketSink {
- public:
-  void tx_burst(const PacketPool& pool, const PacketBatch& b) override {
-    for (uint32_t i = 0; i < b.size; ++i) {
-      if (Verdict::is_drop(b.verdict[i])) continue;
-      frames.emplace_back(pool.data(b.cell[i]), pool.data(b.cell[i]) + b.len[i]);
-    }
-  }
-  std::vector<std::vector<uint8_t>> frames;
-};
-
-// The scalar path's forwarded frames, in input order.
-std::vector<std::vector<uint8_t>> forwarded_frames(const Forwarded& f) {
-  std::vector<std::vector<uint8_t>> out;
-  for (size_t i = 0; i < f.frames.size(); ++i) {
-    if (!Verdict::is_drop(f.verdicts[i])) out.push_back(f.frames[i]);
-  }
-  return out;
-}
-
 ResidentConfig config(const ForwardApp& app, int producers, gpu::FrameLayout layout, uint32_t batch, bool cpu) {
   ResidentConfig rc;
   rc.producers = producers;
@@ -58,26 +37,6 @@ ResidentConfig config(const ForwardApp& app, int producers, gpu::FrameLayout lay
   return rc;
 }
 
-struct Loaded {
-  LoadedApp a;
-  PacketStore s;
-  WorkersResult ref;
-  Forwarded scalar;
-};
-
-Loaded load(const Case& c) {
-  Loaded l{load_app(c.app, c.t.args), {}, {}, {}};
-  l.a.app->build_reference();
-  l.s = l.a.generate(parse_gen_spec(c.t.gen));
-  add_bad_frames(l.s);
-  WorkersConfig wc;
-  wc.path = LookupPath::kScalar;
-  wc.ports = l.a.app->ports();
-  wc.verify = true;
-  l.ref = run_workers(*l.a.app, l.s, wc);
-  l.scalar = forward_scalar(*l.a.app, l.s);
-  return l;
-}
 
 std::string label(const Case& c, const ResidentConfig& rc) {
   return c.t.label + (rc.cpu ? " cpu" : std::string(" ") + gpu::gpu_mode_name(rc.ring.mode)) + " " +
@@ -89,7 +48,7 @@ class ResidentPath : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ResidentPath, TheReceiveThreadsRingGivesTheReferenceDecisions) {
   const Case& c = GetParam();
-  Loaded l = load(c);
+  LoadedCase l = load_case(c);
   const ForwardApp& app = *l.a.app;
   for (const gpu::FrameLayout layout : {gpu::FrameLayout::kCells, gpu::FrameLayout::kPacked}) {
     for (const int producers : {1, 3}) {
@@ -115,7 +74,7 @@ TEST_P(ResidentPath, TheGpuGivesTheReferenceDecisionsAndBytes) {
   TANDEM_REQUIRE_GPU();
   const Case& c = GetParam();
   if (const std::string why = no_gpu_path(c); !why.empty()) GTEST_SKIP() << c.t.label << ": " << why;
-  Loaded l = load(c);
+  LoadedCase l = load_case(c);
   const ForwardApp& app = *l.a.app;
   struct Way {
     gpu::GpuMode mode;
