@@ -116,7 +116,10 @@ void ModelController::estimate(const Observation& obs) {
     ++alive, carried += o.pps, saturated += o.saturated;
     // A group that reports its busy time has a capacity of what it carried over that time; a
     // nearly idle one (busy below 1%) at least 100 times what it carried.
-    const double sample = o.busy >= 0 && o.pps > 0 ? o.pps / std::clamp(o.busy, 0.01, 1.0) : o.saturated ? o.pps : -1;
+    // A saturated one is credited a little less than it carried, so that its share backs off until
+    // its queue is no longer full.
+    double sample = o.busy >= 0 && o.pps > 0 ? o.pps / std::clamp(o.busy, 0.01, 1.0) : o.saturated ? o.pps : -1;
+    if (o.saturated && sample > 0) sample = 0.97 * std::min(sample, o.pps);
     if (!(sample > 0)) continue;
     // A saturated device below its estimate is short of capacity now: follow it faster than noise.
     const double w = !e.measured ? 1.0 : (o.saturated && sample < e.mu) ? std::max(o_.ewma, 0.5) : o_.ewma;
@@ -360,7 +363,12 @@ Decision ModelController::decide(const Observation& obs) {
   if (!failed.empty()) {
     why = failed + " failed: share 0; " + why;  // no dwell, no limit: it must get nothing now
   } else {
-    if (dist < o_.deadband && cur_set == plan_set) return out;  // a device joining or leaving is never noise
+    // A device joining or leaving is never noise; nor is a saturated device whose share would
+    // shrink: a full queue stops the dispatcher for every device, so the last point of share above
+    // a device's capacity costs the most.
+    bool relieves = false;
+    for (size_t d = 0; d < n; ++d) relieves = relieves || (alive[d] && obs.dev[d].saturated && next[d] < cur_[d]);
+    if (dist < o_.deadband && cur_set == plan_set && !(overloaded && relieves)) return out;
     if (dot < 0 && since_change_ < o_.min_dwell_ticks && !overloaded) return out;  // too soon to reverse
     if (overloaded) {
       why += "; overloaded: moving at once";

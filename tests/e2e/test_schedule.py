@@ -99,6 +99,22 @@ def main():
         c.check(len(tl) > 10 and any(p["offered_mpps"] > 0.35 for p in tl) and any(0.1 < p["offered_mpps"] < 0.3 for p in tl),
                 f"timeline follows the offered steps: {[round(p['offered_mpps'], 2) for p in tl][:60]}")
 
+    # The run's timeline as a plot (tools/plots/plot_schedule.py), where matplotlib is installed.
+    try:
+        import matplotlib  # noqa: F401
+        have_mpl = True
+    except ImportError:
+        have_mpl = os.environ.get("CI") == "true"  # CI installs it: its absence there is a failure
+    if have_mpl and os.path.exists(j):
+        tool = os.path.join(a.source_dir, "tools/plots/plot_schedule.py")
+        rc, so, se = run([sys.executable, tool, j, "--out", d])
+        png = os.path.join(d, "s.png")
+        c.check(rc == 0 and os.path.exists(png) and os.path.getsize(png) > 10000, f"plot_schedule: {rc} {so} {se[-300:]}")
+        bad = os.path.join(d, "bad.json")
+        open(bad, "w").write('{"schedule": {"timeline": []}}')
+        rc, so, se = run([sys.executable, tool, bad, "--out", d])
+        c.check(rc == 1 and "cannot plot" in se, f"plot_schedule on an empty timeline: {rc} {se}")
+
     # Refusals, before anything runs.
     expect_error(base + ["--schedule", "sideways"], "--schedule sideways", what="unknown policy")
     expect_error(base + ["--schedule", "static:1", "--device", "cpu:1,cpu:1"], "one share per device", what="shares")
