@@ -264,6 +264,8 @@ int run(const RunOptions& o) {
     }
   } else if (!o.schedule.rate_schedule.empty()) {
     throw UsageError("--rate-schedule is for --schedule runs");
+  } else if (!o.schedule.table_file.empty()) {
+    throw UsageError("--schedule-table is for --schedule runs");
   }
   if (o.device == "cpu" && !o.gpu_flags.empty()) {
     throw UsageError(join(o.gpu_flags) + (o.gpu_flags.size() > 1 ? ": these flags are" : ": this flag is") +
@@ -362,6 +364,10 @@ int run(const RunOptions& o) {
     if (list != o.device) std::fprintf(stderr, "device auto: %s: scheduling among 2 CPU worker groups\n", no_gpu.c_str());
     sr = std::make_unique<ScheduledRun>(o.schedule, list, app, o.workers, cores, o.rate_mpps);
     if (!sr->note().empty()) std::printf("%s\n", sr->note().c_str());
+    // The app's flags name its table (paths, sizes, seeds): the load report would differ in its times.
+    std::string app_flags;
+    for (const auto& [flag, value] : o.table.args.values()) app_flags += (app_flags.empty() ? "--" : " --") + flag + " " + value;
+    sr->use_table(app.name(), app_flags, input_desc);
     HeteroConfig& hc = sr->config();
     hc.gpu_ring = resident_options(o.resident, resident_mode, resident_batch, o.persistent_blocks, o.inject_gpu_fault,
                                    cell_size(in.store()));
@@ -585,6 +591,7 @@ int run(const RunOptions& o) {
     report["interrupted"] = sig ? nlohmann::json(stop_signal_name(sig)) : nlohmann::json(nullptr);
     bench::write_json(o.json, report);
   }
+  if (sr && !sig) sr->save_table(hres, seconds);  // an interrupted run's figures are not a profile
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw UsageError("cannot write to standard output");
   if (!balanced) return 3;
   if (sig) return 128 + sig;

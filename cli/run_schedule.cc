@@ -4,9 +4,11 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <thread>
 
 #include "cli/commands.h"
+#include "core/machine_info.h"
 #include "gpu/gpu_runtime.h"
 #include "sched/controller.h"
 #include "sched/energy.h"
@@ -71,6 +73,9 @@ void add_schedule_flags(CLI::App* run, ScheduleFlags& f) {
       ->capture_default_str()->check(CLI::IsMember({"model"}));
   run->add_option("--rate-schedule", f.rate_schedule,
                   "offered load changing over time, MS:MPPS,... from 0 ms (e.g. 0:5,2000:40,4000:5); replaces --rate-mpps");
+  run->add_option("--schedule-table", f.table_file,
+                  "--schedule: keep each device's measured capacity in this JSON file (tandem-schedule-table/1); a "
+                  "later run of the same app, table, traffic, machine, build and devices starts from the split it gives");
   run->add_option("--tick-ms", f.tick_ms, "--schedule: the scheduler's period")
       ->capture_default_str()->check(CLI::Range(1.0, 1000.0));
   run->add_option("--cpu-batch", f.cpu_batch, "--schedule: frames per batch of a CPU group (at most)")
@@ -208,6 +213,124 @@ std::string ScheduledRun::describe() const {
   }
   return s + "; " + std::to_string(cfg_.dispatchers) + " receive thread" + (cfg_.dispatchers > 1 ? "s" : "") +
          " (dispatchers)";
+}
+
+void ScheduledRun::use_table(const std::string& app, const std::string& app_table, const std::string& traffic) {
+  if (f_.table_file.empty()) return;
+  key_.app = app;
+  key_.app_table = app_table;
+  key_.traffic = traffic;
+  const MachineInfo m = machine_info();
+  key_.cpu_model = m.cpu_model;
+  key_.logical_cpus = m.logical_cpus;
+  key_.tandem_version = std::string("built ") + __DATE__ + " " + __TIME__ + " by " + m.compiler;
+  for (const DeviceSpec& d : cfg_.devices) {
+    key_.devices.push_back(d.id + (d.kind == sched::DeviceKind::kGpu ? "" : ":" + std::to_string(d.threads)));
+    if (d.kind == sched::DeviceKind::kGpu) key_.gpu_name = gpu::device_info().name;
+  }
+  if (!std::filesystem::exists(f_.table_file)) {
+    std::printf("schedule table %s: none yet; written after the run\n", f_.table_file.c_str());
+    return;
+  }
+  sched::ProfileTable t;
+  try {
+    t = sched::ProfileTable::load(f_.table_file);
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("--schedule-table: ") + e.what() + " (remove the file to start afresh)");
+  }
+  std::string why;
+  if (!t.matches(key_, &why)) {
+    std::printf("schedule table %s: not used (%s); rewritten after the run\n", f_.table_file.c_str(), why.c_str());
+    return;
+  }
+  // Each device alone: its entry's throughput, as far as it stays healthy.
+  std::vector<double> cap(cfg_.devices.size(), 0);
+  for (const sched::ProfileEntry& e : t.entries) {
+    for (size_t d = 0; d < e.share.size() && d < cap.size(); ++d) {
+      if (e.share[d] == 1) cap[d] = std::max(cap[d], e.mpps_max * e.health);
+    }
+  }
+  const bool all = std::all_of(cap.begin(), cap.end(), [](double c) { return c > 0; });
+  prior_ = std::make_unique<sched::ProfileTable>(std::move(t));
+  if (all && f_.schedule.rfind("static:", 0) != 0) {
+    cfg_.initial_share = cap;
+    std::string s;
+    for (size_t d = 0; d < cap.size(); ++d) {
+      char b[64];
+      std::snprintf(b, sizeof b, "%s%s %.2f Mpps", d ? ", " : "", cfg_.devices[d].id.c_str(), cap[d]);
+      s += b;
+    }
+    std::printf("schedule table %s reused: starting from shares in proportion to %s\n", f_.table_file.c_str(), s.c_str());
+  } else {
+    std::printf("schedule table %s: matches, but %s; rewritten after the run\n", f_.table_file.c_str(),
+                all ? "static shares were asked for" : "not every device's capacity is in it");
+  }
+}
+
+// Blends a measured point into the table (halfway to it), or adds it.
+static void learn(sched::ProfileTable& t, const sched::ProfileEntry& e) {
+  try {
+    t.update(e, 0.5);
+  } catch (const std::exception& x) {
+    throw UsageError(std::string("--schedule-table: not written: ") + x.what());
+  }
+}
+
+void ScheduledRun::save_table(const HeteroResult& r, double seconds) const {
+  if (f_.table_file.empty() || key_.devices.empty()) return;
+  // A table this run started from learns from it (each figure moves halfway to the new one);
+  // otherwise the run's figures make a new table.
+  sched::ProfileTable t = prior_ ? *prior_ : sched::ProfileTable{};
+  t.key = key_;
+  // One entry per device alone and one for the latest run's split: the table stays this small.
+  std::erase_if(t.entries, [](const sched::ProfileEntry& e) {
+    return std::count_if(e.share.begin(), e.share.end(), [](double x) { return x > 0; }) != 1;
+  });
+  t.energy_source = energy_sources();
+  const size_t nd = r.devices.size();
+  std::string said;
+  for (size_t d = 0; d < nd; ++d) {
+    const DeviceReport& x = r.devices[d];
+    const uint32_t batch = x.kind == sched::DeviceKind::kGpu ? cfg_.gpu_ring.batch : cfg_.cpu_batch;
+    char b[96];
+    if (x.capacity_pps <= 0) {
+      std::snprintf(b, sizeof b, "%s%s not measured (never saturated)", d ? ", " : "", x.id.c_str());
+      said += b;
+      continue;
+    }
+    sched::ProfileEntry e;
+    e.share.assign(nd, 0.0);
+    e.share[d] = 1;
+    e.batch.assign(nd, 0u);
+    e.batch[d] = batch;
+    e.mpps_max = x.capacity_pps / 1e6;
+    learn(t, e);
+    std::snprintf(b, sizeof b, "%s%s %.2f Mpps", d ? ", " : "", x.id.c_str(), e.mpps_max);
+    said += b;
+  }
+  // The run itself: its split (the packets each device carried) and what it delivered.
+  uint64_t all = 0;
+  for (const DeviceReport& x : r.devices) all += x.packets;
+  if (all > 0 && seconds > 0) {
+    sched::ProfileEntry e;
+    for (const DeviceReport& x : r.devices) {
+      e.share.push_back(double(x.packets) / double(all));
+      e.batch.push_back(x.packets ? (x.kind == sched::DeviceKind::kGpu ? cfg_.gpu_ring.batch : cfg_.cpu_batch) : 0);
+    }
+    e.mpps_max = r.run.counters.rx_packets / seconds / 1e6;
+    e.p50_us = r.run.latency.percentile(0.5) / 1e3;
+    e.p99_us = r.run.latency.percentile(0.99) / 1e3;
+    e.latency_at_mpps = e.mpps_max;
+    e.watts_max = energy_ ? energy_watts() : 0;
+    learn(t, e);
+  }
+  try {
+    t.save(f_.table_file);
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("--schedule-table: not written: ") + e.what());
+  }
+  std::printf("schedule table %s written: this run measured %s%s\n", f_.table_file.c_str(), said.c_str(),
+              prior_ ? "; the table's figures moved halfway to these" : "");
 }
 
 void ScheduledRun::start_energy() {

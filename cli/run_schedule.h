@@ -12,6 +12,7 @@
 
 #include "apps/forward_app.h"
 #include "sched/hetero.h"
+#include "sched/profile_table.h"
 
 namespace tandem::sched {
 class Controller;
@@ -24,6 +25,7 @@ struct ScheduleFlags {
   std::string schedule;          // empty: not scheduled
   std::string controller = "model";
   std::string rate_schedule;     // --rate-schedule "MS:MPPS,..."
+  std::string table_file;        // --schedule-table FILE
   double tick_ms = 10;
   uint32_t cpu_batch = 256;
   double cpu_idle_watts = 30, cpu_core_watts = 5;
@@ -45,6 +47,12 @@ class ScheduledRun {
   HeteroConfig& config() { return cfg_; }
   const std::string& note() const { return note_; }  // said before the run ("no GPU (...): ...")
   std::string describe() const;                     // for the "device:" line
+  // --schedule-table: a table made by an earlier run of this app, table, traffic, machine, build and
+  // device list gives the adaptive run its starting split (each device's measured capacity); any
+  // other is left alone and rewritten after the run. A file that is not a table is an error.
+  void use_table(const std::string& app, const std::string& app_table, const std::string& traffic);
+  // Writes the run's measurements to --schedule-table (atomically); says what it wrote.
+  void save_table(const HeteroResult& r, double seconds) const;
   void start_energy();
   void stop_energy();
   // The report lines after the usual ones, and the JSON's "schedule" and "energy".
@@ -65,6 +73,8 @@ class ScheduledRun {
   std::string energy_tried_;
   int gpu_meter_ = -1;  // index of the GPU's meter in the sampler, -1: none
   std::string note_;
+  sched::TableKey key_;
+  std::unique_ptr<sched::ProfileTable> prior_;  // the matching table the run started from
 };
 
 // Adds one window's run to `into` (a capture forwarded a window at a time).

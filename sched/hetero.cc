@@ -250,6 +250,7 @@ HeteroResult run_hetero(const ForwardApp& app, const PacketStore& input, const H
   std::vector<uint64_t> shard_prev(sched::kShards, 0);
   uint64_t epoch = 1;
   std::vector<uint64_t> switch_ns;  // per switch: its decision time
+  std::vector<std::vector<double>> capacity(nd);  // per device: per-tick capacity samples (bounded)
   constexpr size_t kMaxTimeline = 200000;
   int pending = -1;  // the switch not yet settled
   uint64_t switch_epoch = 0;
@@ -280,6 +281,11 @@ HeteroResult run_hetero(const ForwardApp& app, const PacketStore& input, const H
         for (auto& st : stats) f += st->shard_frames[s].load(std::memory_order_relaxed);
         weight[s] = 0.8 * weight[s] + 0.2 * double(f - shard_prev[s]);
         shard_prev[s] = f;
+      }
+      for (size_t d = 0; d < nd; ++d) {
+        const sched::DeviceObs& x = o.dev[d];
+        const double sample = x.busy >= 0.2 ? x.pps / std::min(x.busy, 1.0) : x.saturated ? x.pps : 0;
+        if (sample > 0 && capacity[d].size() < 100000) capacity[d].push_back(sample);
       }
       if (cfg.observe) cfg.observe(o);
       TimelinePoint tp;
@@ -399,6 +405,10 @@ HeteroResult run_hetero(const ForwardApp& app, const PacketStore& input, const H
     }
     rep.mean_batch = rep.batches ? double(rep.packets) / double(rep.batches) : 0;
     rep.busy_seconds = devs[d].cpu ? devs[d].cpu->busy_ns() / 1e9 : 0;
+    if (!capacity[d].empty()) {
+      std::nth_element(capacity[d].begin(), capacity[d].begin() + capacity[d].size() / 2, capacity[d].end());
+      rep.capacity_pps = capacity[d][capacity[d].size() / 2];
+    }
     rep.failed = devs[d].runner->failed();
     if (rep.failed) rep.error = devs[d].runner->error();
     res.devices.push_back(std::move(rep));

@@ -88,6 +88,10 @@ struct DeviceReport {
   uint64_t full_waits = 0;        // rounds a dispatcher found all its slots of this device in flight
   bool failed = false;
   std::string error;
+  // Its capacity as the run measured it, packets per second: the median over ticks of what it
+  // carried per busy second (CPU and sim groups busy at least 20% of a tick) or carried with its
+  // queue full (any device). 0: never measured (it never saturated).
+  double capacity_pps = 0;
 };
 
 struct SwitchRecord {

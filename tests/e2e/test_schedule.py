@@ -115,6 +115,29 @@ def main():
         rc, so, se = run([sys.executable, tool, bad, "--out", d])
         c.check(rc == 1 and "cannot plot" in se, f"plot_schedule on an empty timeline: {rc} {se}")
 
+    # A schedule table: written by a run, reused by the same run again, not used for other traffic,
+    # refused when it is not a table.
+    tbl = os.path.join(d, "table.json")
+    cmd = base + ["--schedule", "throughput", "--device", "cpu:1,cpu:1", "--repeat", "3", "--schedule-table", tbl]
+    rc, so, se = run(cmd)
+    c.check(rc == 0 and "none yet" in so and "schedule table" in so and "written" in so and os.path.exists(tbl),
+            f"table written: {rc} {so[-400:]} {se[-300:]}")
+    if os.path.exists(tbl):
+        t = json.load(open(tbl))
+        c.check(t.get("format") == "tandem-schedule-table/1" and t["key"]["devices"] == ["cpu0:1", "cpu1:1"],
+                f"table format and key: {str(t)[:300]}")
+        rc, so, se = run(cmd)
+        c.check(rc == 0 and "reused: starting from shares" in so and "moved halfway" in so, f"table reused: {so[-500:]}")
+        rc, so, se = run([T, "run", "--fib", fib, "--gen", "count=200000,flows=2000,seed=9", "--schedule", "throughput",
+                          "--device", "cpu:1,cpu:1", "--schedule-table", tbl])
+        c.check(rc == 0 and "not used (made for traffic" in so, f"table for other traffic: {so[-500:]}")
+    garbage = os.path.join(d, "garbage.json")
+    open(garbage, "w").write("\x00not a table")
+    expect_error(base + ["--schedule", "throughput", "--schedule-table", garbage], "--schedule-table", "garbage.json",
+                 what="a schedule table that is not one")
+    c.check(open(garbage).read() == "\x00not a table", "a refused table file was changed")
+    expect_error(base + ["--schedule-table", tbl], "--schedule-table", what="a schedule table without --schedule")
+
     # Refusals, before anything runs.
     expect_error(base + ["--schedule", "sideways"], "--schedule sideways", what="unknown policy")
     expect_error(base + ["--schedule", "static:1", "--device", "cpu:1,cpu:1"], "one share per device", what="shares")
