@@ -281,27 +281,13 @@ void Dispatcher::finish(uint32_t d, uint32_t s, uint64_t j, const Pending& p) {
   Lane& l = lanes_[d];
   gpu::ResidentRing& ring = *l.dev.ring;
   const uint32_t n = p.n;
-  const uint32_t* const verdicts = ring.verdicts(s);
-  const uint32_t* const lengths = ring.out_lengths(s);
-  Counters& c = r_.counters;
-  c.rx_packets += n;
-  c.rx_bytes += p.rx_bytes;
-  gpu::summary_to_counters(*ring.summary(s), verdicts, n, ring.summary_ports(), c);
-  r_.wire_bytes += p.wire_bytes;
+  count_slot(app_, ring, s, n, ring.bytes(s), p.rx_bytes, p.wire_bytes, cfg_.verify, r_);
   const uint64_t now = now_ns();
   const size_t base = size_t{j % ring.per_producer()} * ring.batch();
   for (uint32_t i = 0; i < n; ++i) {
     r_.latency.record(now - std::min(now, l.arrival[base + i]));
     const uint64_t tag = l.tag[base + i];
     order_.left(static_cast<uint32_t>(tag >> 32), static_cast<uint32_t>(tag));
-  }
-  if (cfg_.verify) {
-    for (uint32_t i = 0; i < n; ++i) {
-      uint32_t want = 0;
-      if (!app_.reference_verdict(ring.bytes(s) + ring.offsets(s)[i], lengths[i], ring.l3(s)[i], verdicts[i], &want)) continue;
-      ++r_.verify_checked;
-      r_.verify_mismatches += want != verdicts[i];
-    }
   }
   if (cfg_.sink && sunk_ < frames_per_loop_) write_out(l, s, j, n);
   LaneStats& st = stats_.lane[d];

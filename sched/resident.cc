@@ -203,25 +203,12 @@ class Producer {
     const uint32_t* const offsets = ring_.offsets(s);
     const uint32_t* const lengths = ring_.out_lengths(s);  // lengths(s) unless frames change length
     const uint32_t* const verdicts = ring_.verdicts(s);
-    Counters& c = r_.counters;
-    c.rx_packets += n;
-    c.rx_bytes += p.rx_bytes;
-    gpu::summary_to_counters(*ring_.summary(s), verdicts, n, ring_.summary_ports(), c);
-    r_.wire_bytes += p.wire_bytes;
+    count_slot(app_, ring_, s, n, frames, p.rx_bytes, p.wire_bytes, cfg_.verify, r_);
     const uint64_t t = now_ns();
     if (p.spacing == 0) {
       r_.latency.record(t - p.first_arrival, n);
     } else {
       for (uint32_t i = 0; i < n; ++i) r_.latency.record(t - std::min(t, p.first_arrival + i * p.spacing));
-    }
-    if (cfg_.verify) {
-      const uint16_t* const l3 = ring_.l3(s);
-      for (uint32_t i = 0; i < n; ++i) {
-        uint32_t want = 0;
-        if (!app_.reference_verdict(frames + offsets[i], lengths[i], l3[i], verdicts[i], &want)) continue;
-        ++r_.verify_checked;
-        r_.verify_mismatches += want != verdicts[i];
-      }
     }
     if (cfg_.sink && sunk_ < frames_per_loop_) {
       write_out(frames, offsets, lengths, verdicts, &source_[(j % ring_.per_producer()) * ring_.batch()], n);

@@ -1,15 +1,18 @@
-// A resident ring's batch processed on the CPU by the thread that published it, with the app's frame
-// core: what the resident path and the scheduler's dispatchers do when a device fails. Frames of a
-// batch the device had claimed may be half-rewritten: they are dropped as gpu_fault, never sent.
+// The host side of a resident ring's finished batch, shared by the resident path's receive threads
+// and the scheduler's dispatchers: processing it on the CPU when its device failed, and counting
+// and verifying it once it is done.
 #pragma once
 
 #include <cstdint>
 
 #include "apps/forward_app.h"
 #include "gpu/resident.h"
+#include "sched/workers.h"
 
 namespace tandem {
 
+// The batch with the app's frame core, when its device failed. Frames of a batch the device had
+// claimed may be half-rewritten: they are dropped as gpu_fault, never sent.
 inline void process_slot_on_cpu(const ForwardApp& app, gpu::ResidentRing& ring, uint32_t s, uint32_t n, bool claimed) {
   uint8_t* const bytes = ring.bytes(s);
   const uint32_t* const offsets = ring.offsets(s);
@@ -30,6 +33,28 @@ inline void process_slot_on_cpu(const ForwardApp& app, gpu::ResidentRing& ring, 
     }
     if (ring.lengths_change()) out_lengths[i] = len;
     gpu::summary_add(sum, verdicts[i], len, ring.summary_ports());
+  }
+}
+
+// Adds a done batch of n frames (`frames`: the slot's bytes, or its DMA copy) to r: its counters
+// from the summary, its bytes, and with `verify` each decision checked against the app's reference.
+inline void count_slot(const ForwardApp& app, gpu::ResidentRing& ring, uint32_t s, uint32_t n, const uint8_t* frames,
+                       uint64_t rx_bytes, uint64_t wire_bytes, bool verify, WorkersResult& r) {
+  const uint32_t* const verdicts = ring.verdicts(s);
+  Counters& c = r.counters;
+  c.rx_packets += n;
+  c.rx_bytes += rx_bytes;
+  gpu::summary_to_counters(*ring.summary(s), verdicts, n, ring.summary_ports(), c);
+  r.wire_bytes += wire_bytes;
+  if (!verify) return;
+  const uint32_t* const offsets = ring.offsets(s);
+  const uint32_t* const lengths = ring.out_lengths(s);  // lengths(s) unless frames change length
+  const uint16_t* const l3 = ring.l3(s);
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t want = 0;
+    if (!app.reference_verdict(frames + offsets[i], lengths[i], l3[i], verdicts[i], &want)) continue;
+    ++r.verify_checked;
+    r.verify_mismatches += want != verdicts[i];
   }
 }
 
