@@ -38,6 +38,7 @@ struct GpuPathOptions {
   std::string offload_workers = "15";
   std::string rx_threads = "1,2,4";
   std::string resident = "persistent-cells,persistent-packed,async-packed";
+  std::string gpus = "1";  // resident rows: GPU counts (N: GPUs 0..N-1)
   uint32_t batch = 1024;
   uint32_t dma_batch = 16384;
   uint32_t ring_slots = 16;
@@ -58,6 +59,7 @@ struct Row {
   double p99_us = 0;
   bool checked = false;   // the verified pass matched the scalar path
   std::string error;
+  int gpus = 1;           // resident rows: GPUs used
   std::string size;       // the traffic's frame size
   double mean_bytes = 0;  // captured bytes per frame on average
 };
@@ -162,11 +164,19 @@ void add_rows(const GpuPathOptions& o, ForwardApp& app, const PacketStore& s, bo
     const size_t dash = way.find('-');
     if (dash == std::string::npos) throw UsageError("--resident: '" + way + "' is not MODE-LAYOUT");
     const std::string mode = way.substr(0, dash), layout = way.substr(dash + 1);
+    for (const int ng : int_list("--gpus", o.gpus, 1, 64))
     for (const int t : int_list("--rx-threads", o.rx_threads, 1, 32)) {
-      Row row{"GPU resident (" + mode + ", " + layout + ")", std::to_string(t) + " receive + 1 housekeeping"};
+      if (ng > gpu::device_count()) {
+        throw UsageError("--gpus: " + std::to_string(ng) + " GPUs asked, this host has " + std::to_string(gpu::device_count()));
+      }
+      if (t < ng) continue;  // each GPU needs its own receive threads
+      Row row{"GPU resident (" + mode + ", " + layout + ")" + (ng > 1 ? " x " + std::to_string(ng) + " GPUs" : ""),
+              std::to_string(t) + " receive + " + std::to_string(ng) + " housekeeping"};
+      row.gpus = ng;
       measure(row, o, s, want, [&](uint64_t packets, bool verify) {
         ResidentConfig rc;
         rc.producers = t;
+        for (int g = 0; g < ng; ++g) rc.gpus.push_back(g);
         rc.ring.mode = gpu::parse_gpu_mode(mode);
         rc.ring.layout = gpu::parse_frame_layout(layout);
         rc.ring.batch = rc.ring.mode == gpu::GpuMode::kAsync ? o.dma_batch : o.batch;
@@ -231,7 +241,8 @@ int run_bench(const GpuPathOptions& o) {
   const MachineInfo m = machine_info();
   std::printf("bench gpu-path: app %s, %s (sizes: %s): %zu frames; %s%s\n", app.name(), o.gen.c_str(),
               o.sizes.empty() ? "the spec's" : o.sizes.c_str(), frames, m.cpu_model.c_str(),
-              have_gpu ? (", " + gpu::device_info().name).c_str() : (", no GPU: " + why).c_str());
+              have_gpu ? (", " + gpu::device_info().name + (gpu::device_count() > 1 ? " x " + std::to_string(gpu::device_count()) : "")).c_str()
+                       : (", no GPU: " + why).c_str());
   std::printf("medians of %d repetitions of at least %.2f s; cores: receive (the NIC's copy, timed apart) + "
               "processing (the rest, GPU threads included)\n\n", o.reps, o.min_seconds);
   std::printf("%-6s %-40s %-30s %10s %9s %9s %11s %9s %s\n", "size", "path", "threads", "Mpps", "Gbps", "rx cores",
@@ -244,9 +255,26 @@ int run_bench(const GpuPathOptions& o) {
     std::printf("%-6s %-40s %-30s %10.2f %9.1f %9.2f %11.2f %9.1f %s\n", r.size.c_str(), r.path.c_str(),
                 r.threads.c_str(), mpps, gbps, r.rx_cores, r.proc_cores, r.p99_us,
                 r.error.empty() ? "same as scalar" : r.error.c_str());
-    jrows.push_back({{"size", r.size}, {"mean_bytes", r.mean_bytes}, {"gbps_wire", gbps}, {"path", r.path}, {"threads", r.threads}, {"mpps", mpps}, {"mpps_reps", r.mpps},
+    jrows.push_back({{"size", r.size}, {"mean_bytes", r.mean_bytes}, {"gbps_wire", gbps}, {"path", r.path}, {"threads", r.threads}, {"gpus", r.gpus}, {"mpps", mpps}, {"mpps_reps", r.mpps},
                      {"rx_cores", r.rx_cores}, {"proc_cores", r.proc_cores}, {"p99_us", r.p99_us},
                      {"checked", r.checked}, {"error", r.error}});
+  }
+  // Several GPUs against one: the same size, mode, layout and receive threads.
+  nlohmann::json jscale = nlohmann::json::array();
+  for (const Row& r : rows) {
+    if (r.gpus < 2 || r.mpps.empty()) continue;
+    const std::string base = r.path.substr(0, r.path.find(" x "));
+    const std::string threads = r.threads.substr(0, r.threads.find(" + "));
+    for (const Row& one : rows) {
+      if (one.gpus != 1 || one.size != r.size || one.path != base || one.mpps.empty() ||
+          one.threads.substr(0, one.threads.find(" + ")) != threads) {
+        continue;
+      }
+      const double ratio = bench::median(r.mpps) / bench::median(one.mpps);
+      if (jscale.empty()) std::printf("\nscaling (several GPUs against one, same receive threads):\n");
+      std::printf("  %-6s %-40s %-12s %d GPUs / 1 GPU: %.2fx\n", r.size.c_str(), base.c_str(), threads.c_str(), r.gpus, ratio);
+      jscale.push_back({{"size", r.size}, {"path", base}, {"receive_threads", threads}, {"gpus", r.gpus}, {"ratio", ratio}});
+    }
   }
   nlohmann::json jceil = nlohmann::json::array();
   if (!ceilings.empty()) std::printf("\nceilings (64 B frames, no app work: read, 8 B rewritten, 4 B verdict):\n");
@@ -257,7 +285,7 @@ int run_bench(const GpuPathOptions& o) {
   if (!o.json.empty()) {
     bench::write_json(o.json, {{"command", "bench gpu-path"}, {"app", app.name()}, {"gen", o.gen},
                                {"frames", frames}, {"machine", bench::machine_json()}, {"reps", o.reps},
-                               {"min_seconds", o.min_seconds}, {"rows", jrows}, {"ceilings", jceil}});
+                               {"min_seconds", o.min_seconds}, {"rows", jrows}, {"scaling", jscale}, {"ceilings", jceil}});
   }
   for (const Row& r : rows) {
     if (!r.error.empty()) return 1;
@@ -277,6 +305,8 @@ void register_bench_gpu_path(CLI::App& bench) {
   c->add_option("--offload-workers", o->offload_workers, "offload rows: worker counts")->capture_default_str();
   c->add_option("--rx-threads", o->rx_threads, "resident rows: receive thread counts")->capture_default_str();
   c->add_option("--resident", o->resident, "resident rows: MODE-LAYOUT, MODE persistent or async, LAYOUT cells or packed")
+      ->capture_default_str();
+  c->add_option("--gpus", o->gpus, "resident rows: GPU counts, each a row (N uses GPUs 0..N-1; receive thread t feeds GPU t mod N)")
       ->capture_default_str();
   c->add_option("--batch", o->batch, "resident persistent: frames per batch")->capture_default_str()->check(CLI::Range(32u, 2048u));
   c->add_option("--dma-batch", o->dma_batch, "resident async: frames per batch")->capture_default_str()->check(CLI::Range(32u, 1u << 20));

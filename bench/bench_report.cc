@@ -65,6 +65,13 @@ nlohmann::json machine_json() {
                 {"driver_version", d.driver_version},
                 {"runtime_version", d.runtime_version},
                 {"pci_bus_id", d.pci_bus_id}};
+    j["gpu_count"] = gpu::device_count();
+    nlohmann::json all = nlohmann::json::array();
+    for (int g = 0; g < gpu::device_count(); ++g) {
+      const gpu::DeviceInfo x = gpu::device_info(g);
+      all.push_back({{"name", x.name}, {"pci_bus_id", x.pci_bus_id}, {"numa_node", gpu::numa_node(g)}});
+    }
+    j["gpus"] = all;
   } else {
     j["gpu"] = nullptr;
     j["gpu_unavailable_reason"] = why;

@@ -55,6 +55,7 @@ struct RunOptions {
   int persistent_blocks = 0;
   uint64_t inject_gpu_fault = 0;
   std::string cores;
+  std::string gpus;
   bool flush_when_idle = false;
   double rx_hold_us = 4;
   std::string engine = "staged";
@@ -70,7 +71,8 @@ struct RunOptions {
 constexpr const char* kGpuOnlyFlags[] = {"--batch",      "--max-wait-us",       "--flush-when-idle",
                                          "--engine",     "--rx-hold-us",        "--gpu-slots",
                                          "--gpu-mode",   "--persistent-blocks", "--inject-gpu-fault",
-                                         "--gpu-path",   "--frame-layout",      "--ring-slots"};
+                                         "--gpu-path",   "--frame-layout",      "--ring-slots",
+                                         "--gpus"};
 
 bool given(const RunOptions& o, const char* flag) {
   return std::find(o.gpu_flags.begin(), o.gpu_flags.end(), flag) != o.gpu_flags.end();
@@ -284,7 +286,39 @@ int run(const RunOptions& o) {
     throw UsageError("--gpu-path " + o.gpu_path + ": the " + o.table.app +
                      " app runs on the GPU through the resident path only (--gpu-path resident)");
   }
-  const std::string gpu_path = resident_app || scheduled ? "resident" : o.gpu_path;
+  // --gpus: the GPUs a GPU run uses; each takes its own receive threads' traffic (resident path)
+  // or the scheduler's shards (--schedule with the device "gpu").
+  std::vector<int> gpus;
+  if (given(o, "--gpus")) {
+    try {
+      gpus = parse_cpu_list(o.gpus);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--gpus ") + o.gpus + ": " + e.what());
+    }
+    std::vector<int> seen = gpus;
+    std::sort(seen.begin(), seen.end());
+    if (gpus.empty() || std::adjacent_find(seen.begin(), seen.end()) != seen.end()) {
+      throw UsageError("--gpus " + o.gpus + ": expected distinct GPU numbers, e.g. 0,1");
+    }
+    const int have = gpu::device_count();
+    if (seen.front() < 0 || seen.back() > 63) throw UsageError("--gpus " + o.gpus + ": GPU numbers are 0..63");
+    if (have > 0 && seen.back() >= have) {
+      throw UsageError("--gpus " + o.gpus + ": this host has " + std::to_string(have) + " GPU" + (have > 1 ? "s" : "") +
+                       " (0.." + std::to_string(have - 1) + ")");
+    }
+    if (given(o, "--gpu-path") && o.gpu_path != "resident") {
+      throw UsageError("--gpus: the offload path runs on GPU 0 only; other and several GPUs take --gpu-path resident");
+    }
+    if (!scheduled && gpus.size() > size_t(o.workers)) {
+      throw UsageError("--gpus " + o.gpus + ": each GPU needs its own receive threads (--workers " +
+                       std::to_string(gpus.size()) + " or more)");
+    }
+    if (!scheduled && gpus.size() > 1 && resident_app) {
+      throw UsageError("--gpus " + o.gpus + ": the " + o.table.app +
+                       " app keeps per-SA state on its GPU; several GPUs would each need their own SAs");
+    }
+  }
+  const std::string gpu_path = resident_app || scheduled || !gpus.empty() ? "resident" : o.gpu_path;
   // The resident path's own defaults (a resident kernel, batches of 1,024 frames), checked now.
   const std::string resident_mode = given(o, "--gpu-mode") ? o.gpu_mode : "persistent";
   const uint32_t resident_batch = given(o, "--batch") ? o.batch : 1024;
@@ -362,7 +396,9 @@ int run(const RunOptions& o) {
   if (scheduled) {
     const std::string list = o.device == "auto" && !no_gpu.empty() ? "cpu,cpu" : o.device;
     if (list != o.device) std::fprintf(stderr, "device auto: %s: scheduling among 2 CPU worker groups\n", no_gpu.c_str());
-    sr = std::make_unique<ScheduledRun>(o.schedule, list, app, o.workers, cores, o.rate_mpps);
+    ScheduleFlags sf = o.schedule;
+    sf.gpus = gpus;
+    sr = std::make_unique<ScheduledRun>(sf, list, app, o.workers, cores, o.rate_mpps);
     if (!sr->note().empty()) std::printf("%s\n", sr->note().c_str());
     // The app's flags name its table (paths, sizes, seeds): the load report would differ in its times.
     std::string app_flags;
@@ -371,6 +407,12 @@ int run(const RunOptions& o) {
     HeteroConfig& hc = sr->config();
     hc.gpu_ring = resident_options(o.resident, resident_mode, resident_batch, o.persistent_blocks, o.inject_gpu_fault,
                                    cell_size(in.store()));
+    for (DeviceSpec& d : hc.devices) {  // an injected fault breaks the first GPU device named
+      if (d.kind == sched::DeviceKind::kGpu) {
+        d.fault_at_batch = o.inject_gpu_fault;
+        break;
+      }
+    }
     hc.repeat = wc.repeat;
     hc.hold_ns = given(o, "--rx-hold-us") ? static_cast<uint64_t>(o.rx_hold_us * 1000) : 20000;
     hc.verify = o.verify;
@@ -391,7 +433,17 @@ int run(const RunOptions& o) {
     rc.verify = o.verify;
     rc.ports = wc.ports;
     rc.stop = wc.stop;
-    dev_desc = "gpu (" + gpu::device_info().name + "), ";
+    rc.gpus = gpus;
+    if (gpus.size() > 1) {
+      dev_desc = "gpus";
+      for (size_t g = 0; g < gpus.size(); ++g) {
+        dev_desc += (g ? ", " : " ") + std::to_string(gpus[g]) + " (" + gpu::device_info(gpus[g]).name + ")";
+      }
+      dev_desc += ", ";
+    } else {
+      const int g = gpus.empty() ? 0 : gpus[0];
+      dev_desc = (gpus.empty() ? "gpu (" : "gpu " + std::to_string(g) + " (") + gpu::device_info(g).name + "), ";
+    }
   } else if (dev == Device::kCpu) {
     wc.path = o.cpu_path == "scalar" ? LookupPath::kScalar : LookupPath::kBatched;
     dev_desc = (o.cpu_path == "scalar" ? "cpu (scalar: one packet at a time), "
@@ -650,6 +702,9 @@ void register_run(CLI::App& app) {
       ->capture_default_str()->check(FiniteRange(0.0, 1e6));
   c->add_option("--gpu-slots", o->gpu_slots, "GPU: batches in flight at once (persistent mode: 1)")
       ->capture_default_str()->check(CLI::Range(1, 8));
+  c->add_option("--gpus", o->gpus,
+                "the GPUs to use, e.g. 0,1: receive thread t feeds GPU t mod N on the resident path (a flow stays on "
+                "one GPU); with --schedule, the device gpu stands for each of them (--inject-gpu-fault breaks the first)");
   c->add_option("--persistent-blocks", o->persistent_blocks, "GPU persistent mode: resident blocks (0: one per SM)")
       ->capture_default_str()->check(CLI::Range(0, 1024));
   c->add_option("--cores", o->cores,

@@ -55,6 +55,17 @@ void print_resident(const ResidentResult& r, double seconds) {
               static_cast<unsigned long long>(r.batches), static_cast<unsigned long long>(r.cpu_batches), r.rx_seconds,
               r.finish_seconds, seconds, r.gpu_failed ? "; finished on the CPU after a GPU failure" : "");
   if (r.gpu_failed) std::printf("gpu error: %s\n", r.gpu_error.c_str());
+  if (r.gpus.size() > 1) {
+    uint64_t all = 0;
+    for (const ResidentGpuReport& g : r.gpus) all += g.packets;
+    for (const ResidentGpuReport& g : r.gpus) {
+      std::printf("gpu %d: %.1f%% of packets (%.2f Mpps) from %u receive thread%s, %llu batches on the GPU%s%s\n", g.gpu,
+                  all ? 100.0 * g.packets / all : 0.0, seconds > 0 ? g.packets / seconds / 1e6 : 0.0, g.receive_threads,
+                  g.receive_threads > 1 ? "s" : "", static_cast<unsigned long long>(g.batches),
+                  g.numa_node >= 0 ? (", NUMA node " + std::to_string(g.numa_node)).c_str() : "",
+                  g.failed ? ", FAILED (its threads finished on the CPU)" : "");
+    }
+  }
 }
 
 nlohmann::json resident_json(const ResidentResult& r, const ResidentConfig& rc) {
@@ -70,7 +81,15 @@ nlohmann::json resident_json(const ResidentResult& r, const ResidentConfig& rc) 
           {"cpu_process_seconds", r.cpu_seconds},
           {"gpu_failed", r.gpu_failed},
           {"gpu_error", r.gpu_error},
-          {"gpu_side", r.describe}};
+          {"gpu_side", r.describe},
+          {"gpus", [&] {
+             nlohmann::json a = nlohmann::json::array();
+             for (const ResidentGpuReport& g : r.gpus) {
+               a.push_back({{"gpu", g.gpu}, {"numa_node", g.numa_node}, {"receive_threads", g.receive_threads},
+                            {"packets", g.packets}, {"batches", g.batches}, {"failed", g.failed}});
+             }
+             return a;
+           }()}};
 }
 
 void add_resident(ResidentResult& into, const ResidentResult& r) {
@@ -79,6 +98,15 @@ void add_resident(ResidentResult& into, const ResidentResult& r) {
   into.cpu_seconds += r.cpu_seconds;
   into.batches += r.batches;
   into.cpu_batches += r.cpu_batches;
+  if (into.gpus.size() != r.gpus.size()) {
+    into.gpus = r.gpus;
+  } else {
+    for (size_t g = 0; g < r.gpus.size(); ++g) {
+      into.gpus[g].packets += r.gpus[g].packets;
+      into.gpus[g].batches += r.gpus[g].batches;
+      into.gpus[g].failed = into.gpus[g].failed || r.gpus[g].failed;
+    }
+  }
   if (r.gpu_failed && !into.gpu_failed) {
     into.gpu_failed = true;
     into.gpu_error = r.gpu_error;

@@ -131,13 +131,33 @@ ScheduledRun::ScheduledRun(const ScheduleFlags& f, const std::string& device_lis
       d.kind = sched::DeviceKind::kCpu;
       d.id = "cpu" + std::to_string(cpus++);
       d.threads = t == "cpu" ? per_unsized : whole("--device " + t, t.substr(4), 1, 1024);
-    } else if (t == "gpu" || t == "gpu0") {
+    } else if (t == "gpu" || t.rfind("gpu", 0) == 0) {
       if (!gpu_ok) throw UsageError("--device " + device_list + ": no usable GPU (" + why_no_gpu + ")");
-      if (gpus++) throw UsageError("--device " + device_list + ": one GPU device per run on this host");
-      d.kind = sched::DeviceKind::kGpu;
-      d.id = "gpu0";
-    } else if (t.rfind("gpu", 0) == 0) {
-      throw UsageError("--device " + t + ": only gpu0 is scheduled so far (several GPUs are not supported yet)");
+      // "gpu": every GPU of --gpus (GPU 0 without it); "gpuN": CUDA device N.
+      std::vector<int> which;
+      if (t == "gpu") {
+        which = f.gpus.empty() ? std::vector<int>{0} : f.gpus;
+      } else {
+        which = {whole("--device " + t, t.substr(3), 0, 63)};
+      }
+      for (const int g : which) {
+        if (g >= gpu::device_count()) {
+          throw UsageError("--device " + t + ": GPU " + std::to_string(g) + " does not exist (this host has " +
+                           std::to_string(gpu::device_count()) + ")");
+        }
+        for (const DeviceSpec& x : cfg_.devices) {
+          if (x.kind == sched::DeviceKind::kGpu && x.gpu == g) {
+            throw UsageError("--device " + device_list + ": GPU " + std::to_string(g) + " named twice");
+          }
+        }
+        DeviceSpec gd;
+        gd.kind = sched::DeviceKind::kGpu;
+        gd.gpu = g;
+        gd.id = "gpu" + std::to_string(g);
+        cfg_.devices.push_back(gd);
+        ++gpus;
+      }
+      continue;
     } else if (t.rfind("sim:", 0) == 0) {
       // sim:A_US/NS_PER_BYTE[/THREADS]: a device whose batches take A us + NS_PER_BYTE per byte.
       const std::vector<std::string> p = split(t.substr(4), '/');
@@ -205,7 +225,7 @@ std::string ScheduledRun::describe() const {
     const DeviceSpec& x = cfg_.devices[d];
     s += (d ? ", " : "") + x.id;
     if (x.kind == sched::DeviceKind::kGpu) {
-      s += " (" + gpu::device_info().name + ", resident kernel, batches of up to " + std::to_string(cfg_.gpu_ring.batch) + ")";
+      s += " (" + gpu::device_info(x.gpu).name + ", resident kernel, batches of up to " + std::to_string(cfg_.gpu_ring.batch) + ")";
     } else {
       s += " (" + std::to_string(x.threads) + " thread" + (x.threads > 1 ? "s" : "") +
            (x.kind == sched::DeviceKind::kSim ? ", simulated" : "") + ", batches of up to " + std::to_string(cfg_.cpu_batch) + ")";
@@ -226,7 +246,7 @@ void ScheduledRun::use_table(const std::string& app, const std::string& app_tabl
   key_.tandem_version = std::string("built ") + __DATE__ + " " + __TIME__ + " by " + m.compiler;
   for (const DeviceSpec& d : cfg_.devices) {
     key_.devices.push_back(d.id + (d.kind == sched::DeviceKind::kGpu ? "" : ":" + std::to_string(d.threads)));
-    if (d.kind == sched::DeviceKind::kGpu) key_.gpu_name = gpu::device_info().name;
+    if (d.kind == sched::DeviceKind::kGpu) key_.gpu_name = gpu::device_info(d.gpu).name;
   }
   if (!std::filesystem::exists(f_.table_file)) {
     std::printf("schedule table %s: none yet; written after the run\n", f_.table_file.c_str());
@@ -335,15 +355,16 @@ void ScheduledRun::save_table(const HeteroResult& r, double seconds) const {
 
 void ScheduledRun::start_energy() {
   std::vector<std::unique_ptr<sched::EnergyMeter>> meters;
-  for (const DeviceSpec& d : cfg_.devices) {
-    if (d.kind != sched::DeviceKind::kGpu) continue;
+  gpu_meter_.assign(cfg_.devices.size(), -1);
+  for (size_t d = 0; d < cfg_.devices.size(); ++d) {
+    if (cfg_.devices[d].kind != sched::DeviceKind::kGpu) continue;
     std::string why;
-    auto m = sched::open_nvml_meter(gpu::device_info().pci_bus_id, &why);
+    auto m = sched::open_nvml_meter(gpu::device_info(cfg_.devices[d].gpu).pci_bus_id, &why);
     if (m) {
-      gpu_meter_ = static_cast<int>(meters.size());
+      gpu_meter_[d] = static_cast<int>(meters.size());
       meters.push_back(std::move(m));
     } else {
-      energy_tried_ += "GPU: " + why + "; ";
+      energy_tried_ += cfg_.devices[d].id + ": " + why + "; ";
     }
   }
   sched::CpuPowerModel model{f_.cpu_idle_watts, f_.cpu_core_watts};
@@ -359,7 +380,8 @@ void ScheduledRun::start_energy() {
     for (size_t d = 0; d < o.dev.size(); ++d) {
       sched::DeviceObs& x = o.dev[d];
       if (x.kind == sched::DeviceKind::kGpu) {
-        if (gpu_meter_ >= 0 && size_t(gpu_meter_) < p.watts.size()) x.watts = p.watts[gpu_meter_];
+        const int m = d < gpu_meter_.size() ? gpu_meter_[d] : -1;
+        if (m >= 0 && size_t(m) < p.watts.size()) x.watts = p.watts[m];
       } else if (x.busy >= 0) {
         active += x.busy * devs[d].threads;
         x.watts = f_.cpu_core_watts * x.busy * devs[d].threads;

@@ -29,6 +29,7 @@ struct ScheduleFlags {
   double tick_ms = 10;
   uint32_t cpu_batch = 256;
   double cpu_idle_watts = 30, cpu_core_watts = 5;
+  std::vector<int> gpus;         // run's --gpus: what the device "gpu" stands for (empty: GPU 0)
 };
 
 // Adds --schedule, --controller, --schedule-table, --rate-schedule, --tick-ms, --cpu-batch,
@@ -71,7 +72,7 @@ class ScheduledRun {
   std::unique_ptr<sched::EnergySampler> energy_;
   std::vector<std::string> energy_sources_;
   std::string energy_tried_;
-  int gpu_meter_ = -1;  // index of the GPU's meter in the sampler, -1: none
+  std::vector<int> gpu_meter_;  // per device: index of its GPU's meter in the sampler, -1: none
   std::string note_;
   sched::TableKey key_;
   std::unique_ptr<sched::ProfileTable> prior_;  // the matching table the run started from

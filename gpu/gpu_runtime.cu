@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cctype>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "gpu/cuda_util.cuh"
@@ -24,10 +27,48 @@ bool available(std::string* why) {
   return true;
 }
 
-DeviceInfo device_info() {
+int device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+void require_device(int gpu) {
   require_available();
+  const int n = device_count();
+  if (gpu < 0 || gpu >= n) {
+    throw GpuError("GPU " + std::to_string(gpu) + ": this host has " + std::to_string(n) + " CUDA device" +
+                   (n == 1 ? "" : "s") + " (0.." + std::to_string(n - 1) + ")");
+  }
+}
+
+void set_device(int gpu) {
+  require_device(gpu);
+  TANDEM_CUDA_CHECK(cudaSetDevice(gpu));
+}
+
+int numa_node(int gpu) {
+  char bus[32] = {0};
+  if (cudaDeviceGetPCIBusId(bus, sizeof bus, gpu) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  // CUDA writes "0000:3B:00.0"; sysfs names the device in lower case.
+  std::string id = bus;
+  for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::ifstream f("/sys/bus/pci/devices/" + id + "/numa_node");
+  int node = -1;
+  if (!(f >> node)) return -1;
+  return node;
+}
+
+DeviceInfo device_info(int gpu) {
+  require_device(gpu);
   cudaDeviceProp p{};
-  TANDEM_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
+  TANDEM_CUDA_CHECK(cudaGetDeviceProperties(&p, gpu));
   DeviceInfo d;
   d.name = p.name;
   d.cc_major = p.major;
@@ -38,7 +79,7 @@ DeviceInfo device_info() {
   TANDEM_CUDA_CHECK(cudaDriverGetVersion(&d.driver_version));
   TANDEM_CUDA_CHECK(cudaRuntimeGetVersion(&d.runtime_version));
   char bus[32] = {0};
-  if (cudaDeviceGetPCIBusId(bus, sizeof bus, 0) == cudaSuccess) d.pci_bus_id = bus;
+  if (cudaDeviceGetPCIBusId(bus, sizeof bus, gpu) == cudaSuccess) d.pci_bus_id = bus;
   return d;
 }
 

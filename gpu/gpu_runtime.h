@@ -36,8 +36,23 @@ struct DeviceInfo {
   std::string pci_bus_id;
 };
 
-// Properties of device 0. Throws GpuError when no GPU is available.
-DeviceInfo device_info();
+// Properties of device `gpu` (CUDA's numbering). Throws GpuError when no GPU is available or
+// `gpu` is not one of them.
+DeviceInfo device_info(int gpu = 0);
+
+// CUDA devices this process can use (0 without a GPU or without CUDA).
+int device_count();
+
+// Throws GpuError unless `gpu` names a usable device: what every multi-GPU entry point checks.
+void require_device(int gpu);
+
+// The NUMA node the device's PCIe slot hangs off, from sysfs (-1 when the kernel does not say,
+// as on a host with one node or in a VM that hides it).
+int numa_node(int gpu);
+
+// Makes `gpu` the calling thread's current device (cudaSetDevice): the thread's later
+// allocations, streams and launches go to it.
+void set_device(int gpu);
 
 // Pinned host <-> device copy bandwidth, measured with plain cudaMemcpyAsync of `bytes` per copy:
 // each direction alone, and both at once on two streams (PCIe is full duplex, but the two

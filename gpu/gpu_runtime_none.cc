@@ -9,7 +9,15 @@ bool available(std::string* why) {
   return false;
 }
 
-DeviceInfo device_info() { throw GpuError("no GPU: this build of Tandem has no CUDA support"); }
+DeviceInfo device_info(int) { throw GpuError("no GPU: this build of Tandem has no CUDA support"); }
+
+int device_count() { return 0; }
+
+void require_device(int) { throw GpuError("no GPU: this build of Tandem has no CUDA support"); }
+
+int numa_node(int) { return -1; }
+
+void set_device(int) { throw GpuError("no GPU: this build of Tandem has no CUDA support"); }
 
 void* pinned_alloc(size_t) { throw GpuError("no GPU: this build of Tandem has no CUDA support"); }
 

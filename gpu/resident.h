@@ -78,6 +78,7 @@ struct ResidentOptions {
   // frames get this much room behind them, and each frame's new length goes to out_lengths().
   uint32_t frame_room = 0;
   uint32_t ports = kSummaryPorts;  // the app's ports (what a batch summary counts)
+  int gpu = 0;                     // the CUDA device that runs this ring (its tables, kernel and thread)
   // Fault injection (tests, `tandem run --inject-gpu-fault K`): the GPU traps when it reaches the
   // K-th batch (1-based; 0 = never), a real fault that breaks the CUDA context.
   uint64_t fault_at_batch = 0;

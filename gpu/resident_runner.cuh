@@ -57,7 +57,7 @@ template <class Core>
 class ResidentRunnerImpl : public ResidentRunner {
  public:
   ResidentRunnerImpl(const Core& host, ResidentRing& ring, const ResidentOptions& o)
-      : dev_(host), ring_(ring), o_(ring.options()) {
+      : select_(ring.options().gpu), dev_(host), ring_(ring), o_(ring.options()) {
     (void)o;
     if (o_.mode != GpuMode::kPersistent && o_.mode != GpuMode::kAsync) {
       throw GpuError(std::string("resident path: mode ") + gpu_mode_name(o_.mode) + " is not offered (persistent, async)");
@@ -71,7 +71,7 @@ class ResidentRunnerImpl : public ResidentRunner {
     if (o_.mode == GpuMode::kPersistent && ring_.batch() > resident::kMaxPersistentBatch) {
       throw GpuError("resident path: persistent batches hold at most 2,048 frames");
     }
-    TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, 0));
+    TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, o_.gpu));
     TANDEM_CUDA_CHECK(cudaHostRegister(ring_.region(), ring_.region_bytes(), cudaHostRegisterMapped | cudaHostRegisterPortable));
     registered_ = true;
     uint8_t* base = nullptr;
@@ -132,7 +132,7 @@ class ResidentRunnerImpl : public ResidentRunner {
   static int worker_blocks(const ResidentOptions& o) {
     if (o.blocks > 0) return o.blocks;
     int sm = 0, per_sm = 0;
-    TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&sm, cudaDevAttrMultiProcessorCount, 0));
+    TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&sm, cudaDevAttrMultiProcessorCount, o.gpu));
     TANDEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, resident::persistent_kernel<Core>,
                                                                     resident::kThreads, 0));
     const int fit = std::max(1, per_sm * sm - 1);
@@ -141,10 +141,13 @@ class ResidentRunnerImpl : public ResidentRunner {
 
   ~ResidentRunnerImpl() override {
     stop();
+    // The members' buffers and stream are freed after this body, on the current device: this one's.
+    cudaSetDevice(o_.gpu);
     if (registered_) cudaHostUnregister(ring_.region());
   }
 
   void start() override {
+    TANDEM_CUDA_CHECK(cudaSetDevice(o_.gpu));
     *ring_.stop_word() = 0;
     if (o_.mode == GpuMode::kPersistent) {
       resident::persistent_kernel<Core><<<blocks_ + 1, resident::kThreads, 0, stream_.get()>>>(
@@ -152,7 +155,10 @@ class ResidentRunnerImpl : public ResidentRunner {
       TANDEM_CUDA_CHECK_LAUNCH();
     }
     running_.store(true);
-    thread_ = std::thread([this] { o_.mode == GpuMode::kPersistent ? watch() : dma_loop(); });
+    thread_ = std::thread([this] {
+      cudaSetDevice(o_.gpu);  // the device's context is made (and checked) by now
+      o_.mode == GpuMode::kPersistent ? watch() : dma_loop();
+    });
   }
 
   void stop() override {
@@ -311,6 +317,11 @@ class ResidentRunnerImpl : public ResidentRunner {
     d.done.record(st);
   }
 
+  // Makes the ring's GPU current before any member allocates on it.
+  struct SelectDevice {
+    explicit SelectDevice(int gpu) { set_device(gpu); }
+  };
+  SelectDevice select_;
   DeviceCore<Core> dev_;
   ResidentRing& ring_;
   ResidentOptions o_;

@@ -46,12 +46,15 @@ struct DeviceSpec {
   int threads = 1;                // CPU and sim groups
   std::vector<int> cores;         // CPU and sim groups: pin their threads
   SimCost cost;                   // sim groups: the modelled service time per batch
+  int gpu = 0;                    // GPU devices: the CUDA device (two devices may share one: each gets half its SMs)
+  uint64_t fault_at_batch = 0;    // GPU devices: trap at this batch (tests, --inject-gpu-fault; 0: never)
 };
 
 struct HeteroConfig {
   int dispatchers = 1;
   std::vector<DeviceSpec> devices;
   gpu::ResidentOptions gpu_ring;  // GPU devices: mode, layout, frames per slot (the largest batch), slots, blocks
+                                  // (its gpu and fault_at_batch are each device's own, from its DeviceSpec)
   uint32_t cpu_batch = 256;       // CPU and sim devices: frames per slot (the largest batch)
   uint32_t cpu_slots = 8;         // CPU and sim devices: slots per dispatcher
   uint32_t cell_size = 2048;

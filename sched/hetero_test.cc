@@ -171,6 +171,45 @@ TEST_P(Hetero, TheGpuAndACpuGroupTogetherWithShardsMoving) {
   }
 }
 
+DeviceSpec gpu_device(const std::string& id, int gpu_index) {
+  DeviceSpec g;
+  g.id = id;
+  g.kind = sched::DeviceKind::kGpu;
+  g.gpu = gpu_index;
+  return g;
+}
+
+// Two GPU devices and a CPU group: two GPUs where the host has them, else two logical devices on
+// GPU 0 (each with half its multiprocessors). Shards move among all three every tick.
+TEST_P(Hetero, TwoGpuDevicesAndACpuGroupGiveTheReferenceDecisions) {
+  TANDEM_REQUIRE_GPU();
+  const Case& c = GetParam();
+  if (const std::string why = no_gpu_path(c); !why.empty()) GTEST_SKIP() << c.t.label << ": " << why;
+  LoadedCase l = load_case(c);
+  const ForwardApp& app = *l.a.app;
+  if (app.frame_growth() != 0) GTEST_SKIP() << "per-SA state is not moved yet";
+  const int second = gpu::device_count() > 1 ? 1 : 0;
+  HeteroConfig hc = config(app, 3, {cpu("cpu0"), gpu_device("gpu0", 0), gpu_device("gpu1", second)});
+  hc.gpu_ring.batch = 97;
+  hc.gpu_ring.slots_per_producer = 4;
+  ChaosController chaos;
+  hc.controller = &chaos;
+  hc.tick_ms = 1;
+  hc.repeat = 3;
+  const HeteroResult r = run_hetero(app, l.s, hc);
+  const std::string what = c.t.label + (second ? ", GPUs 0 and 1" : ", two devices on GPU 0");
+  EXPECT_EQ(r.run.counters.rx_packets, 3 * l.s.size()) << what;
+  EXPECT_TRUE(r.run.counters.balanced()) << what;
+  EXPECT_EQ(r.run.verify_mismatches, 0u) << what;
+  EXPECT_GT(r.run.verify_checked, 0u) << what;
+  EXPECT_EQ(r.reordered, 0u) << what;
+  EXPECT_EQ(r.lost, 0u) << what;
+  for (size_t d = 1; d < 3; ++d) {
+    EXPECT_FALSE(r.devices[d].failed) << r.devices[d].error;
+    EXPECT_GT(r.devices[d].packets, 0u) << what << ", " << r.devices[d].id;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Apps, Hetero, ::testing::ValuesIn(cases()), [](const auto& info) {
   std::string n = info.param.t.label;
   for (char& ch : n) ch = ch == '-' ? '_' : ch;
@@ -333,6 +372,45 @@ TEST(HeteroMachinery, ScheduledArrivalsFollowTheSegments) {
   EXPECT_NEAR(double(t999), 1e9, 10);
   const uint64_t t1000 = c.take(1, &sp);
   EXPECT_NEAR(double(t1000), 2.0005e9, 10);
+}
+
+// A fault on one GPU device: its shards move to the others, and every packet is still forwarded
+// once, in order, with the reference's decision. With two GPUs the other GPU goes on; with one,
+// the fault breaks the GPU's context and both logical devices on it, and the CPU group takes all.
+TEST(HeteroGpu, AFaultOnOneGpuMovesItsShardsToTheOtherDevices) {
+  TANDEM_REQUIRE_GPU();
+  Ipv4 v = ipv4(60'000, 2'000);
+  const ForwardApp& app = *v.a.app;
+  const int second = gpu::device_count() > 1 ? 1 : 0;
+  DeviceSpec faulty = gpu_device("gpu0", 0);
+  faulty.fault_at_batch = 20;
+  HeteroConfig hc = config(app, 2, {cpu("cpu0"), faulty, gpu_device("gpu1", second)});
+  hc.gpu_ring.batch = 128;
+  hc.gpu_ring.slots_per_producer = 4;
+  hc.initial_share = {0.2, 0.4, 0.4};
+  hc.tick_ms = 1;
+  hc.repeat = 8;
+  const HeteroResult r = run_hetero(app, v.s, hc);
+  EXPECT_EQ(r.run.counters.rx_packets, 8 * v.s.size());
+  EXPECT_TRUE(r.run.counters.balanced());
+  EXPECT_EQ(r.run.verify_mismatches, 0u);
+  EXPECT_EQ(r.reordered, 0u);
+  EXPECT_EQ(r.lost, 0u);
+  ASSERT_EQ(r.devices.size(), 3u);
+  EXPECT_TRUE(r.devices[1].failed);
+  EXPECT_FALSE(r.devices[0].failed) << r.devices[0].error;
+  EXPECT_GT(r.devices[0].packets, 0u);
+  if (second) {
+    EXPECT_FALSE(r.devices[2].failed) << r.devices[2].error;
+    // The healthy GPU carries its share and the failed one's: more than it started with.
+    const double carried = double(r.devices[2].packets) / r.run.counters.rx_packets;
+    EXPECT_GT(carried, 0.4) << carried;
+  } else {
+    EXPECT_TRUE(r.devices[2].failed) << "a trap breaks the whole GPU's context";
+  }
+  bool moved = false;
+  for (const SwitchRecord& s : r.switches) moved = moved || s.reason.find(" failed: its shards move") != std::string::npos;
+  EXPECT_TRUE(moved);
 }
 
 }  // namespace

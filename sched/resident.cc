@@ -1,6 +1,7 @@
 #include "sched/resident.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -8,6 +9,8 @@
 
 #include "core/clock.h"
 #include "core/machine_info.h"
+#include "core/numa.h"
+#include "gpu/gpu_runtime.h"
 #include "io/rss.h"
 #include "sched/arrival_clock.h"
 #include "sched/ring_fallback.h"
@@ -257,24 +260,66 @@ class Producer {
   uint64_t batches_ = 0, cpu_batches_ = 0;
 };
 
+// One GPU of the run: its ring, its runner, the receive threads that feed it.
+struct GpuSide {
+  int gpu = -1;
+  int node = -1;  // NUMA node its ring and receive threads are kept on (-1: not placed)
+  uint32_t producers = 0;
+  std::unique_ptr<gpu::ResidentRing> ring;
+  std::unique_ptr<gpu::ResidentRunner> runner;
+};
+
+bool numa_nodes_differ() { return numa_node_count() > 1; }
+
 }  // namespace
 
 ResidentResult run_resident(const ForwardApp& app, const PacketStore& input, const ResidentConfig& cfg) {
   if (cfg.producers < 1 || cfg.producers > 32) throw std::invalid_argument("run: 1..32 receive threads");
   if (cfg.sink && cfg.producers > 1) throw std::invalid_argument("run: writing an output capture needs one receive thread");
-  gpu::ResidentOptions ro = cfg.ring;
-  ro.producers = static_cast<uint32_t>(cfg.producers);
-  ro.frame_room = app.frame_growth();
-  ro.want_l3 = cfg.verify;
-  ro.ports = static_cast<uint32_t>(std::min<size_t>(cfg.ports, gpu::kSummaryPorts));
-  gpu::ResidentRing ring(ro);
-  std::unique_ptr<gpu::ResidentRunner> runner;
+  const std::vector<int> gpus = cfg.cpu ? std::vector<int>{-1} : cfg.gpus.empty() ? std::vector<int>{0} : cfg.gpus;
+  const int ng = static_cast<int>(gpus.size());
+  if (ng > cfg.producers) {
+    throw std::invalid_argument("run: " + std::to_string(ng) + " GPUs need at least as many receive threads (--workers), " +
+                                std::to_string(cfg.producers) + " given");
+  }
+  if (ng > 1 && app.frame_growth() != 0) {
+    throw std::invalid_argument(std::string("run: the ") + app.name() +
+                                " app keeps per-SA state on its GPU; several GPUs would each need their own SAs");
+  }
+  // Receive thread t feeds GPU t % ng, as PacketShader ties each NIC queue to one GPU: a flow has
+  // one queue, so it has one GPU, and nothing moves between them.
+  std::vector<GpuSide> sides(ng);
   ResidentResult res;
-  if (!cfg.cpu) {
-    runner = app.make_resident_runner(ring, ro);
-    res.describe = runner->describe();
-  } else {
-    res.describe = "CPU (the receive threads process their batches)";
+  for (int g = 0; g < ng; ++g) {
+    GpuSide& side = sides[g];
+    side.gpu = gpus[g];
+    side.producers = static_cast<uint32_t>((cfg.producers - g + ng - 1) / ng);
+    gpu::ResidentOptions ro = cfg.ring;
+    ro.producers = side.producers;
+    ro.frame_room = app.frame_growth();
+    ro.want_l3 = cfg.verify;
+    ro.ports = static_cast<uint32_t>(std::min<size_t>(cfg.ports, gpu::kSummaryPorts));
+    ro.gpu = std::max(0, side.gpu);
+    if (g > 0) ro.fault_at_batch = 0;  // an injected fault breaks the first GPU only
+    side.ring = std::make_unique<gpu::ResidentRing>(ro);
+    if (!cfg.cpu) {
+      side.node = numa_nodes_differ() ? gpu::numa_node(side.gpu) : -1;
+      std::string why;
+      if (side.node >= 0 && !prefer_node(side.ring->region(), side.ring->region_bytes(), side.node, &why)) {
+        std::fprintf(stderr, "run: GPU %d's ring stays where it is (%s)\n", side.gpu, why.c_str());
+      }
+      side.runner = app.make_resident_runner(*side.ring, ro);
+      const std::string d = side.runner->describe();
+      if (ng == 1) {
+        res.describe = d;
+      } else {
+        res.describe += (g ? "; " : "") + std::string("GPU ") + std::to_string(side.gpu) + " (" +
+                        std::to_string(side.producers) + " receive thread" + (side.producers > 1 ? "s" : "") +
+                        (side.node >= 0 ? ", NUMA node " + std::to_string(side.node) : "") + "): " + d;
+      }
+    } else {
+      res.describe = "CPU (the receive threads process their batches)";
+    }
   }
   const int n = cfg.producers;
   const auto queues = rss_split(input, n);
@@ -284,21 +329,28 @@ ResidentResult run_resident(const ForwardApp& app, const PacketStore& input, con
   std::vector<std::exception_ptr> error(n);
   std::atomic<int> ready{0};
   std::atomic<uint64_t> start_ns{0};
-  if (runner) runner->start();
+  for (GpuSide& side : sides) {
+    if (side.runner) side.runner->start();
+  }
   std::vector<std::thread> threads;
   for (int t = 0; t < n; ++t) {
     threads.emplace_back([&, t] {
       try {
         WorkersResult& r = part[t];
         r.counters = Counters(cfg.ports);
-        if (!cfg.cores.empty()) pin_this_thread(cfg.cores[t % cfg.cores.size()]);
+        GpuSide& side = sides[t % ng];
+        if (!cfg.cores.empty()) {
+          pin_this_thread(cfg.cores[t % cfg.cores.size()]);
+        } else if (side.node >= 0) {
+          run_on_node(side.node);  // the thread that writes a GPU's ring runs beside it
+        }
         const std::vector<uint32_t>* order = n > 1 ? &queues[t] : nullptr;
         const size_t share = order ? order->size() : input.size();
         if (ready.fetch_add(1) + 1 == n) start_ns.store(now_ns());
         while (start_ns.load() == 0) std::this_thread::yield();
         const double rate = input.size() ? cfg.rate_pps * double(share) / input.size() : 0;
-        producers[t] = std::make_unique<Producer>(app, ring, runner.get(), cfg, static_cast<uint32_t>(t), input, order,
-                                                  budget[t], rate, start_ns.load(), r);
+        producers[t] = std::make_unique<Producer>(app, *side.ring, side.runner.get(), cfg, static_cast<uint32_t>(t / ng),
+                                                  input, order, budget[t], rate, start_ns.load(), r);
         producers[t]->run();
       } catch (...) {
         error[t] = std::current_exception();
@@ -309,10 +361,14 @@ ResidentResult run_resident(const ForwardApp& app, const PacketStore& input, con
   }
   for (auto& th : threads) th.join();
   const uint64_t end_ns = now_ns();
-  if (runner) {
-    runner->stop();
-    res.gpu_failed = runner->failed();
-    if (res.gpu_failed) res.gpu_error = runner->error();
+  for (GpuSide& side : sides) {
+    if (!side.runner) continue;
+    side.runner->stop();
+    if (side.runner->failed()) {
+      res.gpu_failed = true;
+      res.gpu_error += (res.gpu_error.empty() ? "" : "; ") + (ng > 1 ? "GPU " + std::to_string(side.gpu) + ": " : "") +
+                       side.runner->error();
+    }
   }
   for (auto& e : error) {
     if (e) std::rethrow_exception(e);
@@ -329,6 +385,20 @@ ResidentResult run_resident(const ForwardApp& app, const PacketStore& input, con
     res.cpu_seconds += p.cpu_ns() / 1e9;
     res.batches += p.batches();
     res.cpu_batches += p.cpu_batches();
+    if (!cfg.cpu) {
+      if (res.gpus.size() != size_t(ng)) {
+        res.gpus.resize(ng);
+        for (int g = 0; g < ng; ++g) {
+          res.gpus[g].gpu = sides[g].gpu;
+          res.gpus[g].numa_node = sides[g].node;
+          res.gpus[g].receive_threads = sides[g].producers;
+          res.gpus[g].failed = sides[g].runner->failed();
+        }
+      }
+      ResidentGpuReport& gr = res.gpus[t % ng];
+      gr.packets += r.counters.rx_packets;
+      gr.batches += p.batches() - p.cpu_batches();
+    }
   }
   total.seconds = (end_ns - start_ns.load()) / 1e9;
   total.expected = cfg.packets ? cfg.packets : input.size() * cfg.repeat;

@@ -32,6 +32,11 @@ struct ResidentConfig {
   int producers = 1;          // receive threads; each also finishes its own batches
   gpu::ResidentOptions ring;  // mode, layout, batch, slots per producer, ... (producers and want_l3 are set from here)
   bool cpu = false;           // no GPU: the receive threads process their own batches on the CPU
+  // The GPUs (CUDA numbers; empty: GPU 0). Receive thread t feeds gpus[t % size], each GPU its own
+  // ring and copy of the tables; on a host with several NUMA nodes, a GPU's ring and (without
+  // `cores`) its receive threads are kept on the GPU's node. `ring.fault_at_batch` breaks the
+  // first GPU only.
+  std::vector<int> gpus;
   double rate_pps = 0;        // offered load over all queues; 0: as fast as possible
   uint64_t repeat = 1;        // passes over the input
   uint64_t packets = 0;       // > 0: this many packets in all, looping the input
@@ -41,6 +46,16 @@ struct ResidentConfig {
   PacketSink* sink = nullptr; // write forwarded frames (first pass; one receive thread only)
   size_t ports = 16;
   const std::atomic<int>* stop = nullptr;
+};
+
+// One GPU's part of a run.
+struct ResidentGpuReport {
+  int gpu = 0;
+  int numa_node = -1;         // where its ring and receive threads were kept (-1: not placed)
+  uint32_t receive_threads = 0;
+  uint64_t packets = 0;       // received by its receive threads
+  uint64_t batches = 0;       // finished on the GPU
+  bool failed = false;        // its threads finished on the CPU
 };
 
 struct ResidentResult {
@@ -53,6 +68,7 @@ struct ResidentResult {
   bool gpu_failed = false;
   std::string gpu_error;
   std::string describe;       // the GPU side, in words
+  std::vector<ResidentGpuReport> gpus;  // per GPU (empty on the CPU)
 };
 
 // Runs the input through the resident path. Throws gpu::GpuError when the GPU side cannot be made.

@@ -200,5 +200,62 @@ TEST(ResidentMachinery, AGpuFaultInTheDmaVariantIsFinishedOnTheCpu) {
   fault_run(gpu::GpuMode::kAsync);
 }
 
+// Several GPUs: receive thread t feeds GPU t mod N, each GPU its own ring and tables. GPUs 0 and 1
+// where the host has two, else two rings on GPU 0; the same decisions as the scalar path.
+TEST(ResidentMultiGpu, EachGpuTakesItsReceiveThreadsTraffic) {
+  TANDEM_REQUIRE_GPU();
+  for (const Case& c : cases()) {
+    if (!no_gpu_path(c).empty()) continue;
+    LoadedCase l = load_case(c);
+    const ForwardApp& app = *l.a.app;
+    if (app.frame_growth() != 0) continue;  // per-SA state lives on one GPU
+    ResidentConfig rc = config(app, 4, gpu::FrameLayout::kCells, 97, false);
+    rc.ring.blocks = 8;
+    rc.gpus = {0, gpu::device_count() > 1 ? 1 : 0};
+    const ResidentResult r = run_resident(app, l.s, rc);
+    expect_same(l.ref, r.run, c.t.label + ", 2 GPUs");
+    EXPECT_FALSE(r.gpu_failed) << r.gpu_error;
+    ASSERT_EQ(r.gpus.size(), 2u);
+    uint64_t packets = 0;
+    for (const ResidentGpuReport& g : r.gpus) {
+      EXPECT_EQ(g.receive_threads, 2u);
+      EXPECT_GT(g.batches, 0u) << c.t.label << ", GPU " << g.gpu;
+      packets += g.packets;
+    }
+    EXPECT_EQ(packets, r.run.counters.rx_packets);
+  }
+}
+
+TEST(ResidentMultiGpu, MoreGpusThanReceiveThreadsIsRefused) {
+  TANDEM_REQUIRE_GPU();
+  Ipv4 v = ipv4(1000);
+  ResidentConfig rc = config(*v.a.app, 1, gpu::FrameLayout::kCells, 97, false);
+  rc.gpus = {0, 0};
+  EXPECT_THROW(run_resident(*v.a.app, v.s, rc), std::invalid_argument);
+}
+
+// A fault on the first GPU: its receive threads finish on the CPU, the other GPU goes on (with one
+// GPU, both rings share its broken context and both finish on the CPU); every packet counted.
+TEST(ResidentMultiGpu, AFaultOnOneGpuIsFinishedOnTheCpu) {
+  TANDEM_REQUIRE_GPU();
+  Ipv4 v = ipv4(200000);
+  ResidentConfig rc = config(*v.a.app, 4, gpu::FrameLayout::kCells, 256, false);
+  rc.ring.fault_at_batch = 30;
+  rc.ring.blocks = 8;
+  const bool two = gpu::device_count() > 1;
+  rc.gpus = {0, two ? 1 : 0};
+  const ResidentResult r = run_resident(*v.a.app, v.s, rc);
+  EXPECT_TRUE(r.gpu_failed);
+  EXPECT_EQ(r.run.counters.rx_packets, v.s.size());
+  EXPECT_TRUE(r.run.counters.balanced());
+  EXPECT_EQ(r.run.verify_mismatches, 0u);
+  ASSERT_EQ(r.gpus.size(), 2u);
+  EXPECT_TRUE(r.gpus[0].failed);
+  if (two) {
+    EXPECT_FALSE(r.gpus[1].failed) << r.gpu_error;
+    EXPECT_EQ(r.gpu_error.find("GPU 1"), std::string::npos) << r.gpu_error;
+  }
+}
+
 }  // namespace
 }  // namespace tandem

@@ -48,7 +48,7 @@ def main():
 
     for flags in (["--batch", "1024"], ["--gpu-mode", "graph"], ["--flush-when-idle"], ["--engine", "gather"],
                   ["--inject-gpu-fault", "3"], ["--gpu-path", "resident"], ["--frame-layout", "packed"],
-                  ["--ring-slots", "8"]):
+                  ["--ring-slots", "8"], ["--gpus", "0,1"]):
         expect_error(base + ["--device", "cpu"] + flags, flags[0], "--device cpu", what=f"{flags[0]} with --device cpu")
     # The resident path's own refusals, before any GPU is needed.
     expect_error(base + ["--device", "gpu", "--gpu-path", "resident", "--gpu-mode", "graph"], "--gpu-mode graph",
@@ -56,6 +56,12 @@ def main():
     expect_error(base + ["--device", "gpu", "--gpu-path", "resident", "--batch", "4096"], "--batch", "2048",
                  what="--gpu-path resident with batches over 2,048 frames")
     expect_error(base + ["--device", "cpu", "--gpu-path", "sideways"], "--gpu-path", what="an unknown --gpu-path")
+    # --gpus: checked before any GPU is needed.
+    for gpus, needle in (("0,0", "distinct"), ("1-", "--gpus"), ("x", "--gpus"), ("0,99999", "--gpus")):
+        expect_error(base + ["--device", "gpu", "--workers", "2", "--gpus", gpus], needle, what=f"--gpus {gpus}")
+    expect_error(base + ["--device", "gpu", "--gpus", "0,1", "--gpu-path", "offload", "--workers", "2"], "--gpus",
+                 "resident", what="--gpus with the offload path")
+    expect_error(base + ["--device", "gpu", "--gpus", "0,1"], "--workers 2", what="--gpus with one receive thread")
     rc, so, se = run(base + ["--device", "auto", "--max-wait-us", "20"])
     c.check(rc == 0, f"--device auto with a GPU flag: exit {rc}: {se}")
     if "no usable GPU" in se:
