@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <chrono>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/bench_report.h"
@@ -36,6 +38,46 @@ __global__ void touch_frames_coop(uint8_t* frames, size_t stride, uint32_t* verd
     if (w == 1) *reinterpret_cast<uint2*>(frames + i * stride + 16) = make_uint2(v.x + 1, v.y);
     if (w == 0) verdicts[i] = v.x & 3;
   }
+}
+
+// Whole frames of `len` bytes (a multiple of 16) read by a warp each, 512 bytes per instruction,
+// and a verdict written: the bandwidth of the GPU's reads of host memory over PCIe.
+__global__ void read_frames_whole(const uint8_t* frames, size_t stride, uint32_t len, uint32_t* verdicts, size_t n) {
+  const uint32_t lane = threadIdx.x % 32;
+  const size_t warps = size_t{gridDim.x} * blockDim.x / 32;
+  for (size_t i = (size_t{blockIdx.x} * blockDim.x + threadIdx.x) / 32; i < n; i += warps) {
+    uint32_t x = 0;
+    for (uint32_t off = lane * 16; off + 16 <= len; off += 512) {
+      const uint4 v = __ldcv(reinterpret_cast<const uint4*>(frames + i * stride + off));
+      x ^= v.x ^ v.w;
+    }
+    x = __reduce_xor_sync(0xffffffffu, x);
+    if (lane == 0) verdicts[i] = x & 3;
+  }
+}
+
+double whole_frames(uint32_t len, size_t frames, double min_seconds, int sms) {
+  constexpr size_t kStride = 2048;
+  gpu::PinnedBuffer<uint8_t> buf(frames * kStride, cudaHostAllocMapped);
+  gpu::PinnedBuffer<uint32_t> verdicts(frames, cudaHostAllocMapped);
+  std::fill(buf.get(), buf.get() + frames * kStride, uint8_t{7});
+  uint8_t* d = nullptr;
+  uint32_t* dv = nullptr;
+  TANDEM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&d), buf.get(), 0));
+  TANDEM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dv), verdicts.get(), 0));
+  gpu::Stream st;
+  const auto launch = [&] { read_frames_whole<<<sms * 8, kThreads, 0, st.get()>>>(d, kStride, len, dv, frames); };
+  launch();
+  st.sync();
+  const auto t0 = std::chrono::steady_clock::now();
+  uint64_t done = 0;
+  do {
+    for (int k = 0; k < 4; ++k) launch();
+    TANDEM_CUDA_CHECK_LAUNCH();
+    st.sync();
+    done += 4 * frames;
+  } while (seconds_since(t0) < min_seconds);
+  return done / seconds_since(t0) / 1e6;
 }
 
 double seconds_of(const std::chrono::steady_clock::time_point& t0) { return seconds_since(t0); }
@@ -114,8 +156,11 @@ double dma(size_t batch, bool frames_back, double min_seconds, int sms) {
 
 }  // namespace
 
-std::vector<Ceiling> measure_gpu_path_ceilings(int reps, double min_seconds) {
+std::vector<Ceiling> measure_gpu_path_ceilings(int reps, double min_seconds, int gpus) {
   gpu::require_available();
+  if (gpus < 1 || gpus > gpu::device_count()) {
+    throw gpu::GpuError("ceilings: " + std::to_string(gpus) + " GPUs asked, this host has " + std::to_string(gpu::device_count()));
+  }
   int sms = 0;
   TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   struct Probe {
@@ -135,12 +180,36 @@ std::vector<Ceiling> measure_gpu_path_ceilings(int reps, double min_seconds) {
        [](double m, int n) { return dma(65536, false, m, n); }},
       {"DMA, batches of 65,536 back-to-back frames, frames and verdicts back",
        [](double m, int n) { return dma(65536, true, m, n); }},
+      {"mapped, whole 1,504 B frames read from 2 KiB cells (x 1.504 = GB/s)",
+       [](double m, int n) { return whole_frames(1504, size_t{1} << 17, m, n); }},
   };
   std::vector<Ceiling> out;
   for (const Probe& p : probes) {
     std::vector<double> v;
-    for (int r = 0; r < reps; ++r) v.push_back(p.run(min_seconds, sms));
-    out.push_back({p.name, median(v)});
+    for (int r = 0; r < reps; ++r) {
+      // Every GPU at once, each from its own thread with its own buffers: what they reach together.
+      std::vector<double> each(gpus, 0);
+      std::vector<std::string> error(gpus);
+      std::vector<std::thread> threads;
+      for (int g = 0; g < gpus; ++g) {
+        threads.emplace_back([&, g] {
+          try {
+            gpu::set_device(g);
+            each[g] = p.run(min_seconds, sms);
+          } catch (const std::exception& e) {
+            error[g] = e.what();
+          }
+        });
+      }
+      for (auto& t : threads) t.join();
+      for (const std::string& e : error) {
+        if (!e.empty()) throw gpu::GpuError(e);
+      }
+      double sum = 0;
+      for (const double x : each) sum += x;
+      v.push_back(sum);
+    }
+    out.push_back({gpus > 1 ? std::string(p.name) + ", " + std::to_string(gpus) + " GPUs at once" : p.name, median(v)});
   }
   return out;
 }

@@ -4,7 +4,7 @@
 
 namespace tandem::bench {
 
-std::vector<Ceiling> measure_gpu_path_ceilings(int, double) {
+std::vector<Ceiling> measure_gpu_path_ceilings(int, double, int) {
   throw gpu::GpuError("no GPU: this build of Tandem has no CUDA support");
 }
 

@@ -5,14 +5,21 @@ nvidia-smi -L >> "$LOG" 2>&1
 nvidia-smi topo -m >> "$LOG" 2>&1
 [ -n "${SKIP_TESTS:-}" ] || (cd build-device && timeout 240 ctest -R "${TEST_FILTER:-TwoGpuDevices|AFaultOnOneGpu|Numa|ResidentMultiGpu}" -j8 --timeout 200 --output-on-failure) >> "$LOG" 2>&1
 note "ctest exit: $?"
+# Does a fault on GPU 0 end GPU 1's work in the same process? (bench/probes/gpu_fault_isolation.cu)
+if nvcc -arch=sm_90 -O2 -o build-device/gpu_fault_isolation bench/probes/gpu_fault_isolation.cu >> "$LOG" 2>&1; then
+  for v in device host portable; do
+    timeout 30 build-device/gpu_fault_isolation "$v" >> "$LOG" 2>&1
+    note "fault isolation probe ($v): exit $?"
+  done
+fi
 list=$(app_specs gpu) || exit 1
 ipv4=$(grep '^ipv4:' <<< "$list" | head -1); ipv4=${ipv4#*:}
 read -ra ipv4_args <<< "$ipv4"
 cores="0-$(($(nproc) - 1))"
 gpus=${GPUS:-1,2}
 logged "bench gpu-path: $ipv4, 1 and 2 GPUs" 200 "$T" bench gpu-path --app "${ipv4_args[@]}" --cores "$cores" \
-  --cpu-workers "" --offload-workers "" --resident persistent-cells --gpus "$gpus" --rx-threads "${RX:-8,16}" \
-  --sizes "${SIZES:-64,1518}" --no-ceilings --json "$OUT/bench_gpu_path_ipv4.json"
+  --cpu-workers "" --offload-workers "" --resident persistent-cells --gpus "$gpus" --rx-threads "${RX:-4,8,16,24}" \
+  --sizes "${SIZES:-64,1518}" --json "$OUT/bench_gpu_path_ipv4.json"
 logged "bench gpu-path: hashing md5, 1 and 2 GPUs" 200 "$T" bench gpu-path --app hashing --digest md5 --cores "$cores" \
   --gen count=1000000,flows=100000,seed=3 --cpu-workers "" --offload-workers "" --resident persistent-cells \
   --gpus "$gpus" --rx-threads "${RX:-8,16}" --sizes "${HASH_SIZES:-256,1024}" --no-ceilings \
@@ -29,5 +36,5 @@ logged "run: scheduler over $cpu and GPUs 0,1, a fault on GPU 0 at batch 200, ve
   --app "${ipv4_args[@]}" --gen count=2000000,dst=fib,flows=100000,size=64,seed=3,seq=1 --schedule throughput \
   --device "$cpu,gpu" --gpus 0,1 --workers 8 --cores "$cores" --repeat 3 --verify --inject-gpu-fault 200 \
   --json "$OUT/run_schedule_fault_2gpu.json"
-grep -E "^==|^exit|PASSED|FAILED|Failure|tests passed|^bench|^size|^[0-9]+ +|^  [0-9]|^scaling|^medians|^packets|^verify|^throughput|^device|^gpu|^dropped|^reordered|^lost|^switches|^energy|^resident|GPU [0-9]" "$LOG" | tail -150
+grep -E "^==|^exit|PASSED|FAILED|Failure|tests passed|^bench|^size|^[0-9]+ +|^  [0-9]|^scaling|^medians|^packets|^verify|^throughput|^device|^gpu|^dropped|^reordered|^lost|^switches|^energy|^resident|GPU [0-9]|isolation|mapped|DMA" "$LOG" | tail -150
 exit 0
