@@ -199,10 +199,42 @@ class ResidentRunnerImpl : public ResidentRunner {
   // After a failure: wait until nothing on the GPU runs (the context is broken, so nothing will
   // write the ring again), then let the producers finish on the CPU.
   void fail(const std::string& why, bool quiesce = true) {
-    if (quiesce) cudaDeviceSynchronize();
+    if (quiesce) {
+      cudaDeviceSynchronize();
+      if (o_.mode == GpuMode::kPersistent) wait_for_quiet_ring();
+    }
     std::fprintf(stderr, "resident path: GPU failed (%s); the receive threads finish on the CPU\n", why.c_str());
     before_cpu_fallback();
     set_failed(why);
+  }
+
+  // A broken context does not always mean a stopped GPU: when another GPU of the process faults,
+  // CUDA reports this one's work failed too while its kernel may still be running (the device
+  // suite's fault-isolation probe shows it). The stop word ends a running kernel after the batches
+  // it has taken; once the ring's claimed and done words have not changed for 50 ms, nothing on
+  // this GPU writes the ring any more and the receive threads may take its batches.
+  void wait_for_quiet_ring() {
+    *ring_.stop_word() = 1;
+    const uint32_t n = ring_.slots();
+    std::vector<uint64_t> last(n, 0), now(n, 0);
+    const auto snapshot = [&](std::vector<uint64_t>& v) {
+      for (uint32_t s = 0; s < n; ++s) {
+        v[s] = (uint64_t{__atomic_load_n(&ring_.status(s)->claimed, __ATOMIC_ACQUIRE)} << 32) |
+               __atomic_load_n(&ring_.status(s)->done, __ATOMIC_ACQUIRE);
+      }
+    };
+    snapshot(last);
+    const auto start = std::chrono::steady_clock::now();
+    auto changed = start;
+    while (std::chrono::steady_clock::now() - changed < std::chrono::milliseconds(50) &&
+           std::chrono::steady_clock::now() - start < std::chrono::seconds(5)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      snapshot(now);
+      if (now != last) {
+        changed = std::chrono::steady_clock::now();
+        last.swap(now);
+      }
+    }
   }
 
   // The persistent kernel runs until the host's stop word; this thread notices a failure.

@@ -400,12 +400,17 @@ TEST(HeteroGpu, AFaultOnOneGpuMovesItsShardsToTheOtherDevices) {
   EXPECT_TRUE(r.devices[1].failed);
   EXPECT_FALSE(r.devices[0].failed) << r.devices[0].error;
   EXPECT_GT(r.devices[0].packets, 0u);
-  if (second) {
-    EXPECT_FALSE(r.devices[2].failed) << r.devices[2].error;
-    // The healthy GPU carries its share and the failed one's: more than it started with.
-    const double carried = double(r.devices[2].packets) / r.run.counters.rx_packets;
-    EXPECT_GT(carried, 0.4) << carried;
+  // The other GPU device goes on where the driver lets it. With one GPU, the trap breaks the
+  // context both devices share; with two, the driver of the device host reports every GPU of the
+  // process failed (bench/probes/gpu_fault_isolation.cu). Either way its shards move too, and the
+  // CPU group carries what is left, every packet once and in order.
+  if (r.devices[2].failed) {
+    EXPECT_NE(r.devices[2].error.find("launch failure"), std::string::npos) << r.devices[2].error;
   } else {
+    const double carried = double(r.devices[2].packets) / r.run.counters.rx_packets;
+    EXPECT_GT(carried, 0.4) << "the healthy GPU carries its share and the failed one's: " << carried;
+  }
+  if (!second) {
     EXPECT_TRUE(r.devices[2].failed) << "a trap breaks the whole GPU's context";
   }
   bool moved = false;

