@@ -668,7 +668,8 @@ void register_run(CLI::App& app) {
                 "write forwarded packets here (.pcap or .pcapng; first pass only), replaced only once complete");
   c->add_option("--device", o->device,
                 "cpu, gpu, or auto (the GPU when one is usable); with --schedule, the devices to share the traffic: "
-                "a list such as cpu,gpu or cpu:4,cpu:4 (THREADS each) or sim:A_US/NS_PER_BYTE (a simulated device)")
+                "a list such as cpu,gpu or cpu:4,cpu:4 (THREADS each), gpu0,gpu1 (CUDA devices; gpu: each GPU of --gpus) "
+                "or sim:A_US/NS_PER_BYTE (a simulated device)")
       ->capture_default_str();
   c->add_option("--cpu-path", o->cpu_path, "scalar (one packet at a time) or batched (tbl24 prefetched while the batch is parsed)")
       ->capture_default_str()->check(CLI::IsMember({"scalar", "batched"}));

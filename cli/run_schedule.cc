@@ -169,7 +169,7 @@ ScheduledRun::ScheduledRun(const ScheduleFlags& f, const std::string& device_lis
       d.threads = p.size() == 3 ? whole("--device " + t, p[2], 1, 1024) : 1;
     } else {
       throw UsageError("--device " + device_list + ": '" + t +
-                       "' is not a device (auto, cpu, cpu:THREADS, gpu, sim:A_US/NS_PER_BYTE[/THREADS])");
+                       "' is not a device (auto, cpu, cpu:THREADS, gpu, gpuN, sim:A_US/NS_PER_BYTE[/THREADS])");
     }
     if (d.kind != sched::DeviceKind::kGpu) {
       for (int k = 0; k < d.threads && next_core < cores.size(); ++k) d.cores.push_back(cores[next_core++]);
