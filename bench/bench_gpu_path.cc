@@ -210,6 +210,11 @@ int run_bench(const GpuPathOptions& o) {
   const auto first = [&](int n) {
     return std::vector<int>(cores.begin(), cores.begin() + std::min<size_t>(cores.size(), size_t(n)));
   };
+  for (const int g : int_list("--gpus", o.gpus, 1, 64)) {
+    if (have_gpu && g > gpu::device_count()) {
+      throw UsageError("--gpus: " + std::to_string(g) + " GPUs asked, this host has " + std::to_string(gpu::device_count()));
+    }
+  }
   const GenSpec base = parse_gen_flag("--gen", o.gen);  // checked whole, and its own size
   std::vector<std::string> sizes = bench::split_list(o.sizes);
   if (sizes.empty()) sizes.push_back(base.size_mode == GenSpec::Size::kImix ? "imix" : std::to_string(base.frame_size));

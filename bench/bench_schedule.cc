@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/run_resident.h"
 #include "cli/run_schedule.h"
+#include "cli/schedule_probe.h"
 #include "cli/table_setup.h"
 #include "core/machine_info.h"
 #include "gpu/gpu_runtime.h"
@@ -73,11 +74,7 @@ std::vector<std::string> split_semicolons(const std::string& s) {
 // Each device alone, even and lopsided splits of two devices, then the controllers.
 std::vector<std::string> default_policies(size_t devices) {
   std::vector<std::string> p;
-  for (size_t d = 0; d < devices; ++d) {
-    std::string s = "static:";
-    for (size_t k = 0; k < devices; ++k) s += std::string(k ? "," : "") + (k == d ? "1" : "0");
-    p.push_back(s);
-  }
+  for (size_t d = 0; d < devices; ++d) p.push_back(only_device(d, devices));
   if (devices == 2) {
     for (const char* s : {"static:1,3", "static:1,1", "static:3,1"}) p.push_back(s);
   }
@@ -138,27 +135,24 @@ void measure_steps(Row& row, const ScheduleBenchOptions& o, ForwardApp& app, con
   if (r.reordered || r.lost) row.error = "reordered or lost packets";
 }
 
+ProbeSetup setup_of(const ScheduleBenchOptions& o, const std::vector<int>& cores) {
+  ProbeSetup p;
+  p.device = o.device;
+  p.dispatchers = o.workers;
+  p.cores = cores;
+  p.gpu_batch = o.batch;
+  p.ring_slots = o.ring_slots;
+  p.cpu_batch = o.cpu_batch;
+  return p;
+}
+
 void measure(Row& row, const ScheduleBenchOptions& o, ForwardApp& app, const PacketStore& s, const Counters& want,
              const std::vector<int>& cores) {
-  ScheduleFlags f;
-  f.schedule = row.policy;
-  f.cpu_batch = o.cpu_batch;
+  const ProbeSetup setup = setup_of(o, cores);
   const auto once = [&](uint64_t packets, bool verify, double* watts) {
-    ScheduledRun sr(f, o.device, app, o.workers, cores, 0);
-    HeteroConfig& hc = sr.config();
-    ResidentFlags rf;
-    rf.ring_slots = o.ring_slots;
-    hc.gpu_ring = resident_options(rf, "persistent", o.batch, 0, 0, PacketPool::kDefaultCellSize);
-    hc.ports = app.ports();
-    hc.packets = packets;
-    hc.verify = verify;
-    if (watts) sr.start_energy();
-    HeteroResult r = run_hetero(app, s, hc);
-    if (watts) {
-      sr.stop_energy();
-      *watts = sr.energy_watts();
-    }
-    return r;
+    ProbeRun pr = probe_once(app, s, setup, row.policy, packets, verify, watts != nullptr);
+    if (watts) *watts = pr.watts;
+    return pr.r;
   };
   try {
     if (!o.rate_schedule.empty()) {
@@ -170,9 +164,7 @@ void measure(Row& row, const ScheduleBenchOptions& o, ForwardApp& app, const Pac
       row.error = "differs from the scalar path";
     }
     if (check.reordered || check.lost) row.error = "reordered or lost packets";
-    const HeteroResult warm = once(s.size() * 4, false, nullptr);
-    const double rate = warm.run.counters.rx_packets / warm.run.seconds;
-    const auto packets = static_cast<uint64_t>(std::max<double>(double(s.size()), rate * o.min_seconds * 1.2));
+    const uint64_t packets = packets_for(app, s, setup, row.policy, o.min_seconds);
     for (int k = 0; k < o.reps; ++k) {
       double watts = 0;
       const HeteroResult r = once(packets, false, &watts);
@@ -203,15 +195,8 @@ int run_bench(const ScheduleBenchOptions& o) {
   std::vector<int> cores;
   if (!o.cores.empty()) cores = parse_cpu_list(o.cores);
   // The devices as a run would make them, for the row names and the default rows.
-  std::vector<std::string> ids;
   std::string note;
-  {
-    ScheduleFlags f;
-    f.schedule = "throughput";
-    ScheduledRun probe(f, o.device, app, o.workers, cores, 0);
-    for (const DeviceSpec& d : probe.config().devices) ids.push_back(d.id);
-    note = probe.note();
-  }
+  const std::vector<std::string> ids = probe_device_ids(app, setup_of(o, cores), &note);
   std::vector<std::string> policies = o.policies.empty() ? default_policies(ids.size()) : split_semicolons(o.policies);
   std::vector<std::string> sizes = bench::split_list(o.sizes);
   const GenSpec base = parse_gen_flag("--gen", o.gen);

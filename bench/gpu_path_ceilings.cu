@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <barrier>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -13,6 +14,12 @@ namespace tandem::bench {
 namespace {
 
 constexpr uint32_t kFrame = 64;
+
+// Frames done over a timed window that starts, on every GPU at once, at the barrier.
+struct Measured {
+  uint64_t frames = 0;
+  double seconds = 0;
+};
 constexpr int kThreads = 256;
 
 // Each thread: one frame read (four 16-byte uncached loads), 8 bytes rewritten, a verdict written.
@@ -56,7 +63,7 @@ __global__ void read_frames_whole(const uint8_t* frames, size_t stride, uint32_t
   }
 }
 
-double whole_frames(uint32_t len, size_t frames, double min_seconds, int sms) {
+Measured whole_frames(uint32_t len, size_t frames, double min_seconds, int sms, std::barrier<>* go) {
   constexpr size_t kStride = 2048;
   gpu::PinnedBuffer<uint8_t> buf(frames * kStride, cudaHostAllocMapped);
   gpu::PinnedBuffer<uint32_t> verdicts(frames, cudaHostAllocMapped);
@@ -69,6 +76,7 @@ double whole_frames(uint32_t len, size_t frames, double min_seconds, int sms) {
   const auto launch = [&] { read_frames_whole<<<sms * 8, kThreads, 0, st.get()>>>(d, kStride, len, dv, frames); };
   launch();
   st.sync();
+  if (go) go->arrive_and_wait();
   const auto t0 = std::chrono::steady_clock::now();
   uint64_t done = 0;
   do {
@@ -77,13 +85,13 @@ double whole_frames(uint32_t len, size_t frames, double min_seconds, int sms) {
     st.sync();
     done += 4 * frames;
   } while (seconds_since(t0) < min_seconds);
-  return done / seconds_since(t0) / 1e6;
+  return {done, seconds_since(t0)};
 }
 
 double seconds_of(const std::chrono::steady_clock::time_point& t0) { return seconds_since(t0); }
 
 // Frames in place in mapped memory, `stride` bytes apart.
-double in_place(size_t stride, size_t frames, bool coop, double min_seconds, int sms) {
+Measured in_place(size_t stride, size_t frames, bool coop, double min_seconds, int sms, std::barrier<>* go) {
   gpu::PinnedBuffer<uint8_t> buf(frames * stride, cudaHostAllocMapped);
   gpu::PinnedBuffer<uint32_t> verdicts(frames, cudaHostAllocMapped);
   std::fill(buf.get(), buf.get() + frames * stride, uint8_t{7});
@@ -102,6 +110,7 @@ double in_place(size_t stride, size_t frames, bool coop, double min_seconds, int
   };
   launch();
   st.sync();
+  if (go) go->arrive_and_wait();
   const auto t0 = std::chrono::steady_clock::now();
   uint64_t done = 0;
   do {
@@ -110,12 +119,12 @@ double in_place(size_t stride, size_t frames, bool coop, double min_seconds, int
     st.sync();
     done += 4 * frames;
   } while (seconds_of(t0) < min_seconds);
-  return done / seconds_of(t0) / 1e6;
+  return {done, seconds_of(t0)};
 }
 
 // Back-to-back frames copied in by batches, processed in device memory, verdicts (and frames)
 // copied back; four streams overlap the copies of consecutive batches.
-double dma(size_t batch, bool frames_back, double min_seconds, int sms) {
+Measured dma(size_t batch, bool frames_back, double min_seconds, int sms, std::barrier<>* go) {
   constexpr int kStreams = 4;
   gpu::PinnedBuffer<uint8_t> host(batch * kFrame * kStreams);
   gpu::PinnedBuffer<uint32_t> hv(batch * kStreams);
@@ -142,6 +151,7 @@ double dma(size_t batch, bool frames_back, double min_seconds, int sms) {
   };
   for (int k = 0; k < kStreams; ++k) one(k);
   TANDEM_CUDA_CHECK(cudaDeviceSynchronize());
+  if (go) go->arrive_and_wait();
   const auto t0 = std::chrono::steady_clock::now();
   uint64_t done = 0;
   do {
@@ -151,7 +161,7 @@ double dma(size_t batch, bool frames_back, double min_seconds, int sms) {
     }
     TANDEM_CUDA_CHECK(cudaDeviceSynchronize());
   } while (seconds_of(t0) < min_seconds);
-  return done / seconds_of(t0) / 1e6;
+  return {done, seconds_of(t0)};
 }
 
 }  // namespace
@@ -165,49 +175,61 @@ std::vector<Ceiling> measure_gpu_path_ceilings(int reps, double min_seconds, int
   TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   struct Probe {
     const char* name;
-    double (*run)(double, int);
+    Measured (*run)(double, int, std::barrier<>*);
   };
   const Probe probes[] = {
       {"mapped, in place in 2 KiB cells, a thread per frame",
-       [](double m, int n) { return in_place(2048, size_t{1} << 19, false, m, n); }},
+       [](double m, int n, std::barrier<>* go) { return in_place(2048, size_t{1} << 19, false, m, n, go); }},
       {"mapped, in place in 2 KiB cells, 4 lanes per frame",
-       [](double m, int n) { return in_place(2048, size_t{1} << 19, true, m, n); }},
+       [](double m, int n, std::barrier<>* go) { return in_place(2048, size_t{1} << 19, true, m, n, go); }},
       {"mapped, in place, 64 B-strided frames, a thread per frame",
-       [](double m, int n) { return in_place(64, size_t{1} << 22, false, m, n); }},
+       [](double m, int n, std::barrier<>* go) { return in_place(64, size_t{1} << 22, false, m, n, go); }},
       {"mapped, in place, 64 B-strided frames, 4 lanes per frame",
-       [](double m, int n) { return in_place(64, size_t{1} << 22, true, m, n); }},
+       [](double m, int n, std::barrier<>* go) { return in_place(64, size_t{1} << 22, true, m, n, go); }},
       {"DMA, batches of 65,536 back-to-back frames, verdicts back",
-       [](double m, int n) { return dma(65536, false, m, n); }},
+       [](double m, int n, std::barrier<>* go) { return dma(65536, false, m, n, go); }},
       {"DMA, batches of 65,536 back-to-back frames, frames and verdicts back",
-       [](double m, int n) { return dma(65536, true, m, n); }},
+       [](double m, int n, std::barrier<>* go) { return dma(65536, true, m, n, go); }},
       {"mapped, whole 1,504 B frames read from 2 KiB cells (x 1.504 = GB/s)",
-       [](double m, int n) { return whole_frames(1504, size_t{1} << 17, m, n); }},
+       [](double m, int n, std::barrier<>* go) { return whole_frames(1504, size_t{1} << 17, m, n, go); }},
   };
   std::vector<Ceiling> out;
   for (const Probe& p : probes) {
     std::vector<double> v;
     for (int r = 0; r < reps; ++r) {
       // Every GPU at once, each from its own thread with its own buffers: what they reach together.
-      std::vector<double> each(gpus, 0);
+      // Each GPU sets up alone, then all start timing together at the barrier; the figure is
+      // every GPU's frames over the longest window.
+      std::vector<Measured> each(gpus);
       std::vector<std::string> error(gpus);
+      std::barrier<> go(gpus);
       std::vector<std::thread> threads;
       for (int g = 0; g < gpus; ++g) {
         threads.emplace_back([&, g] {
+          bool arrived = false;
           try {
             gpu::set_device(g);
-            each[g] = p.run(min_seconds, sms);
+            int sm = sms;
+            TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&sm, cudaDevAttrMultiProcessorCount, g));
+            each[g] = p.run(min_seconds, sm, gpus > 1 ? &go : nullptr);
+            arrived = true;
           } catch (const std::exception& e) {
             error[g] = e.what();
           }
+          if (!arrived && gpus > 1) go.arrive_and_drop();  // the others must not wait for this one
         });
       }
       for (auto& t : threads) t.join();
       for (const std::string& e : error) {
         if (!e.empty()) throw gpu::GpuError(e);
       }
-      double sum = 0;
-      for (const double x : each) sum += x;
-      v.push_back(sum);
+      uint64_t frames = 0;
+      double longest = 0;
+      for (const Measured& x : each) {
+        frames += x.frames;
+        longest = std::max(longest, x.seconds);
+      }
+      v.push_back(longest > 0 ? frames / longest / 1e6 : 0);
     }
     out.push_back({gpus > 1 ? std::string(p.name) + ", " + std::to_string(gpus) + " GPUs at once" : p.name, median(v)});
   }

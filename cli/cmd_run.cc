@@ -300,12 +300,7 @@ int run(const RunOptions& o) {
     if (gpus.empty() || std::adjacent_find(seen.begin(), seen.end()) != seen.end()) {
       throw UsageError("--gpus " + o.gpus + ": expected distinct GPU numbers, e.g. 0,1");
     }
-    const int have = gpu::device_count();
     if (seen.front() < 0 || seen.back() > 63) throw UsageError("--gpus " + o.gpus + ": GPU numbers are 0..63");
-    if (have > 0 && seen.back() >= have) {
-      throw UsageError("--gpus " + o.gpus + ": this host has " + std::to_string(have) + " GPU" + (have > 1 ? "s" : "") +
-                       " (0.." + std::to_string(have - 1) + ")");
-    }
     if (given(o, "--gpu-path") && o.gpu_path != "resident") {
       throw UsageError("--gpus: the offload path runs on GPU 0 only; other and several GPUs take --gpu-path resident");
     }
@@ -316,6 +311,12 @@ int run(const RunOptions& o) {
     if (!scheduled && gpus.size() > 1 && resident_app) {
       throw UsageError("--gpus " + o.gpus + ": the " + o.table.app +
                        " app keeps per-SA state on its GPU; several GPUs would each need their own SAs");
+    }
+    // Last, so that the checks above say the same on every host.
+    const int have = gpu::device_count();
+    if (have > 0 && seen.back() >= have) {
+      throw UsageError("--gpus " + o.gpus + ": this host has " + std::to_string(have) + " GPU" + (have > 1 ? "s" : "") +
+                       " (0.." + std::to_string(have - 1) + ")");
     }
   }
   const std::string gpu_path = resident_app || scheduled || !gpus.empty() ? "resident" : o.gpu_path;

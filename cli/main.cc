@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   tandem::cli::register_gen(app);
   tandem::cli::register_classify(app);
   tandem::cli::register_match(app);
+  tandem::cli::register_advise(app);
   CLI::App* bench = app.add_subcommand("bench", "benchmarks: print a table, write JSON");
   bench->require_subcommand(1);
   tandem::cli::register_bench_ipv4(*bench);

@@ -30,11 +30,15 @@ std::string read_line(const std::string& path) {
 }  // namespace
 
 int numa_node_count() {
-  int n = 0;
-  // Nodes are numbered densely on every kernel we run on; a hole ends the count, as libnuma's
-  // numa_num_configured_nodes would not, but a host with holes still gets its first nodes right.
-  while (n < 1024 && !read_line("/sys/devices/system/node/node" + std::to_string(n) + "/cpulist").empty()) ++n;
-  return n == 0 ? 1 : n;
+  // The kernel's list of nodes with CPUs ("0-1"); memory-only nodes (CXL, HBM) are not counted.
+  const std::string list = read_line("/sys/devices/system/node/has_cpu");
+  if (list.empty()) return 1;
+  try {
+    const std::vector<int> nodes = parse_cpu_list(list);
+    return nodes.empty() ? 1 : static_cast<int>(nodes.size());
+  } catch (const std::invalid_argument&) {
+    return 1;
+  }
 }
 
 std::vector<int> numa_node_cpus(int node) {
@@ -51,12 +55,18 @@ std::vector<int> numa_node_cpus(int node) {
 bool run_on_node(int node) {
   const std::vector<int> cpus = numa_node_cpus(node);
   if (cpus.empty()) return false;
-  cpu_set_t set;
+  // Within what the thread may use now (taskset, cgroups): never widen it.
+  cpu_set_t allowed, set;
   CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return false;
+  int n = 0;
   for (int c : cpus) {
-    if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+    if (c >= 0 && c < CPU_SETSIZE && CPU_ISSET(c, &allowed)) {
+      CPU_SET(c, &set);
+      ++n;
+    }
   }
-  return sched_setaffinity(0, sizeof set, &set) == 0;
+  return n > 0 && sched_setaffinity(0, sizeof set, &set) == 0;
 }
 
 bool prefer_node(void* p, size_t bytes, int node, std::string* why) {

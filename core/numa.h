@@ -8,14 +8,14 @@
 
 namespace tandem {
 
-// Nodes with CPUs, from /sys/devices/system/node (1 where the kernel has no NUMA support).
+// Nodes with CPUs, from /sys/devices/system/node/has_cpu (1 where the kernel has no NUMA support).
 int numa_node_count();
 
 // The CPUs of `node`, from its cpulist (empty when the node does not exist).
 std::vector<int> numa_node_cpus(int node);
 
-// Lets the calling thread run on any CPU of `node` (sched_setaffinity). False when the node has
-// no CPUs or the kernel refuses; the thread then runs where it did.
+// Lets the calling thread run on any CPU of `node` it may use now (sched_setaffinity, within its
+// current affinity). False when none is left or the kernel refuses; the thread then runs where it did.
 bool run_on_node(int node);
 
 // Asks the kernel to keep the pages of [p, p + bytes) on `node`, moving those already touched

@@ -136,14 +136,17 @@ class ResidentRing {
   SlotStatus* status(uint32_t s) { return at<SlotStatus>(status_off_) + s; }
   ProducerIndex* index(uint32_t t) { return at<ProducerIndex>(index_off_) + t; }
   volatile uint32_t* stop_word() { return at<uint32_t>(stop_off_); }
+  // Set to 1 by the persistent kernel's last block as it ends, after every write of the kernel
+  // to the ring: the proof that nothing on the GPU writes it any more.
+  volatile uint32_t* exited_word() { return at<uint32_t>(exited_off_); }
 
   // Offsets of the arrays in the region, for the device's view of it.
   struct Layout {
-    size_t bytes, out, offsets, lengths, out_lengths, verdicts, l3, summary, fill, status, index, stop;
+    size_t bytes, out, offsets, lengths, out_lengths, verdicts, l3, summary, fill, status, index, stop, exited;
   };
   Layout layout() const {
     return {bytes_off_, out_off_, offsets_off_, lengths_off_, out_lengths_off_, verdicts_off_, l3_off_, summary_off_,
-            fill_off_, status_off_, index_off_, stop_off_};
+            fill_off_, status_off_, index_off_, stop_off_, exited_off_};
   }
   void* region() const { return mem_.data(); }
   size_t region_bytes() const { return mem_.size(); }
@@ -158,7 +161,7 @@ class ResidentRing {
   size_t slot_bytes_ = 0;
   size_t bytes_off_ = 0, out_off_ = 0, offsets_off_ = 0, lengths_off_ = 0, out_lengths_off_ = 0, verdicts_off_ = 0;
   size_t l3_off_ = 0;
-  size_t summary_off_ = 0, fill_off_ = 0, status_off_ = 0, index_off_ = 0, stop_off_ = 0;
+  size_t summary_off_ = 0, fill_off_ = 0, status_off_ = 0, index_off_ = 0, stop_off_ = 0, exited_off_ = 0;
   HugeRegion mem_;
 };
 

@@ -32,6 +32,7 @@ struct DeviceRing {
   ResidentRing::SlotStatus* status;
   ResidentRing::ProducerIndex* index;
   volatile uint32_t* stop;
+  volatile uint32_t* exited;  // set to 1 by the last block to end
   uint32_t producers, per_producer, batch;
   uint32_t summary_ports;  // ports counted in a summary; higher ones in high_ports
   size_t slot_bytes;
@@ -78,7 +79,19 @@ struct WorkQueue {
   unsigned long long head;                  // next index a worker takes
   alignas(128) volatile uint32_t stop;      // the dispatcher saw the host's stop
   alignas(128) unsigned long long dispatched;
+  alignas(128) unsigned int exited;         // blocks that have ended
 };
+
+// A block ends: once every block has, the last one tells the host, after all the kernel's writes
+// to host memory (each block fences its own before counting itself).
+__device__ inline void block_exit(const DeviceRing& r, WorkQueue* q) {
+  if (threadIdx.x != 0) return;
+  __threadfence_system();
+  if (atomicAdd(&q->exited, 1u) + 1 == gridDim.x) {
+    __threadfence_system();
+    *r.exited = 1;
+  }
+}
 
 __device__ __forceinline__ uint64_t load_acquire_sys_u64(const volatile uint64_t* p) { return detail::load_acquire_sys(p); }
 __device__ __forceinline__ uint32_t load_volatile_u32(const volatile uint32_t* p) { return *p; }
@@ -365,6 +378,8 @@ persistent_kernel(Core core, DeviceRing r, WorkQueue* q, uint64_t* entries, vola
                   uint8_t* scratch, uint64_t fault_at) {
   if (blockIdx.x == 0) {
     if (threadIdx.x < 32) dispatch(r, q, entries, tags, capacity, fault_at);
+    __syncwarp();
+    block_exit(r, q);
     return;
   }
   __shared__ SharedSummary sum;
@@ -395,7 +410,10 @@ persistent_kernel(Core core, DeviceRing r, WorkQueue* q, uint64_t* entries, vola
     }
     __syncthreads();
     const uint64_t e = entry;
-    if (e == ~uint64_t{0}) return;
+    if (e == ~uint64_t{0}) {
+      block_exit(r, q);
+      return;
+    }
     if constexpr (WholeBatchCore<Core>) {
       __shared__ uint16_t s_new_len[kMaxPersistentBatch];
       run_whole_batch(core, r, static_cast<uint32_t>(e), static_cast<uint32_t>(e >> 32), ticket, work, sum, s_verdict,

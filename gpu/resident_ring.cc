@@ -43,6 +43,7 @@ ResidentRing::ResidentRing(const ResidentOptions& o) : o_(o) {
   const size_t per_frames = size_t{slots_} * o_.batch;
   index_off_ = take(sizeof(ProducerIndex) * o_.producers, 128);
   stop_off_ = take(128, 128);
+  exited_off_ = take(128, 128);
   status_off_ = take(sizeof(SlotStatus) * slots_, 128);
   fill_off_ = take(sizeof(SlotFill) * slots_, 128);
   summary_off_ = take(sizeof(BatchSummary) * slots_, 128);

@@ -73,7 +73,7 @@ class ResidentRunnerImpl : public ResidentRunner {
     }
     TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, o_.gpu));
     TANDEM_CUDA_CHECK(cudaHostRegister(ring_.region(), ring_.region_bytes(), cudaHostRegisterMapped | cudaHostRegisterPortable));
-    registered_ = true;
+    registration_.region = ring_.region();
     uint8_t* base = nullptr;
     TANDEM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&base), ring_.region(), 0));
     const ResidentRing::Layout l = ring_.layout();
@@ -90,6 +90,7 @@ class ResidentRunnerImpl : public ResidentRunner {
     dr_.status = reinterpret_cast<ResidentRing::SlotStatus*>(base + l.status);
     dr_.index = reinterpret_cast<ResidentRing::ProducerIndex*>(base + l.index);
     dr_.stop = reinterpret_cast<volatile uint32_t*>(base + l.stop);
+    dr_.exited = reinterpret_cast<volatile uint32_t*>(base + l.exited);
     dr_.producers = ring_.producers();
     dr_.per_producer = ring_.per_producer();
     dr_.batch = ring_.batch();
@@ -143,12 +144,12 @@ class ResidentRunnerImpl : public ResidentRunner {
     stop();
     // The members' buffers and stream are freed after this body, on the current device: this one's.
     cudaSetDevice(o_.gpu);
-    if (registered_) cudaHostUnregister(ring_.region());
   }
 
   void start() override {
     TANDEM_CUDA_CHECK(cudaSetDevice(o_.gpu));
     *ring_.stop_word() = 0;
+    *ring_.exited_word() = 0;
     if (o_.mode == GpuMode::kPersistent) {
       resident::persistent_kernel<Core><<<blocks_ + 1, resident::kThreads, 0, stream_.get()>>>(
           dev_.core(), dr_, queue_.get(), entries_.get(), tags_.get(), capacity_, scratch_.get(), o_.fault_at_batch);
@@ -201,7 +202,13 @@ class ResidentRunnerImpl : public ResidentRunner {
   void fail(const std::string& why, bool quiesce = true) {
     if (quiesce) {
       cudaDeviceSynchronize();
-      if (o_.mode == GpuMode::kPersistent) wait_for_quiet_ring();
+      if (o_.mode == GpuMode::kPersistent) {
+        wait_for_quiet_ring();
+      } else {
+        // The DMA variant: copies a GPU that CUDA calls failed may still have queued (see
+        // wait_for_quiet_ring) land within a batch's time; give them that before the CPU writes.
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
     }
     std::fprintf(stderr, "resident path: GPU failed (%s); the receive threads finish on the CPU\n", why.c_str());
     before_cpu_fallback();
@@ -211,8 +218,9 @@ class ResidentRunnerImpl : public ResidentRunner {
   // A broken context does not always mean a stopped GPU: when another GPU of the process faults,
   // CUDA reports this one's work failed too while its kernel may still be running (the device
   // suite's fault-isolation probe shows it). The stop word ends a running kernel after the batches
-  // it has taken; once the ring's claimed and done words have not changed for 50 ms, nothing on
-  // this GPU writes the ring any more and the receive threads may take its batches.
+  // it has taken, and its last block then sets the exited word: from then on nothing on this GPU
+  // writes the ring, and the receive threads may take its batches. A kernel that really died never
+  // sets it; its ring is taken as quiet once no claimed or done word has changed for 200 ms.
   void wait_for_quiet_ring() {
     *ring_.stop_word() = 1;
     const uint32_t n = ring_.slots();
@@ -223,16 +231,25 @@ class ResidentRunnerImpl : public ResidentRunner {
                __atomic_load_n(&ring_.status(s)->done, __ATOMIC_ACQUIRE);
       }
     };
+    using Clock = std::chrono::steady_clock;
     snapshot(last);
-    const auto start = std::chrono::steady_clock::now();
-    auto changed = start;
-    while (std::chrono::steady_clock::now() - changed < std::chrono::milliseconds(50) &&
-           std::chrono::steady_clock::now() - start < std::chrono::seconds(5)) {
+    const Clock::time_point start = Clock::now();
+    Clock::time_point changed = start;
+    for (;;) {
+      if (__atomic_load_n(ring_.exited_word(), __ATOMIC_ACQUIRE) == 1) return;  // the kernel ended
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
       snapshot(now);
+      const Clock::time_point t = Clock::now();  // after the snapshot: a preempted thread waits longer, never less
       if (now != last) {
-        changed = std::chrono::steady_clock::now();
+        changed = t;
         last.swap(now);
+      } else if (t - changed >= std::chrono::milliseconds(200)) {
+        return;
+      }
+      if (t - start > std::chrono::seconds(5)) {
+        std::fprintf(stderr, "resident path: GPU %d's ring still changing 5 s after its failure; the receive threads "
+                             "take its batches anyway\n", o_.gpu);
+        return;
       }
     }
   }
@@ -354,12 +371,20 @@ class ResidentRunnerImpl : public ResidentRunner {
     explicit SelectDevice(int gpu) { set_device(gpu); }
   };
   SelectDevice select_;
+  // The ring's registration, undone last (after the buffers and stream below), also when the
+  // constructor throws after making it.
+  struct Registration {
+    void* region = nullptr;
+    ~Registration() {
+      if (region) cudaHostUnregister(region);
+    }
+  };
+  Registration registration_;
   DeviceCore<Core> dev_;
   ResidentRing& ring_;
   ResidentOptions o_;
   resident::DeviceRing dr_{};
   int sm_count_ = 0;
-  bool registered_ = false;
   // kPersistent
   int blocks_ = 0;
   uint32_t capacity_ = 0;

@@ -282,6 +282,9 @@ ResidentResult run_resident(const ForwardApp& app, const PacketStore& input, con
     throw std::invalid_argument("run: " + std::to_string(ng) + " GPUs need at least as many receive threads (--workers), " +
                                 std::to_string(cfg.producers) + " given");
   }
+  for (const int g : gpus) {
+    if (!cfg.cpu && g < 0) throw std::invalid_argument("run: GPU " + std::to_string(g) + " is not a GPU number");
+  }
   if (ng > 1 && app.frame_growth() != 0) {
     throw std::invalid_argument(std::string("run: the ") + app.name() +
                                 " app keeps per-SA state on its GPU; several GPUs would each need their own SAs");
@@ -301,6 +304,11 @@ ResidentResult run_resident(const ForwardApp& app, const PacketStore& input, con
     ro.ports = static_cast<uint32_t>(std::min<size_t>(cfg.ports, gpu::kSummaryPorts));
     ro.gpu = std::max(0, side.gpu);
     if (g > 0) ro.fault_at_batch = 0;  // an injected fault breaks the first GPU only
+    // Rings that share a GPU split its multiprocessors, so that every persistent kernel stays resident.
+    const auto sharing = std::count(gpus.begin(), gpus.end(), side.gpu);
+    if (!cfg.cpu && sharing > 1 && ro.blocks == 0) {
+      ro.blocks = std::max(1, gpu::device_info(side.gpu).sm_count / static_cast<int>(sharing) - 1);
+    }
     side.ring = std::make_unique<gpu::ResidentRing>(ro);
     if (!cfg.cpu) {
       side.node = numa_nodes_differ() ? gpu::numa_node(side.gpu) : -1;

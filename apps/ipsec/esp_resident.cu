@@ -441,6 +441,9 @@ struct EspResidentCore {
 // runner's constructor copies the tables to the GPU.
 struct EspResidentState {
   EspResidentState(SaTable& t, const gpu::ResidentRing& ring, const gpu::ResidentOptions& o) : table(t) {
+    // The state lives on the ring's GPU: select it before the first allocation (the runner base,
+    // which selects it too, is made after this one).
+    gpu::set_device(ring.options().gpu);
     const uint32_t n = static_cast<uint32_t>(t.size());
     std::vector<uint64_t> next(n, 0), top(n, 0), bits;
     std::map<std::vector<uint8_t>, uint32_t> by_pair;  // the first SA in file order per pair

@@ -198,6 +198,17 @@ TEST(EspResident, TheGpuGivesTheScalarPathsFramesAndState) {
   }
 }
 
+// On the host's last GPU (GPU 1 of two): the SA state, tables and kernel all on that GPU.
+TEST(EspResident, TheLastGpuOfTheHostGivesTheScalarPathsFramesAndState) {
+  TANDEM_REQUIRE_GPU();
+  const Suite& u = kSuites[0];
+  const PacketStore s = traffic(gateway(u.cipher, u.sas), u.count, u.size);
+  const Reference ref = reference(u.cipher, u.sas, s);
+  ResidentConfig rc = config(*gateway(u.cipher, u.sas).app, gpu::FrameLayout::kCells, 97, false);
+  rc.gpus = {gpu::device_count() - 1};
+  run_and_compare(u, s, ref, rc);
+}
+
 TEST(EspResident, TheDmaVariantIsRefused) {
   TANDEM_REQUIRE_GPU();
   LoadedApp g = gateway("aes-128-gcm", 4);

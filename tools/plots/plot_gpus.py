@@ -37,10 +37,15 @@ def plot(report, path):
     panels = len(sizes) + (1 if ceilings else 0)
     fig, axes = plt.subplots(1, panels, figsize=(5.6 * panels, 4.6), squeeze=False)
     for ax, size in zip(axes[0], sizes):
-        for n in sorted({r["gpus"] for r in rows}):
-            pts = sorted((threads_of(r), r["mpps"]) for r in rows if r["size"] == size and r["gpus"] == n)
+        # One line per resident mode and GPU count ("GPU resident (persistent, cells) x 2 GPUs").
+        lines = sorted({(r["path"].split(" x ")[0], r["gpus"]) for r in rows if r["size"] == size})
+        modes = {m for m, _ in lines}
+        for way, n in lines:
+            pts = sorted((threads_of(r), r["mpps"]) for r in rows
+                         if r["size"] == size and r["gpus"] == n and r["path"].split(" x ")[0] == way)
+            mode = way[len("GPU resident "):] + ", " if len(modes) > 1 else ""
             if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{n} GPU" + ("s" if n > 1 else ""))
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{mode}{n} GPU" + ("s" if n > 1 else ""))
         ax.set_title(f"{report.get('app', '?')}, {size} B frames")
         ax.set_xlabel("receive threads")
         ax.set_ylabel("Mpps")

@@ -1,0 +1,375 @@
+// `tandem advise --app A [--traffic SPEC | --pcap F] [--policy throughput|latency|energy]`: where
+// should this app run on this machine? A short calibration runs the app over the same dispatchers
+// (receive threads) on each device alone and on a split of the devices in proportion to what each
+// carried alone (Koromilas et al.'s choices: CPU, GPU, or both), then picks by the policy:
+//   throughput: the most packets per second, unpaced;
+//   latency:    the lowest p99 among the candidates that sustain the offered load;
+//   energy:     the least energy per Mbit among the candidates that sustain the offered load.
+// The offered load is --rate-mpps, or half of the best candidate's unpaced rate. The pick comes with
+// its predicted throughput, latency and energy per Mbit, and why: each CPU group's cost per packet,
+// each GPU's PCIe traffic against the bandwidth measured here, and the dispatchers' busy share.
+// --check runs the pick again, longer, and compares; --verify-pick measures every candidate as
+// `tandem bench schedule` does and says whether the pick is the measured best.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/bench_report.h"
+#include "cli/app_setup.h"
+#include "cli/commands.h"
+#include "cli/schedule_probe.h"
+#include "cli/table_setup.h"
+#include "core/machine_info.h"
+#include "gpu/gpu_runtime.h"
+#include "io/pcap_io.h"
+#include "io/traffic_gen.h"
+
+namespace tandem::cli {
+
+namespace {
+
+struct AdviseOptions {
+  AppOptions table;
+  std::string traffic = "count=1000000,flows=100000,size=64,seed=3";
+  std::string pcap;
+  std::string policy = "throughput";
+  std::string device = "auto";
+  int workers = 4;
+  std::string cores;
+  std::string gpus;
+  double rate_mpps = 0;
+  double seconds = 0.3;
+  bool check = false;
+  bool verify_pick = false;
+  int reps = 3;
+  double min_seconds = 0.5;
+  std::string json;
+};
+
+// What a candidate did in one run.
+struct Figures {
+  double mpps = 0, p50_us = 0, p99_us = 0, watts = 0, j_per_mbit = 0;
+  std::vector<double> share;
+  bool sustained = true;  // paced: delivered at least 97% of the offered load
+};
+
+struct Candidate {
+  std::string name, policy;
+  Figures unpaced, loaded;   // loaded: at the offered load (latency and energy policies)
+  ProbeRun alone_run;        // the unpaced run, for the reasons
+  std::vector<double> verify_mpps;
+  std::string error;
+};
+
+Figures figures_of(const ProbeRun& pr, double offered_mpps) {
+  Figures f;
+  f.mpps = pr.mpps();
+  f.p50_us = pr.r.run.latency.percentile(0.5) / 1e3;
+  f.p99_us = pr.r.run.latency.percentile(0.99) / 1e3;
+  f.watts = pr.watts;
+  f.j_per_mbit = pr.j_per_mbit();
+  f.share = pr.shares();
+  if (offered_mpps > 0) f.sustained = f.mpps >= 0.97 * offered_mpps;
+  return f;
+}
+
+// The figure a policy compares (higher is better).
+double score(const std::string& policy, const Figures& f) {
+  if (policy == "throughput") return f.mpps;
+  if (!f.sustained) return -1e300;
+  return policy == "latency" ? -f.p99_us : -f.j_per_mbit;
+}
+
+std::string fmt(const char* f, double a) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, a);
+  return b;
+}
+
+// Why the devices carried what they did, from each device's run alone.
+std::vector<std::string> reasons(const std::vector<Candidate>& cands, const std::vector<std::string>& ids,
+                                 const PacketStore& s, int dispatchers, double pcie_gbs) {
+  std::vector<std::string> out;
+  const double bytes = s.size() ? double(s.total_caplen()) / s.size() : 0;
+  for (size_t d = 0; d < ids.size() && d < cands.size(); ++d) {
+    const ProbeRun& pr = cands[d].alone_run;
+    if (pr.r.devices.size() <= d) continue;
+    const DeviceReport& dev = pr.r.devices[d];
+    const double secs = pr.r.run.seconds;
+    const double pps = secs > 0 ? dev.packets / secs : 0;
+    std::string why = ids[d] + " alone: " + fmt("%.2f Mpps", pps / 1e6);
+    if (dev.kind == sched::DeviceKind::kGpu) {
+      const double gbs = pps * bytes / 1e9;
+      why += fmt(", %.1f GB/s of frames over PCIe", gbs);
+      if (pcie_gbs > 0) {
+        const double frac = gbs / pcie_gbs;
+        why += fmt(" (%.0f%% of ", 100 * frac) + fmt("%.1f GB/s measured host-to-GPU)", pcie_gbs);
+        why += frac > 0.6 ? ": PCIe bounds it" : ": not PCIe";
+      }
+    } else if (dev.packets > 0) {
+      const int threads = d < pr.threads.size() ? std::max(1, pr.threads[d]) : 1;
+      const double busy = secs > 0 ? dev.busy_seconds / (secs * threads) : 0;
+      why += fmt(", %.0f ns of CPU per packet", dev.busy_seconds * 1e9 / dev.packets) + fmt(" on %.0f thread", threads) +
+             (threads > 1 ? "s" : "") + fmt(" (busy %.0f%%)", 100 * busy);
+      if (busy > 0.85) why += ": its per-packet CPU cost bounds it";
+    }
+    const double disp = secs > 0 ? (pr.r.rx_seconds + pr.r.finish_seconds) / (secs * dispatchers) : 0;
+    why += fmt("; the %.0f dispatchers", dispatchers) + fmt(" busy %.0f%%", 100 * std::min(1.0, disp));
+    if (disp > 0.85) why += ": the receive side bounds it";
+    out.push_back(why);
+  }
+  return out;
+}
+
+int run_advise(const AdviseOptions& o) {
+  if (o.policy != "throughput" && o.policy != "latency" && o.policy != "energy") {
+    throw UsageError("--policy " + o.policy + ": expected throughput, latency or energy");
+  }
+  LoadedApp a = load_app(o.table);
+  ForwardApp& app = *a.app;
+  PacketStore s;
+  std::string traffic;
+  if (!o.pcap.empty()) {
+    s = load_pcap(o.pcap, 4'000'000);
+    traffic = o.pcap;
+  } else {
+    try {
+      s = a.generate(parse_gen_flag("--traffic", o.traffic));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--traffic: ") + e.what());
+    }
+    traffic = o.traffic;
+  }
+  if (s.size() == 0) throw UsageError(traffic + ": no packets");
+  ProbeSetup p;
+  p.device = o.device;
+  p.dispatchers = o.workers;
+  if (!o.cores.empty()) p.cores = parse_cpu_list(o.cores);
+  if (!o.gpus.empty()) p.gpus = parse_cpu_list(o.gpus);
+  std::string note;
+  const std::vector<std::string> ids = probe_device_ids(app, p, &note);
+  const size_t nd = ids.size();
+
+  // Each device alone, unpaced: what it carries, and its share of a split.
+  std::vector<Candidate> cands;
+  for (size_t d = 0; d < nd; ++d) cands.push_back({ids[d] + " alone", only_device(d, nd)});
+  const auto unpaced = [&](Candidate& c) {
+    try {
+      const uint64_t packets = packets_for(app, s, p, c.policy, o.seconds);
+      c.alone_run = probe_once(app, s, p, c.policy, packets, false, true);
+      c.unpaced = figures_of(c.alone_run, 0);
+      if (c.alone_run.r.reordered || c.alone_run.r.lost) c.error = "reordered or lost packets";
+    } catch (const std::exception& e) {
+      c.error = e.what();
+    }
+  };
+  for (Candidate& c : cands) unpaced(c);
+  if (nd > 1) {
+    std::string split = "static:";
+    double total = 0;
+    for (const Candidate& c : cands) total += c.error.empty() ? c.unpaced.mpps : 0;
+    size_t used = 0;
+    for (size_t d = 0; d < nd; ++d) {
+      const double m = cands[d].error.empty() ? cands[d].unpaced.mpps : 0;
+      const double share = total > 0 && m >= 0.05 * total ? m : 0;  // a device under 5% of the total is left out
+      used += share > 0;
+      split += (d ? "," : "") + fmt("%.3f", share);
+    }
+    if (used > 1) {
+      cands.push_back({"split by capacity", split});
+      unpaced(cands.back());
+    }
+  }
+  // The offered load for the latency and energy policies, and each candidate at it.
+  double load = o.rate_mpps;
+  if (o.policy != "throughput") {
+    if (load <= 0) {
+      for (const Candidate& c : cands) load = std::max(load, c.error.empty() ? c.unpaced.mpps / 2 : 0);
+    }
+    ProbeSetup paced = p;
+    paced.rate_mpps = load;
+    for (Candidate& c : cands) {
+      if (!c.error.empty()) continue;
+      try {
+        const auto packets = static_cast<uint64_t>(std::max(double(s.size()), load * 1e6 * std::max(o.seconds, 0.1)));
+        c.loaded = figures_of(probe_once(app, s, paced, c.policy, packets, false, true), load);
+      } catch (const std::exception& e) {
+        c.error = e.what();
+      }
+    }
+  }
+  const auto fig = [&](const Candidate& c) -> const Figures& { return o.policy == "throughput" ? c.unpaced : c.loaded; };
+  int pick = -1;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    if (!cands[i].error.empty()) continue;
+    if (pick < 0 || score(o.policy, fig(cands[i])) > score(o.policy, fig(cands[pick]))) pick = static_cast<int>(i);
+  }
+  double pcie = 0;
+  for (const Candidate& c : cands) {
+    for (const DeviceReport& d : c.alone_run.r.devices) {
+      if (d.kind == sched::DeviceKind::kGpu && pcie == 0) pcie = gpu::measure_pcie_bandwidth(size_t{64} << 20, 3).h2d_gbs;
+    }
+  }
+  const std::vector<std::string> why = reasons(cands, ids, s, o.workers, pcie);
+
+  const MachineInfo m = machine_info();
+  std::printf("advise: app %s on %s; devices", app.name(), traffic.c_str());
+  for (const std::string& id : ids) std::printf(" %s", id.c_str());
+  std::printf(", %d dispatchers; %s%s\n", o.workers, m.cpu_model.c_str(),
+              gpu::available() ? (", " + gpu::device_info().name).c_str() : ", no GPU");
+  if (!note.empty()) std::printf("%s\n", note.c_str());
+  std::printf("policy %s", o.policy.c_str());
+  if (o.policy != "throughput") std::printf(" at an offered load of %.2f Mpps%s", load, o.rate_mpps > 0 ? "" : " (half the best unpaced rate)");
+  std::printf("; calibration: %.2f s per candidate\n\n", o.seconds);
+  std::printf("%-20s %10s %9s %9s %8s %10s  %s\n", "candidate", "Mpps", "p50 us", "p99 us", "W", "J/Mbit", "shares");
+  for (const Candidate& c : cands) {
+    if (!c.error.empty()) {
+      std::printf("%-20s %s\n", c.name.c_str(), c.error.c_str());
+      continue;
+    }
+    const Figures& f = fig(c);
+    std::string shares;
+    for (size_t d = 0; d < f.share.size() && d < nd; ++d) shares += (d ? ", " : "") + ids[d] + fmt(" %.0f%%", 100 * f.share[d]);
+    std::printf("%-20s %10.2f %9.1f %9.1f %8.1f %10.5f  %s%s\n", c.name.c_str(), f.mpps, f.p50_us, f.p99_us, f.watts,
+                f.j_per_mbit, shares.c_str(), f.sustained ? "" : "  (did not sustain the load)");
+  }
+  if (pick < 0) {
+    std::printf("\nno candidate ran: nothing to advise\n");
+    return 1;
+  }
+  const Candidate& best = cands[pick];
+  const Figures& bf = fig(best);
+  double second = 0;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    if (int(i) != pick && cands[i].error.empty()) second = std::max(second, fig(cands[i]).mpps);
+  }
+  std::printf("\npick: %s (%s)\n", best.name.c_str(),
+              o.policy == "throughput" ? fmt("the most packets per second; %.2fx the next best", second > 0 ? bf.mpps / second : 0).c_str()
+              : o.policy == "latency" ? "the lowest p99 among the candidates that sustain the load"
+                                      : "the least energy per Mbit among the candidates that sustain the load");
+  std::printf("predicted: %.2f Mpps, p50 %.1f us, p99 %.1f us, %.5f J/Mbit (%.1f W; energy: %s)\n", bf.mpps, bf.p50_us,
+              bf.p99_us, bf.j_per_mbit, bf.watts, best.alone_run.energy_sources.c_str());
+  for (const std::string& w : why) std::printf("why: %s\n", w.c_str());
+
+  nlohmann::json jcheck = nullptr;
+  if (o.check) {
+    ProbeSetup cp = p;
+    if (o.policy != "throughput") cp.rate_mpps = load;
+    std::vector<double> mpps, p99, jm;
+    const uint64_t packets = o.policy == "throughput" ? packets_for(app, s, cp, best.policy, o.min_seconds)
+                                                      : static_cast<uint64_t>(std::max(double(s.size()), load * 1e6 * o.min_seconds));
+    for (int k = 0; k < o.reps; ++k) {
+      const ProbeRun r = probe_once(app, s, cp, best.policy, packets, false, true);
+      const Figures f = figures_of(r, cp.rate_mpps);
+      mpps.push_back(f.mpps);
+      p99.push_back(f.p99_us);
+      jm.push_back(f.j_per_mbit);
+    }
+    const double mm = bench::median(mpps), mp = bench::median(p99), mj = bench::median(jm);
+    std::printf("check: the pick run %d x at least %.2f s: %.2f Mpps (prediction %+.1f%%), p99 %.1f us (%+.1f%%), "
+                "%.5f J/Mbit (%+.1f%%)\n", o.reps, o.min_seconds, mm, bf.mpps > 0 ? 100 * (bf.mpps / mm - 1) : 0.0, mp,
+                mp > 0 ? 100 * (bf.p99_us / mp - 1) : 0.0, mj, mj > 0 ? 100 * (bf.j_per_mbit / mj - 1) : 0.0);
+    jcheck = {{"mpps", mm}, {"p99_us", mp}, {"j_per_mbit", mj}, {"mpps_reps", mpps}};
+  }
+  nlohmann::json jverify = nullptr;
+  if (o.verify_pick) {
+    // Every candidate as bench schedule measures it; the pick is right when none is better by more
+    // than 3% (closer than that, repetitions disagree among themselves).
+    ProbeSetup vp = p;
+    if (o.policy != "throughput") vp.rate_mpps = load;
+    std::vector<Figures> med(cands.size());
+    for (size_t i = 0; i < cands.size(); ++i) {
+      if (!cands[i].error.empty()) continue;
+      std::vector<Figures> runs;
+      const uint64_t packets = o.policy == "throughput" ? packets_for(app, s, vp, cands[i].policy, o.min_seconds)
+                                                        : static_cast<uint64_t>(std::max(double(s.size()), load * 1e6 * o.min_seconds));
+      for (int k = 0; k < o.reps; ++k) runs.push_back(figures_of(probe_once(app, s, vp, cands[i].policy, packets, false, true), vp.rate_mpps));
+      std::vector<double> mp, p99, jm;
+      int sustained = 0;
+      for (const Figures& f : runs) {
+        mp.push_back(f.mpps);
+        p99.push_back(f.p99_us);
+        jm.push_back(f.j_per_mbit);
+        sustained += f.sustained;
+      }
+      med[i].mpps = bench::median(mp);
+      med[i].p99_us = bench::median(p99);
+      med[i].j_per_mbit = bench::median(jm);
+      med[i].sustained = 2 * sustained > o.reps;
+      cands[i].verify_mpps = mp;
+    }
+    int measured_best = -1;
+    for (size_t i = 0; i < cands.size(); ++i) {
+      if (!cands[i].error.empty()) continue;
+      if (measured_best < 0 || score(o.policy, med[i]) > score(o.policy, med[measured_best])) measured_best = static_cast<int>(i);
+    }
+    const double sp = score(o.policy, med[pick]), sb = score(o.policy, med[measured_best]);
+    const bool right = measured_best == pick || (sb != 0 && std::abs(sb - sp) <= 0.03 * std::abs(sb));
+    std::printf("verify-pick: measured (%d x at least %.2f s each):", o.reps, o.min_seconds);
+    for (size_t i = 0; i < cands.size(); ++i) {
+      if (cands[i].error.empty()) {
+        std::printf(" %s %.2f Mpps, p99 %.1f us, %.5f J/Mbit%s;", cands[i].name.c_str(), med[i].mpps, med[i].p99_us,
+                    med[i].j_per_mbit, med[i].sustained ? "" : " (not sustained)");
+      }
+    }
+    std::printf(" the pick is the measured best: %s (best: %s)\n", right ? "yes" : "no", cands[measured_best].name.c_str());
+    jverify = {{"measured_best", cands[measured_best].name}, {"pick_is_measured_best", right}};
+  }
+
+  if (!o.json.empty()) {
+    nlohmann::json jc = nlohmann::json::array();
+    for (const Candidate& c : cands) {
+      const Figures& f = fig(c);
+      jc.push_back({{"name", c.name}, {"schedule", c.policy}, {"mpps", f.mpps}, {"p50_us", f.p50_us}, {"p99_us", f.p99_us},
+                    {"watts", f.watts}, {"j_per_mbit", f.j_per_mbit}, {"share", f.share}, {"sustained", f.sustained},
+                    {"unpaced_mpps", c.unpaced.mpps}, {"verify_mpps", c.verify_mpps}, {"error", c.error}});
+    }
+    bench::write_json(o.json, {{"command", "advise"}, {"app", app.name()}, {"traffic", traffic}, {"policy", o.policy},
+                               {"offered_mpps", o.policy == "throughput" ? 0.0 : load}, {"devices", ids},
+                               {"dispatchers", o.workers}, {"machine", bench::machine_json()}, {"candidates", jc},
+                               {"pick", best.name}, {"pick_schedule", best.policy}, {"why", why}, {"check", jcheck},
+                               {"verify_pick", jverify}});
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_advise(CLI::App& app) {
+  auto o = std::make_shared<AdviseOptions>();
+  CLI::App* c = app.add_subcommand("advise", "where to run an app on this machine: a short calibration of each device and "
+                                             "a split, then a pick for the policy with its predicted figures and why");
+  add_app_options(c, o->table);
+  auto* traffic = c->add_option("--traffic", o->traffic, "the traffic (tandem gen spec; dst=fib: keys from the app's table)")
+                      ->capture_default_str();
+  auto* pcap = c->add_option("--pcap", o->pcap, "a capture as the traffic (its first 4,000,000 packets)");
+  pcap->excludes(traffic);
+  c->add_option("--policy", o->policy, "throughput, latency or energy")->capture_default_str()
+      ->check(CLI::IsMember({"throughput", "latency", "energy"}));
+  c->add_option("--device", o->device, "the devices to choose among, as tandem run --device with --schedule (e.g. cpu:7,gpu)")
+      ->capture_default_str();
+  c->add_option("--workers", o->workers, "receive threads (dispatchers), the same for every candidate")
+      ->capture_default_str()->check(CLI::Range(1, 32));
+  c->add_option("--cores", o->cores, "pin the dispatchers, then the CPU groups' threads, to these CPUs in order");
+  c->add_option("--gpus", o->gpus, "what the device gpu stands for (e.g. 0,1)");
+  c->add_option("--rate-mpps", o->rate_mpps, "latency and energy: the offered load (default: half the best unpaced rate)")
+      ->check(FiniteRange(0.0, 1e5));
+  c->add_option("--seconds", o->seconds, "calibration: least duration of each candidate's run")->capture_default_str()
+      ->check(FiniteRange(0.01, 60.0));
+  c->add_flag("--check", o->check, "run the pick again (--reps x --min-seconds) and compare with the prediction");
+  c->add_flag("--verify-pick", o->verify_pick, "measure every candidate (--reps x --min-seconds) and say whether the pick is the best");
+  c->add_option("--reps", o->reps, "--check and --verify-pick: repetitions (median)")->capture_default_str()->check(CLI::Range(1, 100));
+  c->add_option("--min-seconds", o->min_seconds, "--check and --verify-pick: least duration of a repetition")
+      ->capture_default_str()->check(FiniteRange(0.01, 600.0));
+  c->add_option("--json", o->json, "write the report here");
+  c->callback([o] {
+    const int rc = run_advise(*o);
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace tandem::cli

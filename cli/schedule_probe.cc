@@ -1,0 +1,74 @@
+#include "cli/schedule_probe.h"
+
+#include <algorithm>
+
+#include "cli/run_resident.h"
+#include "cli/run_schedule.h"
+#include "core/packet_pool.h"
+
+namespace tandem::cli {
+
+std::vector<double> ProbeRun::shares() const {
+  std::vector<double> v;
+  uint64_t all = 0;
+  for (const DeviceReport& d : r.devices) all += d.packets;
+  for (const DeviceReport& d : r.devices) v.push_back(all ? double(d.packets) / all : 0);
+  return v;
+}
+
+namespace {
+
+ScheduleFlags flags_for(const ProbeSetup& p, const std::string& policy) {
+  ScheduleFlags f;
+  f.schedule = policy;
+  f.cpu_batch = p.cpu_batch;
+  f.gpus = p.gpus;
+  return f;
+}
+
+}  // namespace
+
+ProbeRun probe_once(const ForwardApp& app, const PacketStore& s, const ProbeSetup& p, const std::string& policy,
+                    uint64_t packets, bool verify, bool energy) {
+  ScheduledRun sr(flags_for(p, policy), p.device, app, p.dispatchers, p.cores, p.rate_mpps);
+  HeteroConfig& hc = sr.config();
+  ResidentFlags rf;
+  rf.ring_slots = p.ring_slots;
+  hc.gpu_ring = resident_options(rf, "persistent", p.gpu_batch, 0, 0, PacketPool::kDefaultCellSize);
+  hc.ports = app.ports();
+  hc.packets = packets;
+  hc.verify = verify;
+  ProbeRun out;
+  for (const DeviceSpec& d : hc.devices) out.threads.push_back(d.kind == sched::DeviceKind::kGpu ? 0 : d.threads);
+  if (energy) sr.start_energy();
+  out.r = run_hetero(app, s, hc);
+  if (energy) {
+    sr.stop_energy();
+    out.watts = sr.energy_watts();
+    out.energy_sources = sr.energy_sources();
+  }
+  return out;
+}
+
+uint64_t packets_for(const ForwardApp& app, const PacketStore& s, const ProbeSetup& p, const std::string& policy,
+                     double seconds) {
+  const ProbeRun warm = probe_once(app, s, p, policy, s.size() * 4, false, false);
+  const double rate = warm.r.run.seconds > 0 ? warm.r.run.counters.rx_packets / warm.r.run.seconds : 0;
+  return static_cast<uint64_t>(std::max<double>(double(s.size()), rate * seconds * 1.2));
+}
+
+std::vector<std::string> probe_device_ids(const ForwardApp& app, const ProbeSetup& p, std::string* note) {
+  ScheduledRun probe(flags_for(p, "throughput"), p.device, app, p.dispatchers, p.cores, 0);
+  std::vector<std::string> ids;
+  for (const DeviceSpec& d : probe.config().devices) ids.push_back(d.id);
+  if (note) *note = probe.note();
+  return ids;
+}
+
+std::string only_device(size_t d, size_t n) {
+  std::string s = "static:";
+  for (size_t k = 0; k < n; ++k) s += std::string(k ? "," : "") + (k == d ? "1" : "0");
+  return s;
+}
+
+}  // namespace tandem::cli
