@@ -39,6 +39,7 @@ ProbeRun probe_once(const ForwardApp& app, const PacketStore& s, const ProbeSetu
   hc.packets = packets;
   hc.verify = verify;
   ProbeRun out;
+  out.dispatchers = p.dispatchers;
   for (const DeviceSpec& d : hc.devices) out.threads.push_back(d.kind == sched::DeviceKind::kGpu ? 0 : d.threads);
   if (energy) sr.start_energy();
   out.r = run_hetero(app, s, hc);
@@ -52,7 +53,9 @@ ProbeRun probe_once(const ForwardApp& app, const PacketStore& s, const ProbeSetu
 
 uint64_t packets_for(const ForwardApp& app, const PacketStore& s, const ProbeSetup& p, const std::string& policy,
                      double seconds) {
-  const ProbeRun warm = probe_once(app, s, p, policy, s.size() * 4, false, false);
+  // One pass first; four more when it was short, so that a slow candidate warms up in one pass.
+  ProbeRun warm = probe_once(app, s, p, policy, s.size(), false, false);
+  if (warm.r.run.seconds < seconds / 4) warm = probe_once(app, s, p, policy, s.size() * 4, false, false);
   const double rate = warm.r.run.seconds > 0 ? warm.r.run.counters.rx_packets / warm.r.run.seconds : 0;
   return static_cast<uint64_t>(std::max<double>(double(s.size()), rate * seconds * 1.2));
 }

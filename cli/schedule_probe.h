@@ -29,6 +29,7 @@ struct ProbeRun {
   double watts = 0;             // mean power over the run (0 unless asked)
   std::string energy_sources;
   std::vector<int> threads;     // per device: CPU and sim groups' threads (GPUs: 0)
+  int dispatchers = 1;
   double mpps() const { return r.run.seconds > 0 ? r.run.counters.rx_packets / r.run.seconds / 1e6 : 0; }
   double j_per_mbit() const {
     return r.run.wire_bytes ? watts * r.run.seconds / (r.run.wire_bytes * 8 / 1e6) : 0;
@@ -42,8 +43,8 @@ struct ProbeRun {
 ProbeRun probe_once(const ForwardApp& app, const PacketStore& s, const ProbeSetup& p, const std::string& policy,
                     uint64_t packets, bool verify, bool energy);
 
-// Packets that keep `policy` busy for at least `seconds`: from a warm-up of four passes (at least
-// one pass).
+// Packets that keep `policy` busy for at least `seconds` (at least one pass): from a warm-up of one
+// pass, and of four more when that one was short.
 uint64_t packets_for(const ForwardApp& app, const PacketStore& s, const ProbeSetup& p, const std::string& policy,
                      double seconds);
 

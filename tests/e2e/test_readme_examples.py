@@ -34,8 +34,9 @@ DOCS = ["README.md", "docs/FW_ROUTER.md"]
 # Commands starting with these are not run: this test is part of what they run.
 SETUP = ["./scripts/demo.sh", "./scripts/test.sh"]
 
-# Commands that need a GPU: `--device gpu` fails without one, and these benches measure only the GPU.
-GPU_ONLY = [r"--device gpu\b", r"\bbench gpu-(offload|stream|router|frames)\b"]
+# Commands that need a GPU: `--device gpu` (or a device list naming one, or --gpus) fails without
+# one, and these benches measure only the GPU.
+GPU_ONLY = [r"--device gpu\b", r"--device \S*\bgpu\d*\b", r"--gpus\b", r"\bbench gpu-(offload|stream|router|frames)\b"]
 
 # Commands matching the pattern need the Python module.
 NEEDS = [(r"\bscripts/plots\.sh\b", "matplotlib"), (r"\btools/gopt/gopt\.py\b", "pycparser")]
