@@ -273,10 +273,14 @@ int run_advise(const AdviseOptions& o) {
     for (size_t i = 0; i < cands.size(); ++i) {
       if (!cands[i].error.empty() || int(i) == pick || !within(o.policy, fig(cands[i]), fig(cands[top]), o.lambda)) continue;
       const size_t ui = used_devices(cands[i].policy), up = used_devices(cands[pick].policy);
-      // Energy breaks a tie only when it differs by more than lambda too (less is noise).
-      if (ui < up || (ui == up && fig(cands[i]).j_per_mbit < (1 - o.lambda) * fig(cands[pick]).j_per_mbit)) {
-        pick = static_cast<int>(i);
-      }
+      // Fewer devices win; between candidates as simple as each other the policy's own figure
+      // does (the throughput policy keeps the faster one), and for latency, energy breaks a tie
+      // when it differs by more than lambda too (less is noise).
+      const bool simpler = ui < up;
+      const bool same = ui == up;
+      const bool better = score(o.policy, fig(cands[i])) > score(o.policy, fig(cands[pick]));
+      const bool greener = o.policy == "latency" && fig(cands[i]).j_per_mbit < (1 - o.lambda) * fig(cands[pick]).j_per_mbit;
+      if (simpler || (same && (better || greener))) pick = static_cast<int>(i);
     }
     if (pick != top) {
       pick_reason = "within " + fmt("%.0f%%", 100 * o.lambda) + " of " + cands[top].name + " (the best calibrated), and " +
