@@ -63,35 +63,12 @@ __global__ void read_frames_whole(const uint8_t* frames, size_t stride, uint32_t
   }
 }
 
-Measured whole_frames(uint32_t len, size_t frames, double min_seconds, int sms, std::barrier<>* go) {
-  constexpr size_t kStride = 2048;
-  gpu::PinnedBuffer<uint8_t> buf(frames * kStride, cudaHostAllocMapped);
-  gpu::PinnedBuffer<uint32_t> verdicts(frames, cudaHostAllocMapped);
-  std::fill(buf.get(), buf.get() + frames * kStride, uint8_t{7});
-  uint8_t* d = nullptr;
-  uint32_t* dv = nullptr;
-  TANDEM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&d), buf.get(), 0));
-  TANDEM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dv), verdicts.get(), 0));
-  gpu::Stream st;
-  const auto launch = [&] { read_frames_whole<<<sms * 8, kThreads, 0, st.get()>>>(d, kStride, len, dv, frames); };
-  launch();
-  st.sync();
-  if (go) go->arrive_and_wait();
-  const auto t0 = std::chrono::steady_clock::now();
-  uint64_t done = 0;
-  do {
-    for (int k = 0; k < 4; ++k) launch();
-    TANDEM_CUDA_CHECK_LAUNCH();
-    st.sync();
-    done += 4 * frames;
-  } while (seconds_since(t0) < min_seconds);
-  return {done, seconds_since(t0)};
-}
-
 double seconds_of(const std::chrono::steady_clock::time_point& t0) { return seconds_since(t0); }
 
-// Frames in place in mapped memory, `stride` bytes apart.
-Measured in_place(size_t stride, size_t frames, bool coop, double min_seconds, int sms, std::barrier<>* go) {
+// `frames` frames `stride` bytes apart in mapped memory, and a verdict each, worked on by
+// launch(frames, verdicts, stream) again and again for at least min_seconds (timed from `go`).
+template <class Launch>
+Measured mapped_frames(size_t stride, size_t frames, double min_seconds, std::barrier<>* go, Launch&& launch) {
   gpu::PinnedBuffer<uint8_t> buf(frames * stride, cudaHostAllocMapped);
   gpu::PinnedBuffer<uint32_t> verdicts(frames, cudaHostAllocMapped);
   std::fill(buf.get(), buf.get() + frames * stride, uint8_t{7});
@@ -100,26 +77,38 @@ Measured in_place(size_t stride, size_t frames, bool coop, double min_seconds, i
   TANDEM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&d), buf.get(), 0));
   TANDEM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dv), verdicts.get(), 0));
   gpu::Stream st;
-  const int blocks = sms * 8;
-  const auto launch = [&] {
-    if (coop) {
-      touch_frames_coop<<<blocks, kThreads, 0, st.get()>>>(d, stride, dv, frames);
-    } else {
-      touch_frames<<<blocks, kThreads, 0, st.get()>>>(d, stride, dv, frames);
-    }
-  };
-  launch();
+  launch(d, dv, st.get());
   st.sync();
   if (go) go->arrive_and_wait();
   const auto t0 = std::chrono::steady_clock::now();
   uint64_t done = 0;
   do {
-    for (int k = 0; k < 4; ++k) launch();
+    for (int k = 0; k < 4; ++k) launch(d, dv, st.get());
     TANDEM_CUDA_CHECK_LAUNCH();
     st.sync();
     done += 4 * frames;
   } while (seconds_of(t0) < min_seconds);
   return {done, seconds_of(t0)};
+}
+
+// Whole frames of `len` bytes in 2 KiB cells, each read by a warp.
+Measured whole_frames(uint32_t len, size_t frames, double min_seconds, int sms, std::barrier<>* go) {
+  constexpr size_t kStride = 2048;
+  return mapped_frames(kStride, frames, min_seconds, go, [&](uint8_t* d, uint32_t* dv, cudaStream_t st) {
+    read_frames_whole<<<sms * 8, kThreads, 0, st>>>(d, kStride, len, dv, frames);
+  });
+}
+
+// Frames in place in mapped memory, `stride` bytes apart.
+Measured in_place(size_t stride, size_t frames, bool coop, double min_seconds, int sms, std::barrier<>* go) {
+  const int blocks = sms * 8;
+  return mapped_frames(stride, frames, min_seconds, go, [&](uint8_t* d, uint32_t* dv, cudaStream_t st) {
+    if (coop) {
+      touch_frames_coop<<<blocks, kThreads, 0, st>>>(d, stride, dv, frames);
+    } else {
+      touch_frames<<<blocks, kThreads, 0, st>>>(d, stride, dv, frames);
+    }
+  });
 }
 
 // Back-to-back frames copied in by batches, processed in device memory, verdicts (and frames)

@@ -12,11 +12,11 @@
 #include "core/clock.h"
 #include "core/flow_hash.h"
 #include "core/machine_info.h"
-#include "core/numa.h"
 #include "gpu/gpu_runtime.h"
 #include "core/parse.h"
 #include "sched/controller.h"
 #include "sched/dispatcher.h"
+#include "sched/gpu_ring_placement.h"
 #include "sched/shard_map.h"
 
 namespace tandem {
@@ -170,11 +170,10 @@ HeteroResult run_hetero(const ForwardApp& app, const PacketStore& input, const H
       ro = cfg.gpu_ring;
       ro.gpu = dv.spec.gpu;
       ro.fault_at_batch = dv.spec.fault_at_batch;
-      // Logical devices on one GPU split its multiprocessors, so that every persistent kernel stays resident.
       const int sharing = static_cast<int>(std::count_if(cfg.devices.begin(), cfg.devices.end(), [&](const DeviceSpec& x) {
         return x.kind == sched::DeviceKind::kGpu && x.gpu == dv.spec.gpu;
       }));
-      if (sharing > 1 && ro.blocks == 0) ro.blocks = std::max(1, gpu::device_info(dv.spec.gpu).sm_count / sharing - 1);
+      ro.blocks = shared_gpu_blocks(dv.spec.gpu, sharing, ro.blocks);
     } else {
       ro.layout = gpu::FrameLayout::kCells;
       ro.batch = cfg.cpu_batch;
@@ -186,11 +185,7 @@ HeteroResult run_hetero(const ForwardApp& app, const PacketStore& input, const H
     ro.ports = ports;
     dv.ring = std::make_unique<gpu::ResidentRing>(ro);
     if (dv.spec.kind == sched::DeviceKind::kGpu) {
-      const int node = numa_node_count() > 1 ? gpu::numa_node(dv.spec.gpu) : -1;
-      std::string why;
-      if (node >= 0 && !prefer_node(dv.ring->region(), dv.ring->region_bytes(), node, &why)) {
-        std::fprintf(stderr, "schedule: %s's ring stays where it is (%s)\n", dv.spec.id.c_str(), why.c_str());
-      }
+      place_ring_near_gpu(*dv.ring, dv.spec.gpu, "schedule: " + dv.spec.id);
       dv.runner = app.make_resident_runner(*dv.ring, ro);
     } else {
       CpuRunnerOptions co;

@@ -13,6 +13,7 @@
 #include "gpu/gpu_runtime.h"
 #include "io/rss.h"
 #include "sched/arrival_clock.h"
+#include "sched/gpu_ring_placement.h"
 #include "sched/ring_fallback.h"
 
 namespace tandem {
@@ -269,8 +270,6 @@ struct GpuSide {
   std::unique_ptr<gpu::ResidentRunner> runner;
 };
 
-bool numa_nodes_differ() { return numa_node_count() > 1; }
-
 }  // namespace
 
 ResidentResult run_resident(const ForwardApp& app, const PacketStore& input, const ResidentConfig& cfg) {
@@ -304,18 +303,10 @@ ResidentResult run_resident(const ForwardApp& app, const PacketStore& input, con
     ro.ports = static_cast<uint32_t>(std::min<size_t>(cfg.ports, gpu::kSummaryPorts));
     ro.gpu = std::max(0, side.gpu);
     if (g > 0) ro.fault_at_batch = 0;  // an injected fault breaks the first GPU only
-    // Rings that share a GPU split its multiprocessors, so that every persistent kernel stays resident.
-    const auto sharing = std::count(gpus.begin(), gpus.end(), side.gpu);
-    if (!cfg.cpu && sharing > 1 && ro.blocks == 0) {
-      ro.blocks = std::max(1, gpu::device_info(side.gpu).sm_count / static_cast<int>(sharing) - 1);
-    }
+    if (!cfg.cpu) ro.blocks = shared_gpu_blocks(side.gpu, static_cast<int>(std::count(gpus.begin(), gpus.end(), side.gpu)), ro.blocks);
     side.ring = std::make_unique<gpu::ResidentRing>(ro);
     if (!cfg.cpu) {
-      side.node = numa_nodes_differ() ? gpu::numa_node(side.gpu) : -1;
-      std::string why;
-      if (side.node >= 0 && !prefer_node(side.ring->region(), side.ring->region_bytes(), side.node, &why)) {
-        std::fprintf(stderr, "run: GPU %d's ring stays where it is (%s)\n", side.gpu, why.c_str());
-      }
+      side.node = place_ring_near_gpu(*side.ring, side.gpu, "run: GPU " + std::to_string(side.gpu));
       side.runner = app.make_resident_runner(*side.ring, ro);
       const std::string d = side.runner->describe();
       if (ng == 1) {
