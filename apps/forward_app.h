@@ -117,6 +117,18 @@ class ForwardApp {
   // The most bytes the app adds to a frame (0: frames keep their length; the ipsec app's ESP
   // encapsulation adds some).
   virtual uint32_t frame_growth() const { return 0; }
+  // Per-key state that changes per packet and is shared by the frames of many flows (IPsec: an
+  // SA's outbound sequence numbers and inbound replay window), so that the scheduler keeps each
+  // key's frames on one receive queue and one device at a time and hands the state over when it
+  // moves them (sched/hetero.h). state_keys() is how many keys there are (0: no such state);
+  // state_key() the key a frame uses, or kNoStateKey for a frame that uses none.
+  static constexpr uint32_t kNoStateKey = 0xFFFFFFFFu;
+  virtual uint32_t state_keys() const { return 0; }
+  virtual uint32_t state_key(const uint8_t* frame, uint32_t len) const {
+    (void)frame;
+    (void)len;
+    return kNoStateKey;
+  }
   // forward_frame for a frame with room for `cap` bytes whose length may change (*len in and out):
   // the resident path's CPU fallback.
   virtual uint32_t forward_frame_resizable(uint8_t* frame, uint32_t* len, uint32_t cap, uint16_t* l3_off) const {

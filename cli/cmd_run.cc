@@ -250,10 +250,6 @@ int run(const RunOptions& o) {
     if (given(o, "--gpu-path") && o.gpu_path != "resident") {
       throw UsageError("--schedule: the GPU takes its share through the resident path (--gpu-path resident)");
     }
-    if (resident_only(o.table)) {
-      throw UsageError("--schedule: the " + o.table.app + " app keeps per-SA state that moving a shard between "
-                       "devices would have to hand over; the scheduler does not move it yet");
-    }
     if (o.cpu_path == "scalar") throw UsageError("--schedule: CPU groups run the batched path");
     if (given(o, "--gpu-mode") && o.gpu_mode != "persistent") {
       throw UsageError("--schedule: the GPU runs the persistent kernel (--gpu-mode persistent)");
@@ -310,7 +306,8 @@ int run(const RunOptions& o) {
     }
     if (!scheduled && gpus.size() > 1 && resident_app) {
       throw UsageError("--gpus " + o.gpus + ": the " + o.table.app +
-                       " app keeps per-SA state on its GPU; several GPUs would each need their own SAs");
+                       " app keeps per-SA state on its GPU; several GPUs share its SAs under the scheduler "
+                       "(--schedule throughput --device gpu --gpus " + o.gpus + ")");
     }
     // Last, so that the checks above say the same on every host.
     const int have = gpu::device_count();

@@ -117,7 +117,8 @@ void Dispatcher::apply_plan(uint64_t e) {
   moving_.clear();
   for (uint32_t s = 0; s < kShards; ++s) {
     want_[s] = p.device[s];
-    if (first || cfg_.test_skip_drain) cur_[s] = want_[s];
+    if (first) cur_[s] = want_[s];
+    if (cfg_.test_skip_drain && cur_[s] != want_[s]) move_shard(s);
     if (cur_[s] != want_[s]) moving_.push_back(static_cast<uint16_t>(s));
   }
   epoch_ = e;
@@ -131,14 +132,25 @@ void Dispatcher::apply_plan(uint64_t e) {
   settle_moving();
 }
 
+// Shard s to its planned device, its frames on the old one all finished: the per-key state of its
+// keys goes with it (only this queue's frames use them).
+void Dispatcher::move_shard(uint32_t s) {
+  if (!q_.keys.empty() && !q_.keys[s].empty()) {
+    const std::vector<uint32_t>& k = q_.keys[s];
+    lanes_[cur_[s]].dev.runner->release_state(k.data(), k.size());
+    lanes_[want_[s]].dev.runner->adopt_state(k.data(), k.size());
+  }
+  cur_[s] = want_[s];
+  last_[s] = 0;  // batch numbers are per device: none of its frames is on the new one yet
+}
+
 void Dispatcher::settle_moving() {
   size_t k = 0;
   for (const uint16_t s : moving_) {
     if (cur_[s] != want_[s] && lanes_[cur_[s]].head < last_[s]) {
       moving_[k++] = s;
-    } else {
-      cur_[s] = want_[s];
-      last_[s] = 0;  // batch numbers are per device: none of its frames is on the new one yet
+    } else if (cur_[s] != want_[s]) {
+      move_shard(s);
     }
   }
   moving_.resize(k);
@@ -160,8 +172,7 @@ uint32_t Dispatcher::receive(uint32_t want) {
     if (cur_[s] != want_[s]) {
       Lane& old = lanes_[cur_[s]];
       if (old.head >= last_[s]) {
-        cur_[s] = want_[s];
-        last_[s] = 0;  // none of its frames is on the new device yet
+        move_shard(s);
       } else {
         // The shard's earlier frames are still on its old device: this frame waits at the head of
         // the queue (none behind it may pass), and the old device gets the shard's open slot.

@@ -64,6 +64,8 @@ struct QueueInput {
   std::vector<uint16_t> shard;
   std::vector<uint32_t> flow;
   uint32_t flows = 0;
+  // Per shard, the state keys of this queue in it (ForwardApp::state_keys; empty: none).
+  std::vector<std::vector<uint32_t>> keys;
   uint64_t budget = 0;
   double share = 1;  // of the offered load
 };
@@ -100,6 +102,7 @@ class Dispatcher {
   };
 
   void apply_plan(uint64_t epoch);
+  void move_shard(uint32_t s);
   void settle_moving();
   uint32_t receive(uint32_t want);
   void publish(uint32_t d);

@@ -26,30 +26,51 @@ using namespace sched_detail;
 namespace {
 
 // Receive queues as a NIC's RSS makes them (io/rss.h: frames that do not parse go to queue 0),
-// with each frame's shard and its flow, numbered densely per queue.
-std::vector<QueueInput> split_queues(const PacketStore& input, int queues, std::vector<std::vector<uint32_t>>& order) {
-  std::vector<uint32_t> hash(input.size(), 0);
+// with each frame's shard and its flow, numbered densely per queue. For an app with per-key state
+// (ForwardApp::state_keys: IPsec's SAs), a frame that uses a key goes by its key instead of its
+// flow, as a NIC hashing ESP by SPI and other traffic by address pair would send it: each key has
+// one queue and one shard, and each queue lists its keys by shard for the hand-over.
+std::vector<QueueInput> split_queues(const ForwardApp& app, const PacketStore& input, int queues,
+                                     std::vector<std::vector<uint32_t>>& order) {
+  const uint32_t keys = app.state_keys();
+  const auto queue_of_key = [&](uint32_t key) { return queues > 1 ? key % uint32_t(queues) : 0u; };
+  std::vector<uint32_t> hash(input.size(), 0), key(input.size(), ForwardApp::kNoStateKey);
   for (size_t i = 0; i < input.size(); ++i) {
+    const uint8_t* frame = input.bytes.data() + input.offset[i];
     ParsedPacket p;
-    if (parse_packet(input.bytes.data() + input.offset[i], input.caplen[i], &p) == DropReason::kNone) {
-      hash[i] = flow_hash(p.tuple);
+    if (parse_packet(frame, input.caplen[i], &p) == DropReason::kNone) hash[i] = flow_hash(p.tuple);
+    if (keys) {
+      const uint32_t k = app.state_key(frame, input.caplen[i]);
+      if (k < keys) key[i] = k;
     }
   }
   order.assign(queues, {});
-  for (size_t i = 0; i < input.size(); ++i) order[queues > 1 ? hash[i] % uint32_t(queues) : 0].push_back(uint32_t(i));
+  for (size_t i = 0; i < input.size(); ++i) {
+    const uint32_t q = key[i] != ForwardApp::kNoStateKey ? queue_of_key(key[i]) : queues > 1 ? hash[i] % uint32_t(queues) : 0;
+    order[q].push_back(uint32_t(i));
+  }
   std::vector<QueueInput> q(queues);
   for (int t = 0; t < queues; ++t) {
     QueueInput& in = q[t];
     in.order = queues > 1 ? &order[t] : nullptr;
     in.share = input.size() ? double(order[t].size()) / double(input.size()) : 0;
-    std::unordered_map<uint32_t, uint32_t> flows;
+    // The order kept is per flow, and per key for frames that use one: the ESP frames of many SAs
+    // between two gateways share an outer 5-tuple, but only each SA's own frames keep their order
+    // (as a NIC hashing by SPI keeps it).
+    std::unordered_map<uint64_t, uint32_t> flows;
     in.shard.reserve(order[t].size());
     in.flow.reserve(order[t].size());
     for (const uint32_t f : order[t]) {
-      in.shard.push_back(static_cast<uint16_t>(sched::shard_of(hash[f])));
-      in.flow.push_back(flows.try_emplace(hash[f], static_cast<uint32_t>(flows.size())).first->second);
+      const bool keyed = key[f] != ForwardApp::kNoStateKey;
+      in.shard.push_back(static_cast<uint16_t>(sched::shard_of(keyed ? key[f] : hash[f])));
+      const uint64_t id = keyed ? uint64_t{1} << 32 | key[f] : hash[f];
+      in.flow.push_back(flows.try_emplace(id, static_cast<uint32_t>(flows.size())).first->second);
     }
     in.flows = static_cast<uint32_t>(flows.size());
+  }
+  if (keys) {
+    for (auto& in : q) in.keys.assign(kShards, {});
+    for (uint32_t k = 0; k < keys; ++k) q[queue_of_key(k)].keys[sched::shard_of(k)].push_back(k);
   }
   return q;
 }
@@ -151,11 +172,6 @@ HeteroResult run_hetero(const ForwardApp& app, const PacketStore& input, const H
   if (nd == 0 || nd > kMaxDevices) throw std::invalid_argument("schedule: 1.." + std::to_string(kMaxDevices) + " devices");
   if (cfg.dispatchers < 1 || cfg.dispatchers > 32) throw std::invalid_argument("schedule: 1..32 receive threads");
   if (cfg.sink && cfg.dispatchers > 1) throw std::invalid_argument("schedule: writing an output capture needs one receive thread");
-  if (app.frame_growth() != 0) {
-    throw std::invalid_argument(std::string("schedule: the ") + app.name() +
-                                " app keeps per-SA state that a shard move would have to hand over between devices; "
-                                "the scheduler does not move it yet");
-  }
   if (cfg.gpu_ring.mode != gpu::GpuMode::kPersistent) throw std::invalid_argument("schedule: GPU devices run the persistent kernel");
   std::vector<double> share0 = normalized(cfg.initial_share.empty() ? std::vector<double>(nd, 1.0) : cfg.initial_share, nd);
   const uint32_t ports = static_cast<uint32_t>(std::min<size_t>(cfg.ports, gpu::kSummaryPorts));
@@ -180,6 +196,7 @@ HeteroResult run_hetero(const ForwardApp& app, const PacketStore& input, const H
       ro.slots_per_producer = cfg.cpu_slots;
     }
     ro.cell_size = cfg.cell_size;
+    ro.frame_room = app.frame_growth();
     ro.producers = static_cast<uint32_t>(cfg.dispatchers);
     ro.want_l3 = cfg.verify;
     ro.ports = ports;
@@ -200,7 +217,7 @@ HeteroResult run_hetero(const ForwardApp& app, const PacketStore& input, const H
   }
 
   std::vector<std::vector<uint32_t>> order;
-  const std::vector<QueueInput> queues = split_queues(input, cfg.dispatchers, order);
+  const std::vector<QueueInput> queues = split_queues(app, input, cfg.dispatchers, order);
   const std::vector<uint64_t> budget = queue_budgets(input, order, cfg.packets);
   std::vector<QueueInput> qin = queues;
   for (int t = 0; t < cfg.dispatchers; ++t) {
@@ -215,6 +232,18 @@ HeteroResult run_hetero(const ForwardApp& app, const PacketStore& input, const H
     Plan& p = board.plans[1];
     std::copy(assign.begin(), assign.end(), p.device.begin());
     board.epoch.store(1, std::memory_order_release);
+  }
+  // Each device keeps the per-key state of the shards it starts with (every copy starts equal).
+  if (app.state_keys()) {
+    for (size_t d = 0; d < nd; ++d) {
+      std::vector<uint32_t> elsewhere;
+      for (const QueueInput& in : queues) {
+        for (uint32_t sh = 0; sh < kShards; ++sh) {
+          if (assign[sh] != d) elsewhere.insert(elsewhere.end(), in.keys[sh].begin(), in.keys[sh].end());
+        }
+      }
+      devs[d].runner->release_state(elsewhere.data(), elsewhere.size());
+    }
   }
   std::vector<std::unique_ptr<DispatcherStats>> stats;
   for (int t = 0; t < cfg.dispatchers; ++t) stats.push_back(std::make_unique<DispatcherStats>());

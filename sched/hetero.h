@@ -16,7 +16,13 @@
 // overtakes it. Every frame is stamped with its flow's next sequence number on receipt and
 // checked when it leaves (sched/flow_order.h): the run reports reordered and lost packets.
 // Shards are moved per dispatcher, with no barrier between dispatchers: a flow has one dispatcher.
-// That is not enough for per-SA state shared by many flows (IPsec), which the scheduler refuses.
+//
+// Per-key state shared by many flows (ForwardApp::state_keys: IPsec's per-SA sequence numbers and
+// replay windows) goes by key rather than by flow: a frame's queue and shard come from its key
+// (its SA), so each key has one dispatcher and is on one device at a time. When a shard has moved,
+// its keys' state moves with it (gpu::ResidentRunner::release_state, then adopt_state: a GPU's copy
+// back to the app's table, the table's to the new GPU), so each SA's frames take their sequence
+// numbers and pass its window in arrival order, whichever devices they visit.
 #pragma once
 
 #include <atomic>

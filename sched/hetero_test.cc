@@ -16,6 +16,7 @@
 #include "sched/controller.h"
 #include "sched/hetero.h"
 #include "tests/app_cases.h"
+#include "tests/chaos_controller.h"
 #include "tests/test_util.h"
 
 namespace tandem {
@@ -48,29 +49,6 @@ HeteroConfig config(const ForwardApp& app, int dispatchers, std::vector<DeviceSp
   return c;
 }
 
-// Moves shares around every tick: all to one device, then spread, then to another.
-class ChaosController final : public sched::Controller {
- public:
-  sched::Decision decide(const sched::Observation& o) override {
-    sched::Decision d;
-    d.change = true;
-    d.share.assign(o.dev.size(), 0.0);
-    const size_t k = tick_++ % (o.dev.size() + 1);
-    if (k == o.dev.size()) {
-      d.share.assign(o.dev.size(), 1.0 / o.dev.size());
-    } else {
-      d.share[k] = 1;
-    }
-    d.reason = "chaos " + std::to_string(k);
-    return d;
-  }
-  std::string name() const override { return "chaos"; }
-
- private:
-  size_t tick_ = 0;
-};
-
-
 // What the scalar path forwards, as a multiset: devices finish flows in different interleavings.
 std::vector<std::vector<uint8_t>> sorted_forwarded(const Forwarded& f) {
   std::vector<std::vector<uint8_t>> out = forwarded_frames(f);
@@ -84,11 +62,6 @@ TEST_P(Hetero, DevicesSharingTheTrafficGiveTheReferenceDecisions) {
   const Case& c = GetParam();
   LoadedCase l = load_case(c);
   const ForwardApp& app = *l.a.app;
-  if (app.frame_growth() != 0) {
-    HeteroConfig hc = config(app, 1, {cpu("cpu0"), cpu("cpu1")});
-    EXPECT_THROW(run_hetero(app, l.s, hc), std::invalid_argument) << c.t.label << ": per-SA state is not moved yet";
-    return;
-  }
   for (const int dispatchers : {1, 3}) {
     HeteroConfig hc = config(app, dispatchers, {cpu("cpu0"), cpu("cpu1"), sim("sim0", 5)});
     hc.initial_share = {0.5, 0.3, 0.2};
@@ -113,7 +86,6 @@ TEST_P(Hetero, ShardsMovingEveryTickReorderNothingAndLoseNothing) {
   const Case& c = GetParam();
   LoadedCase l = load_case(c);
   const ForwardApp& app = *l.a.app;
-  if (app.frame_growth() != 0) GTEST_SKIP() << "per-SA state is not moved yet";
   ChaosController chaos;
   HeteroConfig hc = config(app, 2, {cpu("cpu0"), sim("sim0", 200)});
   hc.controller = &chaos;
@@ -136,7 +108,6 @@ TEST_P(Hetero, TheGpuAndACpuGroupTogetherWithShardsMoving) {
   if (const std::string why = no_gpu_path(c); !why.empty()) GTEST_SKIP() << c.t.label << ": " << why;
   LoadedCase l = load_case(c);
   const ForwardApp& app = *l.a.app;
-  if (app.frame_growth() != 0) GTEST_SKIP() << "per-SA state is not moved yet";
   for (const gpu::FrameLayout layout : {gpu::FrameLayout::kCells, gpu::FrameLayout::kPacked}) {
     for (const int dispatchers : {1, 3}) {
       DeviceSpec g;
@@ -187,7 +158,6 @@ TEST_P(Hetero, TwoGpuDevicesAndACpuGroupGiveTheReferenceDecisions) {
   if (const std::string why = no_gpu_path(c); !why.empty()) GTEST_SKIP() << c.t.label << ": " << why;
   LoadedCase l = load_case(c);
   const ForwardApp& app = *l.a.app;
-  if (app.frame_growth() != 0) GTEST_SKIP() << "per-SA state is not moved yet";
   const int second = gpu::device_count() > 1 ? 1 : 0;
   HeteroConfig hc = config(app, 3, {cpu("cpu0"), gpu_device("gpu0", 0), gpu_device("gpu1", second)});
   hc.gpu_ring.batch = 97;

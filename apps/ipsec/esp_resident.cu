@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <vector>
 
 #include <cub/block/block_radix_sort.cuh>
@@ -444,7 +445,10 @@ struct EspResidentState {
     // The state lives on the ring's GPU: select it before the first allocation (the runner base,
     // which selects it too, is made after this one).
     gpu::set_device(ring.options().gpu);
+    gpu_index = ring.options().gpu;
+    copies = std::make_unique<gpu::Stream>();
     const uint32_t n = static_cast<uint32_t>(t.size());
+    held.assign(n, 1);
     std::vector<uint64_t> next(n, 0), top(n, 0), bits;
     std::map<std::vector<uint8_t>, uint32_t> by_pair;  // the first SA in file order per pair
     for (uint32_t i = 0; i < n; ++i) {
@@ -531,15 +535,47 @@ struct EspResidentState {
     core.turns = turns.get();
   }
 
-  // The state as the GPU last wrote it, back into the SaTable.
+  // The state of the SAs this GPU holds, as it last wrote it, back into the SaTable; afterwards it
+  // holds none (the run ended, or the CPU finishes it).
   void to_host() {
-    for (uint32_t i = 0; i < table.size(); ++i) {
+    std::lock_guard<std::mutex> hold(handover);
+    for (uint32_t i = 0; i < table.size(); ++i) give_back(i);
+    closed = true;
+  }
+
+  // The scheduler's hand-over (gpu::ResidentRunner::release_state, adopt_state) of SAs no frame in
+  // flight here uses. Once everything was given back for good, nothing is adopted: the CPU
+  // finishes a failed GPU's batches on the SaTable.
+  void release(const uint32_t* keys, size_t n) {
+    std::lock_guard<std::mutex> hold(handover);
+    for (size_t k = 0; k < n; ++k) {
+      if (keys[k] < table.size()) give_back(keys[k]);
+    }
+  }
+  void adopt(const uint32_t* keys, size_t n) {
+    std::lock_guard<std::mutex> hold(handover);
+    if (closed) return;
+    gpu::set_device(gpu_index);  // the calling thread's current device may be another
+    bool copied = false;
+    for (size_t k = 0; k < n; ++k) {
+      const uint32_t i = keys[k];
+      if (i >= table.size() || held[i]) continue;
+      held[i] = 1;
       if (table.sa(i).dir == SaDir::kOut) {
-        table.set_next_seq(i, host_next[i]);
-      } else if (sas[i].window) {
-        table.restore_window(i, host_top[i], host_blocks.get() + sas[i].block0);
+        host_next[i] = table.peek_seq(i);
+        copy_up(d_next.get() + i, host_next.get() + i, 1);
+        copied = true;
+      } else if (const ReplayWindow* w = table.window(i)) {
+        host_top[i] = w->top();
+        std::copy(w->blocks().begin(), w->blocks().end(), host_blocks.get() + sas[i].block0);
+        copy_up(d_top.get() + i, host_top.get() + i, 1);
+        copy_up(d_blocks.get() + sas[i].block0, host_blocks.get() + sas[i].block0, sas[i].blocks);
+        copied = true;
       }
     }
+    // The kernel reads the state through L2 (__ldcg) when a later batch brings the SA's frames,
+    // which the scheduler publishes only after this returns.
+    if (copied) copies->sync();
   }
 
   static uint64_t* device_pointer(uint64_t* host) {
@@ -548,7 +584,28 @@ struct EspResidentState {
     return d;
   }
 
+  // SA i's state in the host copy, into the SaTable, if this GPU holds it.
+  void give_back(uint32_t i) {
+    if (!held[i]) return;
+    held[i] = 0;
+    if (table.sa(i).dir == SaDir::kOut) {
+      table.set_next_seq(i, host_next[i]);
+    } else if (sas[i].window) {
+      table.restore_window(i, host_top[i], host_blocks.get() + sas[i].block0);
+    }
+  }
+
+  // From pinned host memory, on a stream of its own beside the persistent kernel's.
+  void copy_up(uint64_t* device, const uint64_t* host, size_t n) {
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(device, host, n * sizeof(uint64_t), cudaMemcpyHostToDevice, copies->get()));
+  }
+
   SaTable& table;
+  int gpu_index = 0;
+  std::mutex handover;
+  std::vector<uint8_t> held;  // per SA: the GPU holds its state (from the start, all of them)
+  bool closed = false;        // everything given back for good (the run ended or the GPU failed)
+  std::unique_ptr<gpu::Stream> copies;  // made on the ring's GPU
   std::vector<EspSaKeys> keys;
   std::vector<EspTunnel> tunnels;
   std::vector<DevSa> sas;
@@ -573,6 +630,8 @@ class EspResidentRunner final : private EspResidentState, public gpu::ResidentRu
   std::string describe() const override {
     return gpu::ResidentRunnerImpl<EspResidentCore>::describe() + ", ESP state on the GPU";
   }
+  void release_state(const uint32_t* keys, size_t n) override { release(keys, n); }
+  void adopt_state(const uint32_t* keys, size_t n) override { adopt(keys, n); }
 
  private:
   void before_cpu_fallback() override { to_host(); }

@@ -1,8 +1,7 @@
 // The ipsec app on the resident path (apps/ipsec/esp_resident.h, sched/resident.h): frames that
 // grow and shrink in the ring, the per-SA state carried through ordered steps on the GPU and back,
 // and a GPU fault that must neither lose a packet nor send a sequence number twice. The reference
-// is the scalar path of a fresh gateway (same SAs, numbers from 1) over the same frames: outbound
-// and inbound traffic with replays (in the same batch and much later), tampered and malformed frames.
+// is the scalar path of a fresh gateway over the same frames (apps/ipsec/esp_test_traffic.h).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -12,110 +11,14 @@
 #include <vector>
 
 #include "apps/ipsec/esp_frame.h"
-#include "apps/ipsec/ipsec_app.h"
-#include "apps/registry.h"
+#include "apps/ipsec/esp_test_traffic.h"
 #include "core/byte_order.h"
 #include "gpu/gpu_runtime.h"
-#include "io/traffic_gen.h"
 #include "sched/resident.h"
-#include "tests/app_cases.h"
 #include "tests/test_util.h"
 
 namespace tandem::ipsec {
 namespace {
-
-LoadedApp gateway(const std::string& cipher, uint64_t sas) {
-  AppArgs a;
-  a.set("sa-gen", std::to_string(sas));
-  a.set("sa-cipher", cipher);
-  a.set("ipsec-traffic", "both");
-  LoadedApp g = load_app("ipsec", a);
-  g.app->build_reference();
-  return g;
-}
-
-bool is_esp(const PacketStore& s, size_t i) {
-  const uint8_t* f = s.frame(i);
-  return s.caplen[i] > 34 && f[12] == 0x08 && f[13] == 0x00 && f[23] == kProtoEsp;
-}
-
-// Both ways, with copies of every fifth ESP frame right behind it (same batch), a tampered copy
-// of every eleventh just before it, every thirteenth again at the end (long after the window
-// moved on), and the frames every app must drop.
-PacketStore traffic(const LoadedApp& g, uint64_t count, const std::string& size) {
-  const PacketStore gen = g.generate(parse_gen_spec("count=" + std::to_string(count) + ",dst=fib,size=" + size + ",seed=5"));
-  PacketStore s;
-  std::vector<size_t> late;
-  for (size_t i = 0; i < gen.size(); ++i) {
-    const bool esp = is_esp(gen, i);
-    if (esp && i % 11 == 0) {  // before the original: a new number whose ICV fails moves nothing
-      std::vector<uint8_t> f(gen.frame(i), gen.frame(i) + gen.caplen[i]);
-      f.back() ^= 0x40;
-      s.add(f.data(), gen.caplen[i], gen.wire_len[i], gen.ts_ns[i]);
-    }
-    s.add(gen.frame(i), gen.caplen[i], gen.wire_len[i], gen.ts_ns[i]);
-    if (esp && i % 5 == 0) s.add(gen.frame(i), gen.caplen[i], gen.wire_len[i], gen.ts_ns[i]);
-    if (esp && i % 13 == 0) late.push_back(i);
-  }
-  for (const size_t i : late) s.add(gen.frame(i), gen.caplen[i], gen.wire_len[i], gen.ts_ns[i]);
-  add_bad_frames(s);
-  return s;
-}
-
-class CollectingSink final : public PacketSink {
- public:
-  void tx_burst(const PacketPool& pool, const PacketBatch& b) override {
-    for (uint32_t i = 0; i < b.size; ++i) {
-      if (!Verdict::is_drop(b.verdict[i])) frames.emplace_back(pool.data(b.cell[i]), pool.data(b.cell[i]) + b.len[i]);
-    }
-  }
-  std::vector<std::vector<uint8_t>> frames;
-};
-
-// What the scalar path of a fresh gateway does with the frames: forwarded frames in order, counts
-// per port and per reason, and the SA state it leaves.
-struct Reference {
-  std::vector<std::vector<uint8_t>> forwarded;
-  std::map<uint32_t, uint64_t> verdicts;
-  std::vector<uint64_t> next_seq, top;
-};
-
-std::vector<uint64_t> next_seqs(const SaTable& t) {
-  std::vector<uint64_t> v;
-  for (uint32_t i = 0; i < t.size(); ++i) v.push_back(t.sa(i).dir == SaDir::kOut ? t.peek_seq(i) : 0);
-  return v;
-}
-std::vector<uint64_t> tops(const SaTable& t) {
-  std::vector<uint64_t> v;
-  for (uint32_t i = 0; i < t.size(); ++i) v.push_back(t.window(i) ? t.window(i)->top() : 0);
-  return v;
-}
-const SaTable& table_of(const LoadedApp& g) { return static_cast<const IpsecApp&>(*g.app).table(); }
-
-Reference reference(const std::string& cipher, uint64_t sas, const PacketStore& s) {
-  LoadedApp g = gateway(cipher, sas);
-  const Forwarded f = forward_scalar(*g.app, s);
-  Reference r;
-  for (size_t i = 0; i < f.frames.size(); ++i) {
-    ++r.verdicts[Verdict::is_drop(f.verdicts[i]) ? f.verdicts[i] : Verdict::port(f.verdicts[i])];
-    if (!Verdict::is_drop(f.verdicts[i])) r.forwarded.push_back(f.frames[i]);
-  }
-  r.next_seq = next_seqs(table_of(g));
-  r.top = tops(table_of(g));
-  return r;
-}
-
-// The run's counters as Reference::verdicts counts them.
-std::map<uint32_t, uint64_t> counted(const Counters& c) {
-  std::map<uint32_t, uint64_t> m;
-  for (size_t p = 0; p < c.tx_per_port.size(); ++p) {
-    if (c.tx_per_port[p]) m[Verdict::port(static_cast<uint32_t>(p))] = c.tx_per_port[p];
-  }
-  for (int d = 1; d < kDropReasonCount; ++d) {
-    if (c.drops[d]) m[Verdict::drop(static_cast<DropReason>(d))] = c.drops[d];
-  }
-  return m;
-}
 
 ResidentConfig config(const ForwardApp& app, gpu::FrameLayout layout, uint32_t batch, bool cpu) {
   ResidentConfig rc;

@@ -199,6 +199,22 @@ uint32_t finish(SaTable& table, const EspCryptoOp& op, uint32_t* len, bool reche
 
 }  // namespace
 
+uint32_t IpsecApp::state_key(const uint8_t* frame, uint32_t len) const {
+  ParsedPacket pp;
+  if (parse_frame(frame, len, &pp) != DropReason::kNone) return kNoStateKey;
+  uint32_t sa = kNoSa;
+  if (pp.tuple.proto == kProtoEsp) {
+    EspInbound in;
+    if (esp_inbound_sa(frame, pp, [&](uint32_t spi) { return table_.find_inbound(spi); }, kNoSa, &in, &sa) !=
+        DropReason::kNone) {
+      return kNoStateKey;
+    }
+  } else {
+    sa = table_.select(pp.tuple);
+  }
+  return sa == kNoSa ? kNoStateKey : sa;
+}
+
 uint32_t IpsecApp::process(uint8_t* frame, uint32_t* len, uint32_t cap) const {
   EspCryptoOp op;
   uint32_t verdict = 0;

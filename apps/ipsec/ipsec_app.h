@@ -71,6 +71,10 @@ class IpsecApp final : public ForwardApp {
   using ForwardApp::forward_frame;
   uint32_t forward_frame(uint8_t* frame, uint32_t len, uint16_t* l3_off) const override;
   uint32_t frame_growth() const override { return kMaxEspGrowth; }
+  // The state keys are the SAs: an outbound frame's by selector, an inbound one's by SPI, as
+  // process() finds them (a frame with no SA uses none).
+  uint32_t state_keys() const override { return static_cast<uint32_t>(table_.size()); }
+  uint32_t state_key(const uint8_t* frame, uint32_t len) const override;
   uint32_t forward_frame_resizable(uint8_t* frame, uint32_t* len, uint32_t cap, uint16_t* l3_off) const override;
   std::unique_ptr<gpu::FrameRunner> make_frame_runner(const gpu::FrameOptions&) const override;
   std::unique_ptr<gpu::ResidentRunner> make_resident_runner(gpu::ResidentRing&,
