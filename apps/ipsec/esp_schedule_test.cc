@@ -41,7 +41,7 @@ HeteroConfig config(const ForwardApp& app, int dispatchers, std::vector<DeviceSp
   c.gpu_ring.blocks = 8;
   c.verify = true;
   c.ports = app.ports();
-  c.tick_ms = 1;
+  c.tick_ms = 0.5;
   return c;
 }
 
@@ -113,7 +113,7 @@ TEST(EspSchedule, SasMovingAmongCpuGroupsKeepTheScalarPathsNumbersAndWindows) {
           {device("cpu0", sched::DeviceKind::kCpu), device("cpu1", sched::DeviceKind::kCpu),
            device("sim0", sched::DeviceKind::kSim, 30)},
           what);
-      EXPECT_GT(r.switches.size(), 2u) << what;
+      EXPECT_GT(r.switches.size(), 1u) << what;
     }
   }
 }
@@ -157,15 +157,16 @@ TEST(EspSchedule, AGpuFaultWhileSasMoveSendsNoSequenceNumberTwice) {
   const PacketStore s = traffic(g, u.count, u.size);
   const Reference ref = reference(u.cipher, u.sas, s);
   DeviceSpec gpu0 = device("gpu0", sched::DeviceKind::kGpu);
-  gpu0.fault_at_batch = 20;
+  gpu0.fault_at_batch = 6;
   HeteroConfig hc = config(*g.app, 1, {device("cpu0", sched::DeviceKind::kCpu), gpu0});
+  hc.repeat = 4;  // the later passes' inbound frames are replays, and their outbound frames take new numbers
   ChaosController chaos;
   hc.controller = &chaos;
   CollectingSink sink;
   hc.sink = &sink;
   const HeteroResult r = run_hetero(*g.app, s, hc);
   EXPECT_TRUE(r.devices[1].failed);
-  EXPECT_EQ(r.run.counters.rx_packets, s.size());
+  EXPECT_EQ(r.run.counters.rx_packets, 4 * s.size());
   EXPECT_TRUE(r.run.counters.balanced());
   EXPECT_EQ(r.run.verify_mismatches, 0u);
   EXPECT_EQ(r.reordered, 0u);

@@ -231,8 +231,9 @@ uint32_t IpsecApp::process(uint8_t* frame, uint32_t* len, uint32_t cap) const {
 // The frames of a burst are prepared in order (sequence numbers taken, replay windows checked),
 // their crypto runs in one pass, and they are finished in order (windows checked again and
 // updated). The first check sees the window as it was before the burst, so finish repeats it with
-// the window as the burst's earlier frames left it, before the ICV's result counts: the verdicts
-// are process()'s, a copy of an earlier frame of the same burst dropped as replayed. One
+// the window as the burst's earlier frames left it, before the ICV's result counts, and a frame
+// the first check found replayed gets its reason (replayed, or too old by now) in the same order:
+// the verdicts are process()'s, a copy of an earlier frame of the same burst dropped as replayed. One
 // difference remains, with ESN: the high half of the sequence number is inferred from the window
 // before the burst, so a frame that the burst's earlier frames pushed out of the window is
 // kTooOld here, where process() infers the next 2^32 subspace and finds the ICV wrong (kBadIcv).
@@ -247,14 +248,35 @@ void IpsecApp::process_burst(uint8_t* const* frames, uint32_t* lens, uint32_t ca
   constexpr uint32_t kBurst = PacketBatch::kCapacity;
   std::array<EspCryptoOp, kBurst> ops;
   std::array<uint32_t, kBurst> frame_of;
+  struct Seen {  // a frame whose number the window held before the burst
+    uint32_t frame, sa;
+    uint64_t seq;
+  };
+  std::array<Seen, kBurst> seen;
+  // A number seen before the burst is a replay whatever follows; but whether it is kReplayed or
+  // kTooOld depends on how far the burst's earlier frames move the window, so it is decided in
+  // frame order, among the others.
+  const auto replay_reason = [&](const Seen& x) {
+    const DropReason r = table_.replay_check(x.sa, x.seq);
+    return Verdict::drop(r == DropReason::kNone ? kReplayed : r);
+  };
   for (uint32_t base = 0; base < n; base += kBurst) {
     const uint32_t m = std::min(kBurst, n - base);
-    uint32_t k = 0;
+    uint32_t k = 0, ns = 0;
     for (uint32_t i = base; i < base + m; ++i) {
-      if (prepare(table_, frames[i], lens[i], cap, &ops[k], &verdicts[i])) frame_of[k++] = i;
+      if (prepare(table_, frames[i], lens[i], cap, &ops[k], &verdicts[i])) {
+        frame_of[k++] = i;
+      } else if (verdicts[i] == Verdict::drop(kReplayed)) {
+        seen[ns++] = {i, ops[k].sa, ops[k].seq};
+      }
     }
     mb->run({ops.data(), k});
-    for (uint32_t j = 0; j < k; ++j) verdicts[frame_of[j]] = finish(table_, ops[j], &lens[frame_of[j]], true);
+    uint32_t q = 0;
+    for (uint32_t j = 0; j < k; ++j) {
+      for (; q < ns && seen[q].frame < frame_of[j]; ++q) verdicts[seen[q].frame] = replay_reason(seen[q]);
+      verdicts[frame_of[j]] = finish(table_, ops[j], &lens[frame_of[j]], true);
+    }
+    for (; q < ns; ++q) verdicts[seen[q].frame] = replay_reason(seen[q]);
   }
 }
 
