@@ -183,16 +183,19 @@ class ResidentRunner {
   // Per-key state that changes per packet (ForwardApp::state_keys: IPsec's sequence numbers and
   // replay windows), for a runner that keeps its own copy of it apart from the app's table (a GPU
   // keeps it in device memory). release_state writes the keys' state back to the app's table and
-  // stops using it; adopt_state takes the keys' state from the table. The scheduler calls them only
-  // for keys with no frame in flight on this runner, from any thread. A runner that works on the
-  // app's table itself (a CPU group) has nothing to do.
+  // stops using it; adopt_state takes the keys' state from the table, or returns false when it
+  // cannot (a GPU whose context broke, before it counts as failed): frames using those keys must
+  // not be given to it until it has failed, after which its batches are finished on the CPU from
+  // the table. The scheduler calls them only for keys with no frame in flight on this runner, from
+  // any thread. A runner that works on the app's table itself (a CPU group) has nothing to do.
   virtual void release_state(const uint32_t* keys, size_t n) {
     (void)keys;
     (void)n;
   }
-  virtual void adopt_state(const uint32_t* keys, size_t n) {
+  virtual bool adopt_state(const uint32_t* keys, size_t n) {
     (void)keys;
     (void)n;
+    return true;
   }
 
  protected:

@@ -118,8 +118,8 @@ void Dispatcher::apply_plan(uint64_t e) {
   for (uint32_t s = 0; s < kShards; ++s) {
     want_[s] = p.device[s];
     if (first) cur_[s] = want_[s];
-    if (cfg_.test_skip_drain && cur_[s] != want_[s]) move_shard(s);
-    if (cur_[s] != want_[s]) moving_.push_back(static_cast<uint16_t>(s));
+    if (cfg_.test_skip_drain && cur_[s] != want_[s]) (void)move_shard(s);
+    if (cur_[s] != want_[s] || released_[s]) moving_.push_back(static_cast<uint16_t>(s));
   }
   epoch_ = e;
   stats_.seen_epoch.store(e, std::memory_order_release);
@@ -133,25 +133,30 @@ void Dispatcher::apply_plan(uint64_t e) {
 }
 
 // Shard s to its planned device, its frames on the old one all finished: the per-key state of its
-// keys goes with it (only this queue's frames use them).
-void Dispatcher::move_shard(uint32_t s) {
+// keys goes with it (only this queue's frames use them). False while the new device cannot take
+// the state yet (its GPU broke and is not yet failed): the shard waits, its state in the app's
+// table, until that device takes it, fails, or a new plan names a device that takes it (the old
+// one included, which must then take the state back).
+bool Dispatcher::move_shard(uint32_t s) {
   if (!q_.keys.empty() && !q_.keys[s].empty()) {
     const std::vector<uint32_t>& k = q_.keys[s];
-    lanes_[cur_[s]].dev.runner->release_state(k.data(), k.size());
-    lanes_[want_[s]].dev.runner->adopt_state(k.data(), k.size());
+    if (!released_[s]) {
+      lanes_[cur_[s]].dev.runner->release_state(k.data(), k.size());
+      released_[s] = true;
+    }
+    gpu::ResidentRunner& to = *lanes_[want_[s]].dev.runner;
+    if (!to.adopt_state(k.data(), k.size()) && !to.failed()) return false;
+    released_[s] = false;
   }
   cur_[s] = want_[s];
   last_[s] = 0;  // batch numbers are per device: none of its frames is on the new one yet
+  return true;
 }
 
 void Dispatcher::settle_moving() {
   size_t k = 0;
   for (const uint16_t s : moving_) {
-    if (cur_[s] != want_[s] && lanes_[cur_[s]].head < last_[s]) {
-      moving_[k++] = s;
-    } else if (cur_[s] != want_[s]) {
-      move_shard(s);
-    }
+    if ((cur_[s] != want_[s] || released_[s]) && (lanes_[cur_[s]].head < last_[s] || !move_shard(s))) moving_[k++] = s;
   }
   moving_.resize(k);
   if (moving_.empty() && stats_.settled_epoch.load(std::memory_order_relaxed) != epoch_) {
@@ -169,10 +174,10 @@ uint32_t Dispatcher::receive(uint32_t want) {
     const size_t pos = pos_;
     const size_t f = q_.order ? (*q_.order)[pos] : pos;
     const uint32_t s = q_.shard[pos];
-    if (cur_[s] != want_[s]) {
+    if (cur_[s] != want_[s] || released_[s]) {
       Lane& old = lanes_[cur_[s]];
       if (old.head >= last_[s]) {
-        move_shard(s);
+        if (!move_shard(s)) break;  // its new device cannot take the shard's state yet: the frame waits
       } else {
         // The shard's earlier frames are still on its old device: this frame waits at the head of
         // the queue (none behind it may pass), and the old device gets the shard's open slot.

@@ -102,7 +102,7 @@ class Dispatcher {
   };
 
   void apply_plan(uint64_t epoch);
-  void move_shard(uint32_t s);
+  bool move_shard(uint32_t s);
   void settle_moving();
   uint32_t receive(uint32_t want);
   void publish(uint32_t d);
@@ -127,6 +127,7 @@ class Dispatcher {
   std::array<uint8_t, kShards> want_{};     // the plan's device per shard
   std::array<uint8_t, kShards> cur_{};      // the device holding the shard's frames in flight
   std::array<uint64_t, kShards> last_{};    // 1 + the batch number (on cur_) of the shard's latest frame; 0: none there
+  std::array<bool, kShards> released_{};    // its old device gave its keys' state back, its new one has not taken it
   std::vector<uint16_t> moving_;
   size_t frames_per_loop_ = 0;
   uint64_t frames_left_ = 0;

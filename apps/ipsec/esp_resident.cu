@@ -552,30 +552,31 @@ struct EspResidentState {
       if (keys[k] < table.size()) give_back(keys[k]);
     }
   }
-  void adopt(const uint32_t* keys, size_t n) {
+  bool adopt(const uint32_t* keys, size_t n) {
     std::lock_guard<std::mutex> hold(handover);
-    if (closed) return;
-    gpu::set_device(gpu_index);  // the calling thread's current device may be another
-    bool copied = false;
-    for (size_t k = 0; k < n; ++k) {
+    if (closed) return true;  // the CPU finishes this GPU's batches on the SaTable
+    bool ok = cudaSetDevice(gpu_index) == cudaSuccess;  // the calling thread's current device may be another
+    for (size_t k = 0; k < n && ok; ++k) {
       const uint32_t i = keys[k];
       if (i >= table.size() || held[i]) continue;
-      held[i] = 1;
       if (table.sa(i).dir == SaDir::kOut) {
         host_next[i] = table.peek_seq(i);
-        copy_up(d_next.get() + i, host_next.get() + i, 1);
-        copied = true;
+        ok = copy_up(d_next.get() + i, host_next.get() + i, 1);
       } else if (const ReplayWindow* w = table.window(i)) {
         host_top[i] = w->top();
         std::copy(w->blocks().begin(), w->blocks().end(), host_blocks.get() + sas[i].block0);
-        copy_up(d_top.get() + i, host_top.get() + i, 1);
-        copy_up(d_blocks.get() + sas[i].block0, host_blocks.get() + sas[i].block0, sas[i].blocks);
-        copied = true;
+        ok = copy_up(d_top.get() + i, host_top.get() + i, 1) &&
+             copy_up(d_blocks.get() + sas[i].block0, host_blocks.get() + sas[i].block0, sas[i].blocks);
       }
     }
     // The kernel reads the state through L2 (__ldcg) when a later batch brings the SA's frames,
-    // which the scheduler publishes only after this returns.
-    if (copied) copies->sync();
+    // which the scheduler publishes only after this returns true.
+    ok = ok && cudaStreamSynchronize(copies->get()) == cudaSuccess;
+    if (!ok) return false;  // nothing held: the state stays the SaTable's
+    for (size_t k = 0; k < n; ++k) {
+      if (keys[k] < table.size()) held[keys[k]] = 1;
+    }
+    return true;
   }
 
   static uint64_t* device_pointer(uint64_t* host) {
@@ -596,8 +597,8 @@ struct EspResidentState {
   }
 
   // From pinned host memory, on a stream of its own beside the persistent kernel's.
-  void copy_up(uint64_t* device, const uint64_t* host, size_t n) {
-    TANDEM_CUDA_CHECK(cudaMemcpyAsync(device, host, n * sizeof(uint64_t), cudaMemcpyHostToDevice, copies->get()));
+  bool copy_up(uint64_t* device, const uint64_t* host, size_t n) {
+    return cudaMemcpyAsync(device, host, n * sizeof(uint64_t), cudaMemcpyHostToDevice, copies->get()) == cudaSuccess;
   }
 
   SaTable& table;
@@ -631,7 +632,7 @@ class EspResidentRunner final : private EspResidentState, public gpu::ResidentRu
     return gpu::ResidentRunnerImpl<EspResidentCore>::describe() + ", ESP state on the GPU";
   }
   void release_state(const uint32_t* keys, size_t n) override { release(keys, n); }
-  void adopt_state(const uint32_t* keys, size_t n) override { adopt(keys, n); }
+  bool adopt_state(const uint32_t* keys, size_t n) override { return adopt(keys, n); }
 
  private:
   void before_cpu_fallback() override { to_host(); }
