@@ -37,6 +37,7 @@ struct ScheduleBenchOptions {
   std::string cores;
   uint32_t batch = 1024;
   uint32_t ring_slots = 16;
+  std::string frame_layout = "cells";
   uint32_t cpu_batch = 256;
   int reps = 3;
   double min_seconds = 0.5;
@@ -87,6 +88,18 @@ bool same_counters(const Counters& a, const Counters& b) {
          a.tx_flooded == b.tx_flooded;
 }
 
+ProbeSetup setup_of(const ScheduleBenchOptions& o, const std::vector<int>& cores) {
+  ProbeSetup p;
+  p.device = o.device;
+  p.dispatchers = o.workers;
+  p.cores = cores;
+  p.gpu_batch = o.batch;
+  p.ring_slots = o.ring_slots;
+  p.layout = o.frame_layout;
+  p.cpu_batch = o.cpu_batch;
+  return p;
+}
+
 // Steps mode: the row runs the rate schedule once, paced; each segment's figure is the mean
 // delivered rate over its ticks after the first settle_ms (the time a switch is allowed).
 void measure_steps(Row& row, const ScheduleBenchOptions& o, ForwardApp& app, const PacketStore& s,
@@ -97,9 +110,7 @@ void measure_steps(Row& row, const ScheduleBenchOptions& o, ForwardApp& app, con
   f.rate_schedule = o.rate_schedule;
   ScheduledRun sr(f, o.device, app, o.workers, cores, 0);
   HeteroConfig& hc = sr.config();
-  ResidentFlags rf;
-  rf.ring_slots = o.ring_slots;
-  hc.gpu_ring = resident_options(rf, "persistent", o.batch, 0, 0, PacketPool::kDefaultCellSize);
+  hc.gpu_ring = probe_gpu_ring(setup_of(o, cores));
   hc.ports = app.ports();
   hc.repeat = 0;  // the schedule ends the run (its last rate must be 0)
   if (hc.rate.back().pps > 0) throw UsageError("--rate-schedule: end with a rate of 0 (e.g. ...,5000:0) so that the rows end");
@@ -135,16 +146,6 @@ void measure_steps(Row& row, const ScheduleBenchOptions& o, ForwardApp& app, con
   if (r.reordered || r.lost) row.error = "reordered or lost packets";
 }
 
-ProbeSetup setup_of(const ScheduleBenchOptions& o, const std::vector<int>& cores) {
-  ProbeSetup p;
-  p.device = o.device;
-  p.dispatchers = o.workers;
-  p.cores = cores;
-  p.gpu_batch = o.batch;
-  p.ring_slots = o.ring_slots;
-  p.cpu_batch = o.cpu_batch;
-  return p;
-}
 
 void measure(Row& row, const ScheduleBenchOptions& o, ForwardApp& app, const PacketStore& s, const Counters& want,
              const std::vector<int>& cores) {
@@ -231,8 +232,9 @@ int run_bench(const ScheduleBenchOptions& o) {
   const MachineInfo m = machine_info();
   std::string devs;
   for (const std::string& id : ids) devs += (devs.empty() ? "" : ",") + id;
-  std::printf("bench schedule: app %s, %s (sizes: %s); devices %s, %d dispatchers; %s%s\n", app.name(), o.gen.c_str(),
-              o.sizes.empty() ? "the spec's" : o.sizes.c_str(), devs.c_str(), o.workers, m.cpu_model.c_str(),
+  std::printf("bench schedule: app %s, %s (sizes: %s); devices %s, %d dispatchers, GPU rings %s x %u; %s%s\n", app.name(),
+              o.gen.c_str(), o.sizes.empty() ? "the spec's" : o.sizes.c_str(), devs.c_str(), o.workers,
+              o.frame_layout.c_str(), o.ring_slots, m.cpu_model.c_str(),
               gpu::available() ? (", " + gpu::device_info().name).c_str() : ", no GPU");
   if (!note.empty()) std::printf("%s\n", note.c_str());
   std::printf("medians of %d repetitions of at least %.2f s; ratio: to the best single device of the same size\n\n",
@@ -286,7 +288,7 @@ int run_bench(const ScheduleBenchOptions& o) {
   }
   if (!o.json.empty()) {
     bench::write_json(o.json, {{"command", "bench schedule"}, {"rate_schedule", o.rate_schedule}, {"app", app.name()}, {"gen", o.gen}, {"devices", ids},
-                               {"dispatchers", o.workers}, {"machine", bench::machine_json()}, {"reps", o.reps},
+                               {"dispatchers", o.workers}, {"frame_layout", o.frame_layout}, {"ring_slots", o.ring_slots}, {"machine", bench::machine_json()}, {"reps", o.reps},
                                {"min_seconds", o.min_seconds}, {"rows", jrows}});
   }
   for (const Row& r : rows) {
@@ -313,6 +315,9 @@ void register_bench_schedule(CLI::App& bench) {
   c->add_option("--cores", o->cores, "pin the dispatchers, then the CPU groups' threads, to these CPUs in order");
   c->add_option("--batch", o->batch, "GPU: frames per batch (at most)")->capture_default_str()->check(CLI::Range(32u, 2048u));
   c->add_option("--ring-slots", o->ring_slots, "GPU: batches in flight per dispatcher")->capture_default_str()->check(CLI::Range(2u, 1024u));
+  c->add_option("--frame-layout", o->frame_layout, "GPU: frames in fixed cells, or packed one after another")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cells", "packed"}));
   c->add_option("--cpu-batch", o->cpu_batch, "CPU groups: frames per batch (at most)")->capture_default_str()->check(CLI::Range(1u, 4096u));
   c->add_option("--reps", o->reps, "repetitions (median reported)")->capture_default_str()->check(CLI::Range(1, 100));
   c->add_option("--min-seconds", o->min_seconds, "least duration of a repetition")->capture_default_str()->check(FiniteRange(0.0, 600.0));

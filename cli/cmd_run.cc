@@ -375,6 +375,14 @@ int run(const RunOptions& o) {
     return std::max<uint32_t>(PacketPool::kDefaultCellSize,
                               (std::min<uint32_t>(max_frame, 0xFFFF) + PacketPool::kHeadroom + 63) / 64 * 64);
   };
+  // The GPU rings of the resident path and the scheduler. A resident-only app's batches hold a GPU
+  // block through their crypto: twice the batches in flight keep the GPU's blocks busy.
+  const auto gpu_ring_options = [&] {
+    gpu::ResidentOptions r = resident_options(o.resident, resident_mode, resident_batch, o.persistent_blocks,
+                                              o.inject_gpu_fault, cell_size(in.store()));
+    if (resident_app && !given(o, "--ring-slots")) r.slots_per_producer = 32;
+    return r;
+  };
   WorkersConfig wc;
   wc.workers = o.workers;
   wc.burst = o.burst;
@@ -403,8 +411,7 @@ int run(const RunOptions& o) {
     for (const auto& [flag, value] : o.table.args.values()) app_flags += (app_flags.empty() ? "--" : " --") + flag + " " + value;
     sr->use_table(app.name(), app_flags, input_desc);
     HeteroConfig& hc = sr->config();
-    hc.gpu_ring = resident_options(o.resident, resident_mode, resident_batch, o.persistent_blocks, o.inject_gpu_fault,
-                                   cell_size(in.store()));
+    hc.gpu_ring = gpu_ring_options();
     for (DeviceSpec& d : hc.devices) {  // an injected fault breaks the first GPU device named
       if (d.kind == sched::DeviceKind::kGpu) {
         d.fault_at_batch = o.inject_gpu_fault;
@@ -419,11 +426,7 @@ int run(const RunOptions& o) {
     dev_desc = sr->describe();
   } else if (resident) {
     rc.producers = o.workers;
-    rc.ring = resident_options(o.resident, resident_mode, resident_batch, o.persistent_blocks, o.inject_gpu_fault,
-                               cell_size(in.store()));
-    // A resident-only app's batches hold a GPU block through their crypto: twice the batches in
-    // flight keep the GPU's blocks busy.
-    if (resident_app && !given(o, "--ring-slots")) rc.ring.slots_per_producer = 32;
+    rc.ring = gpu_ring_options();
     rc.rate_pps = wc.rate_pps;
     rc.repeat = wc.repeat;
     rc.rx_hold_ns = given(o, "--rx-hold-us") ? static_cast<uint64_t>(o.rx_hold_us * 1000) : 20000;

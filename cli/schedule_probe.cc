@@ -28,13 +28,18 @@ ScheduleFlags flags_for(const ProbeSetup& p, const std::string& policy) {
 
 }  // namespace
 
+gpu::ResidentOptions probe_gpu_ring(const ProbeSetup& p) {
+  ResidentFlags rf;
+  rf.ring_slots = p.ring_slots;
+  rf.layout = p.layout;
+  return resident_options(rf, "persistent", p.gpu_batch, 0, 0, PacketPool::kDefaultCellSize);
+}
+
 ProbeRun probe_once(const ForwardApp& app, const PacketStore& s, const ProbeSetup& p, const std::string& policy,
                     uint64_t packets, bool verify, bool energy) {
   ScheduledRun sr(flags_for(p, policy), p.device, app, p.dispatchers, p.cores, p.rate_mpps);
   HeteroConfig& hc = sr.config();
-  ResidentFlags rf;
-  rf.ring_slots = p.ring_slots;
-  hc.gpu_ring = resident_options(rf, "persistent", p.gpu_batch, 0, 0, PacketPool::kDefaultCellSize);
+  hc.gpu_ring = probe_gpu_ring(p);
   hc.ports = app.ports();
   hc.packets = packets;
   hc.verify = verify;

@@ -20,9 +20,13 @@ struct ProbeSetup {
   std::vector<int> gpus;        // what the device "gpu" stands for (empty: GPU 0)
   uint32_t gpu_batch = 1024;
   uint32_t ring_slots = 16;
+  std::string layout = "cells";  // the GPU rings' frame layout (--frame-layout)
   uint32_t cpu_batch = 256;
   double rate_mpps = 0;         // offered load, paced; 0: as fast as possible
 };
+
+// The GPU rings' options of a probe.
+gpu::ResidentOptions probe_gpu_ring(const ProbeSetup& p);
 
 struct ProbeRun {
   HeteroResult r;

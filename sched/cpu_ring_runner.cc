@@ -15,7 +15,9 @@ uint64_t load_acquire(const volatile uint64_t* p) { return __atomic_load_n(p, __
 
 // Idle threads poll this many empty rounds, then yield: a group with no shards must not take the
 // cores of the threads that have work (and CI runs everything on two cores).
-constexpr int kSpinsBeforeYield = 256;
+constexpr uint64_t kSpinsBeforeYield = 256;
+constexpr uint64_t kYieldsBeforeSleep = kSpinsBeforeYield + 20000;  // a few ms of yielding
+constexpr int kIdleSleepUs = 50;
 
 }  // namespace
 
@@ -71,7 +73,7 @@ void CpuRingRunner::run(int k) {
   PacketBatch b;
   Counters scratch(app_.ports());  // the dispatcher counts from the summaries, as after the GPU
   const uint32_t producers = ring_.producers();
-  int idle = 0;
+  uint64_t idle = 0;  // empty rounds in a row
   for (;;) {
     bool any = false;
     for (uint32_t p = 0; p < producers && !failed(); ++p) {
@@ -101,8 +103,13 @@ void CpuRingRunner::run(int k) {
     if (stopping_.load(std::memory_order_acquire) || failed()) return;
     if (++idle < kSpinsBeforeYield) {
       cpu_relax();
-    } else {
+    } else if (idle < kYieldsBeforeSleep) {
       std::this_thread::yield();
+    } else {
+      // Idle for a while (a group with no share): sleep briefly rather than spin in sched_yield,
+      // which keeps a core and the memory system busy beside the dispatchers. The first batch
+      // after it waits at most this long.
+      std::this_thread::sleep_for(std::chrono::microseconds(kIdleSleepUs));
     }
   }
 }

@@ -165,84 +165,131 @@ void Dispatcher::settle_moving() {
   }
 }
 
+// Takes up to `want` frames of the queue, in runs of frames bound for one lane's open slot. Each
+// run is copied first, with nothing else between the copies (as the resident path's receive
+// threads copy), then stamped and recorded from L1: interleaving the bookkeeping with the copies
+// halves the rate at which a dispatcher fills its rings.
 uint32_t Dispatcher::receive(uint32_t want) {
   uint32_t got = 0;
   // Arrivals: unpaced, now for every frame of the burst; paced, the schedule's, looked up once.
   uint64_t first = now_ns(), spacing = 0;
   if (clock_.paced()) first = clock_.peek(want, &spacing);
+  const std::vector<uint32_t>* const ord = q_.order;
+  const uint16_t* const shard_of = q_.shard.data();
+  const uint32_t* const flow_of = q_.flow.data();
+  const size_t per_loop = frames_per_loop_;
   while (got < want && frames_left_ > 0) {
-    const size_t pos = pos_;
-    const size_t f = q_.order ? (*q_.order)[pos] : pos;
-    const uint32_t s = q_.shard[pos];
-    if (cur_[s] != want_[s] || released_[s]) {
-      Lane& old = lanes_[cur_[s]];
-      if (old.head >= last_[s]) {
-        if (!move_shard(s)) break;  // its new device cannot take the shard's state yet: the frame waits
+    const size_t pos0 = pos_;
+    const uint32_t s0 = shard_of[pos0];
+    if (cur_[s0] != want_[s0] || released_[s0]) {
+      Lane& old = lanes_[cur_[s0]];
+      if (old.head >= last_[s0]) {
+        if (!move_shard(s0)) break;  // its new device cannot take the shard's state yet: the frame waits
       } else {
         // The shard's earlier frames are still on its old device: this frame waits at the head of
         // the queue (none behind it may pass), and the old device gets the shard's open slot.
-        if (old.filling && last_[s] == old.tail + 1) publish(cur_[s]);
+        if (old.filling && last_[s0] == old.tail + 1) publish(cur_[s0]);
         break;
       }
     }
-    const uint32_t d = cur_[s];
+    const uint32_t d = cur_[s0];
     Lane& l = lanes_[d];
     gpu::ResidentRing& ring = *l.dev.ring;
-    if (l.tail - l.head >= ring.per_producer()) {
+    const gpu::ResidentOptions& o = ring.options();
+    const uint32_t per = ring.per_producer();
+    if (l.tail - l.head >= per) {
       bump(stats_.lane[d].full_waits, 1);
       break;
     }
-    const uint32_t wire = input_.wire_len[f];
-    const uint32_t len = std::min(input_.caplen[f], std::min(ring.max_frame(), kMaxFrame));
-    if (wire > kMaxFrame) {  // dropped on receipt, as the workers do
-      r_.counters.received(len);
-      r_.counters.drop(DropReason::kOversize);
-      r_.wire_bytes += wire + kWireOverhead;
-      ++next_;
-      if (++pos_ == frames_per_loop_) pos_ = 0;
-      --frames_left_;
-      ++got;
+    const uint32_t i0 = l.filling;
+    if (i0 >= l.target) {  // a new plan lowered the batch target below what the slot holds
+      publish(d);
       continue;
     }
-    const uint32_t i = l.filling;
-    const uint32_t slot = l.slot;
-    size_t off;
-    if (l.dev.cpu) {
-      off = cpu_frame_offset(i, ring.options().cell_size);
-    } else if (ring.options().layout == gpu::FrameLayout::kCells) {
-      off = size_t{i} * ring.options().cell_size;
-    } else {
-      off = (l.used + 15) / 16 * 16;
-      if (off + len + ring.options().frame_room > ring.slot_bytes()) {  // the batch is full of bytes
-        publish(d);
-        continue;
+    const uint64_t limit = std::min<uint64_t>({uint64_t{want - got}, uint64_t{l.target - i0}, frames_left_});
+    uint8_t* const bytes = ring.bytes(l.slot);
+    uint32_t* const offsets = ring.offsets(l.slot);
+    uint32_t* const lengths = ring.lengths(l.slot);
+    const bool cpu = l.dev.cpu, cells = o.layout == gpu::FrameLayout::kCells;
+    const uint32_t cell = o.cell_size, room = o.frame_room, max_len = std::min(ring.max_frame(), kMaxFrame);
+    const size_t slot_bytes = ring.slot_bytes();
+    size_t used = l.used, pos = pos0;
+    uint32_t n = 0;
+    // The copies: frames of shards settled on this lane, until one that is not, an oversize one,
+    // or a packed slot full of bytes.
+    while (n < limit) {
+      const uint32_t s = shard_of[pos];
+      if (cur_[s] != d || want_[s] != d || released_[s]) break;
+      if (ord) {
+        size_t a = pos + PacketStore::kPrefetchMeta;
+        if (a >= per_loop) a -= per_loop;
+        if (a < per_loop) input_.prefetch_meta((*ord)[a]);
+        size_t c = pos + PacketStore::kPrefetchBytes;
+        if (c >= per_loop) c -= per_loop;
+        if (c < per_loop) input_.prefetch_bytes((*ord)[c]);
       }
+      const size_t f = ord ? (*ord)[pos] : pos;
+      if (input_.wire_len[f] > kMaxFrame) break;
+      const uint32_t len = std::min(input_.caplen[f], max_len);
+      const uint32_t i = i0 + n;
+      size_t off;
+      if (cpu) {
+        off = cpu_frame_offset(i, cell);
+      } else if (cells) {
+        off = size_t{i} * cell;
+      } else {
+        off = (used + 15) / 16 * 16;
+        if (off + len + room > slot_bytes) break;
+      }
+      std::memcpy(bytes + off, input_.frame(f), len);
+      offsets[i] = static_cast<uint32_t>(off);
+      lengths[i] = len;
+      used = off + len + room;
+      ++n;
+      if (++pos == per_loop) pos = 0;
     }
-    std::memcpy(ring.bytes(slot) + off, input_.frame(f), len);
-    ring.offsets(slot)[i] = static_cast<uint32_t>(off);
-    ring.lengths(slot)[i] = len;
-    const uint64_t arrival = first + got * spacing;
-    const size_t k = l.base + i;
-    const uint32_t flow = q_.flow[pos];
-    l.tag[k] = uint64_t{flow} << 32 | order_.stamp(flow);
-    l.arrival[k] = arrival;
-    if (!l.taken.empty()) l.taken[k] = next_;
-    Pending& p = l.pending[l.base / ring.batch()];
-    if (i == 0) {
+    if (n == 0) {
+      const size_t f = ord ? (*ord)[pos0] : pos0;
+      if (input_.wire_len[f] > kMaxFrame) {  // dropped on receipt, as the workers do
+        r_.counters.received(std::min(input_.caplen[f], max_len));
+        r_.counters.drop(DropReason::kOversize);
+        r_.wire_bytes += input_.wire_len[f] + kWireOverhead;
+        ++next_;
+        if (++pos_ == per_loop) pos_ = 0;
+        --frames_left_;
+        ++got;
+      } else {
+        publish(d);  // the batch is full of bytes
+      }
+      continue;
+    }
+    // The same frames' bookkeeping: their flows' sequence numbers, arrivals and shards.
+    Pending& p = l.pending[l.tail % per];
+    if (i0 == 0) {
       p = Pending{};
-      l.oldest = arrival;
+      l.oldest = first + got * spacing;
     }
-    p.rx_bytes += len;
-    p.wire_bytes += wire + kWireOverhead;
-    last_[s] = l.tail + 1;
-    auto& sf = stats_.shard_frames[s];
-    sf.store(sf.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    l.filling = i + 1;
-    l.used = off + len + ring.options().frame_room;
-    ++next_;
-    if (++pos_ == frames_per_loop_) pos_ = 0;
-    --frames_left_;
-    ++got;
+    pos = pos0;
+    for (uint32_t m = 0; m < n; ++m) {
+      const size_t k = l.base + i0 + m;
+      const uint32_t flow = flow_of[pos], s = shard_of[pos];
+      const size_t f = ord ? (*ord)[pos] : pos;
+      l.tag[k] = uint64_t{flow} << 32 | order_.stamp(flow);
+      l.arrival[k] = first + (got + m) * spacing;
+      if (!l.taken.empty()) l.taken[k] = next_ + m;
+      p.rx_bytes += lengths[i0 + m];
+      p.wire_bytes += input_.wire_len[f] + kWireOverhead;
+      last_[s] = l.tail + 1;
+      auto& sf = stats_.shard_frames[s];
+      sf.store(sf.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      if (++pos == per_loop) pos = 0;
+    }
+    l.filling = i0 + n;
+    l.used = used;
+    next_ += n;
+    pos_ = pos;
+    frames_left_ -= n;
+    got += n;
     if (l.filling >= l.target) publish(d);
   }
   clock_.advance(got);

@@ -195,7 +195,7 @@ HeteroResult run_hetero(const ForwardApp& app, const PacketStore& input, const H
       ro.batch = cfg.cpu_batch;
       ro.slots_per_producer = cfg.cpu_slots;
     }
-    ro.cell_size = cfg.cell_size;
+    if (dv.spec.kind != sched::DeviceKind::kGpu) ro.cell_size = cfg.cell_size;  // a GPU ring keeps gpu_ring's
     ro.frame_room = app.frame_growth();
     ro.producers = static_cast<uint32_t>(cfg.dispatchers);
     ro.want_l3 = cfg.verify;
