@@ -45,7 +45,12 @@ Dispatcher::Dispatcher(const ForwardApp& app, const PacketStore& input, const He
 }
 
 void Dispatcher::run() {
-  apply_plan(board_.epoch.load(std::memory_order_acquire));
+  // The first plan applied is the first plan published (run_hetero placed the per-key state by it),
+  // then the current one, so that a dispatcher that starts late still hands state over for every
+  // shard the scheduler has moved since. Its buffer is not reused before every dispatcher has seen
+  // a plan.
+  apply_plan(kFirstEpoch);
+  if (const uint64_t e = board_.epoch.load(std::memory_order_acquire); e != kFirstEpoch) apply_plan(e);
   bool drained = frames_left_ == 0;
   const auto stop_asked = [&] {
     return (cfg_.stop != nullptr && cfg_.stop->load(std::memory_order_relaxed) != 0) ||

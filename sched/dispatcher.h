@@ -21,6 +21,7 @@ namespace tandem::sched_detail {
 
 inline constexpr uint32_t kShards = sched::kShards;
 inline constexpr uint32_t kMaxDevices = 16;
+inline constexpr uint64_t kFirstEpoch = 1;  // the plan published before the dispatchers start
 inline constexpr uint32_t kPlans = 8;  // plans kept; a dispatcher copies one within a tick of its epoch
 
 // Which device each shard goes to and each device's batch target. Written by the scheduler thread

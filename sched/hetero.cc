@@ -173,6 +173,9 @@ HeteroResult run_hetero(const ForwardApp& app, const PacketStore& input, const H
   if (cfg.dispatchers < 1 || cfg.dispatchers > 32) throw std::invalid_argument("schedule: 1..32 receive threads");
   if (cfg.sink && cfg.dispatchers > 1) throw std::invalid_argument("schedule: writing an output capture needs one receive thread");
   if (cfg.gpu_ring.mode != gpu::GpuMode::kPersistent) throw std::invalid_argument("schedule: GPU devices run the persistent kernel");
+  if (cfg.test_skip_drain && app.state_keys()) {
+    throw std::invalid_argument("schedule: skipping the drain would hand per-key state over with frames in flight");
+  }
   std::vector<double> share0 = normalized(cfg.initial_share.empty() ? std::vector<double>(nd, 1.0) : cfg.initial_share, nd);
   const uint32_t ports = static_cast<uint32_t>(std::min<size_t>(cfg.ports, gpu::kSummaryPorts));
 
@@ -229,9 +232,9 @@ HeteroResult run_hetero(const ForwardApp& app, const PacketStore& input, const H
   std::vector<double> share = share0;
   std::vector<uint8_t> assign = sched::initial_shards(share);
   {
-    Plan& p = board.plans[1];
+    Plan& p = board.plans[kFirstEpoch % kPlans];
     std::copy(assign.begin(), assign.end(), p.device.begin());
-    board.epoch.store(1, std::memory_order_release);
+    board.epoch.store(kFirstEpoch, std::memory_order_release);
   }
   // Each device keeps the per-key state of the shards it starts with (every copy starts equal).
   if (app.state_keys()) {
@@ -287,7 +290,7 @@ HeteroResult run_hetero(const ForwardApp& app, const PacketStore& input, const H
   const auto tick = std::chrono::nanoseconds(static_cast<uint64_t>(std::max(0.5, cfg.tick_ms) * 1e6));
   std::vector<double> weight(sched::kShards, 0.0);
   std::vector<uint64_t> shard_prev(sched::kShards, 0);
-  uint64_t epoch = 1;
+  uint64_t epoch = kFirstEpoch;
   std::vector<uint64_t> switch_ns;  // per switch: its decision time
   std::vector<std::vector<double>> capacity(nd);  // per device: per-tick capacity samples (bounded)
   constexpr size_t kMaxTimeline = 200000;

@@ -22,7 +22,8 @@
 // (its SA), so each key has one dispatcher and is on one device at a time. When a shard has moved,
 // its keys' state moves with it (gpu::ResidentRunner::release_state, then adopt_state: a GPU's copy
 // back to the app's table, the table's to the new GPU), so each SA's frames take their sequence
-// numbers and pass its window in arrival order, whichever devices they visit.
+// numbers and pass its window in arrival order, whichever devices they visit (a CPU group of
+// several threads may run two of a dispatcher's batches at once: numbers stay unique, not ordered).
 #pragma once
 
 #include <atomic>

@@ -80,14 +80,15 @@ struct SaOrder {
 };
 
 // An SA's ring of replay blocks in device memory, as replay_core.h's Blocks: the block last used
-// is held in registers, and each block stored is written through to the host's copy as well.
+// is held in registers. The blocks stored are remembered (`touched`, bit b % 64 for block b), so
+// that the host's copy can be brought up to date after the window's top (see accept()).
 struct DeviceBlocks {
   uint64_t* blocks;
-  uint64_t* host;
   uint64_t mask;
   mutable uint64_t cached = ~uint64_t{0};
   mutable uint64_t value = 0;
   mutable bool dirty = false;
+  mutable uint64_t touched = 0;
 
   TANDEM_HD uint64_t count() const { return mask + 1; }
   TANDEM_HD uint64_t get(uint64_t b) const {
@@ -115,7 +116,7 @@ struct DeviceBlocks {
   TANDEM_HD void flush() const {
     if (!dirty) return;
     blocks[cached] = value;
-    host[cached] = value;
+    touched |= uint64_t{1} << (cached & 63);
     dirty = false;
   }
 };
@@ -367,7 +368,7 @@ struct EspResidentCore {
       if (first.kind != kInbound || first.rank != 0) continue;
       const uint32_t sa = first.sa;
       const DevSa& a = sas[sa];
-      DeviceBlocks ring{blocks + a.block0, host_blocks + a.block0, uint64_t{a.blocks} - 1};
+      DeviceBlocks ring{blocks + a.block0, uint64_t{a.blocks} - 1};
       uint64_t t = a.window ? __ldcg(top + sa) : 0;
       for (uint32_t q = p; q < p + first.count; ++q) {
         FrameState& f = st[o.frame[q]];
@@ -389,7 +390,15 @@ struct EspResidentCore {
       if (a.window) {
         ring.flush();
         top[sa] = t;
+        // The host's copy (what the CPU takes back if the GPU fails): the new top before the
+        // blocks. A GPU that dies between the two leaves a top ahead of its blocks, whose stale
+        // bits can only make a number look seen (a drop); blocks ahead of their top would make
+        // numbers the window still covers look new, and a replay pass.
         host_top[sa] = t;
+        __threadfence_system();
+        for (uint64_t b = 0; b < a.blocks; ++b) {
+          if (ring.touched >> (b & 63) & 1) host_blocks[a.block0 + b] = __ldcg(blocks + a.block0 + b);
+        }
       }
     }
   }
