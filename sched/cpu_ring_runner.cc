@@ -108,7 +108,7 @@ void CpuRingRunner::run(int k) {
     } else {
       // Idle for a while (a group with no share): sleep briefly rather than spin in sched_yield,
       // which keeps a core and the memory system busy beside the dispatchers. The first batch
-      // after it waits at most this long.
+      // after it waits this long, plus the timer's slack.
       std::this_thread::sleep_for(std::chrono::microseconds(kIdleSleepUs));
     }
   }
