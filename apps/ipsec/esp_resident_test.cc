@@ -33,12 +33,6 @@ ResidentConfig config(const ForwardApp& app, gpu::FrameLayout layout, uint32_t b
   return rc;
 }
 
-struct Suite {
-  std::string cipher;
-  uint64_t sas;
-  uint64_t count;
-  std::string size;
-};
 const Suite kSuites[] = {{"aes-128-cbc", 200, 3000, "imix"},
                          {"aes-128-gcm", 200, 3000, "imix"},
                          {"chacha20-poly1305", 50, 3000, "64"},

@@ -45,12 +45,6 @@ HeteroConfig config(const ForwardApp& app, int dispatchers, std::vector<DeviceSp
   return c;
 }
 
-struct Suite {
-  std::string cipher;
-  uint64_t sas;
-  uint64_t count;
-  std::string size;
-};
 const Suite kSuites[] = {{"aes-128-cbc", 200, 6000, "imix"}, {"aes-128-gcm", 3, 6000, "64"}};
 
 // Runs a fresh gateway over `s` with shards moving every tick; checks it against the reference.

@@ -15,6 +15,14 @@
 
 namespace tandem::ipsec {
 
+// A gateway's SAs (cipher, number of pairs) and its traffic (frames, size spec).
+struct Suite {
+  std::string cipher;
+  uint64_t sas;
+  uint64_t count;
+  std::string size;
+};
+
 inline LoadedApp gateway(const std::string& cipher, uint64_t sas) {
   AppArgs a;
   a.set("sa-gen", std::to_string(sas));

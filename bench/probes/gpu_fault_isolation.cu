@@ -8,6 +8,8 @@
 // One variant per process: a trap breaks the process's context on GPU 0 for good.
 #include <cuda_runtime.h>
 
+#include "probe_check.h"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -23,14 +25,6 @@ __global__ void spin(volatile unsigned long long* rounds, volatile unsigned* sto
 
 __global__ void trap_now() { __trap(); }
 
-#define CHECK(x)                                                                    \
-  do {                                                                              \
-    cudaError_t e_ = (x);                                                           \
-    if (e_ != cudaSuccess) {                                                        \
-      std::printf("%s: %s (line %d)\n", #x, cudaGetErrorString(e_), __LINE__);      \
-      return 2;                                                                     \
-    }                                                                               \
-  } while (0)
 
 int main(int argc, char** argv) {
   const char* variant = argc > 1 ? argv[1] : "device";

@@ -8,6 +8,8 @@
 // device memory, the rest of the block waiting at a barrier), with a fixed sleep between polls of
 // 128 ns (today's) and longer ones. Power from NVML's total-energy counter (loaded at run time).
 #include <cuda_runtime.h>
+
+#include "probe_check.h"
 #include <dlfcn.h>
 
 #include <chrono>
@@ -53,14 +55,6 @@ __global__ void idle_resident(volatile unsigned* host_word, volatile unsigned* d
   __syncthreads();
 }
 
-#define CHECK(x)                                                                \
-  do {                                                                          \
-    cudaError_t e_ = (x);                                                       \
-    if (e_ != cudaSuccess) {                                                    \
-      std::printf("%s: %s (line %d)\n", #x, cudaGetErrorString(e_), __LINE__);  \
-      return 2;                                                                 \
-    }                                                                           \
-  } while (0)
 
 }  // namespace
 
