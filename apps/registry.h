@@ -31,6 +31,7 @@ namespace tandem {
 struct AppFlag {
   enum class Kind {
     kFile,     // an existing file
+    kPath,     // an existing file or directory
     kChoice,   // one of `choices` ("accept|drop")
     kInteger,  // a whole number in [min, max]
     kShare,    // a finite real number in [min, max]

@@ -54,6 +54,7 @@ void add_app_options(CLI::App* c, AppOptions& o) {
         "--" + name, [&o, name](const std::string& v) { o.args.set(name, v); }, text);
     switch (f.kind) {
       case AppFlag::Kind::kFile: opt->check(CLI::ExistingFile); break;
+      case AppFlag::Kind::kPath: opt->check(CLI::ExistingPath); break;
       case AppFlag::Kind::kChoice: {
         std::vector<std::string> choices;
         for (size_t b = 0; b <= f.choices.size();) {

@@ -293,7 +293,7 @@ int DpiEngine::candidate_groups(const PacketInfo& p, int32_t out[3]) const {
 }
 
 void DpiEngine::group_rules(const Group& g, const PacketInfo& p, const std::vector<uint32_t>& found,
-                            std::vector<uint32_t>* sids) const {
+                            std::vector<uint32_t>* rules) const {
   thread_local std::vector<uint8_t> present;
   present.assign(g.users.size(), 0);
   for (uint32_t l : found) present[l - 1] = 1;  // the group's automaton numbers its patterns from 1
@@ -302,7 +302,7 @@ void DpiEngine::group_rules(const Group& g, const PacketInfo& p, const std::vect
       if (!present[l]) return;
     }
     const IdsRule& r = set_.rules[g.rules[pos]];
-    if (rule_applies(r, p) && contents_hold(r, p.bytes(), p.len)) sids->push_back(r.sid);
+    if (rule_applies(r, p) && contents_hold(r, p.bytes(), p.len)) rules->push_back(g.rules[pos]);
   };
   for (uint32_t pos : g.always) consider(pos);
   for (uint32_t l : found) {
@@ -319,9 +319,14 @@ void sort_unique(std::vector<uint32_t>* v) {
 
 }  // namespace
 
+void DpiEngine::to_sids(std::vector<uint32_t>* v) const {
+  for (uint32_t& x : *v) x = set_.rules[x].sid;
+  sort_unique(v);
+}
+
 template <class FoundIn>
-void DpiEngine::rules_over_groups(const PacketInfo& p, std::vector<uint32_t>* sids, FoundIn found_in) const {
-  sids->clear();
+void DpiEngine::rules_over_groups(const PacketInfo& p, std::vector<uint32_t>* rules, FoundIn found_in) const {
+  rules->clear();
   int32_t cand[3];
   const int m = candidate_groups(p, cand);
   thread_local std::vector<uint32_t> found;
@@ -329,18 +334,29 @@ void DpiEngine::rules_over_groups(const PacketInfo& p, std::vector<uint32_t>* si
     const Group& g = *groups_[cand[c]];
     found.clear();
     found_in(g, &found);
-    group_rules(g, p, found, sids);
+    group_rules(g, p, found, rules);
   }
-  sort_unique(sids);
+  sort_unique(rules);
 }
 
-void DpiEngine::match(const PacketInfo& p, std::vector<uint32_t>* sids) const {
-  rules_over_groups(p, sids, [&p](const Group& g, std::vector<uint32_t>* found) {
+void DpiEngine::match_rules(const PacketInfo& p, std::vector<uint32_t>* rules) const {
+  rules_over_groups(p, rules, [&p](const Group& g, std::vector<uint32_t>* found) {
     if (p.payload) g.ac.patterns_in(p.payload, p.len, found);
   });
 }
 
+void DpiEngine::match(const PacketInfo& p, std::vector<uint32_t>* sids) const {
+  match_rules(p, sids);
+  to_sids(sids);
+}
+
 void DpiEngine::match_batch(const PacketInfo* p, size_t n, std::vector<uint32_t>* sids, size_t batch, size_t group) const {
+  match_batch_rules(p, n, sids, batch, group);
+  for (size_t i = 0; i < n; ++i) to_sids(&sids[i]);
+}
+
+void DpiEngine::match_batch_rules(const PacketInfo* p, size_t n, std::vector<uint32_t>* sids, size_t batch,
+                                  size_t group) const {
   for (size_t i = 0; i < n; ++i) sids[i].clear();
   if (batch == 0 || group == 0) throw std::invalid_argument("match_batch: batch and group must be > 0");
   struct Item {
@@ -383,7 +399,13 @@ void DpiEngine::match_batch(const PacketInfo* p, size_t n, std::vector<uint32_t>
 }
 
 void DpiEngine::match_from_patterns(const PacketInfo& p, const std::vector<uint32_t>& ids, std::vector<uint32_t>* sids) const {
-  rules_over_groups(p, sids, [&ids](const Group& g, std::vector<uint32_t>* found) {
+  match_rules_from_patterns(p, ids, sids);
+  to_sids(sids);
+}
+
+void DpiEngine::match_rules_from_patterns(const PacketInfo& p, const std::vector<uint32_t>& ids,
+                                          std::vector<uint32_t>* rules) const {
+  rules_over_groups(p, rules, [&ids](const Group& g, std::vector<uint32_t>* found) {
     // The group's patterns among the ids: both lists are sorted, so one merge-like pass with
     // binary searches over the (usually much longer) group list.
     auto from = g.global_sorted.begin();

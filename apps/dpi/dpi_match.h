@@ -90,6 +90,14 @@ class DpiEngine {
   // sids as match(). The port groups' rules are evaluated without walking their automata.
   void match_from_patterns(const PacketInfo& p, const std::vector<uint32_t>& ids, std::vector<uint32_t>* sids) const;
 
+  // The same three, giving the indices (into the rule set's `rules`, sorted, unique) of the rules
+  // that match instead of their sids: a sid may name two rules (IdsRuleSet::duplicate_sids).
+  void match_rules(const PacketInfo& p, std::vector<uint32_t>* rules) const;
+  void match_batch_rules(const PacketInfo* p, size_t n, std::vector<uint32_t>* rules, size_t batch = 8192,
+                         size_t group = 32) const;
+  void match_rules_from_patterns(const PacketInfo& p, const std::vector<uint32_t>& ids, std::vector<uint32_t>* rules) const;
+  const IdsRuleSet& rule_set() const { return set_; }
+
   size_t groups() const;
   size_t memory_bytes() const;
   const AhoCorasick& all_patterns() const { return all_; }
@@ -101,10 +109,12 @@ class DpiEngine {
   // Stage 2 over p's candidate groups: found_in(group, &ids) gives each group's local pattern ids
   // found in p's payload (match: the group's automaton; match_from_patterns: stage 1's ids).
   template <class FoundIn>
-  void rules_over_groups(const PacketInfo& p, std::vector<uint32_t>* sids, FoundIn found_in) const;
-  // Appends the sids of group g's rules that match p, given the group's local pattern ids (from
-  // 1, any order) found in p's payload.
-  void group_rules(const Group& g, const PacketInfo& p, const std::vector<uint32_t>& found, std::vector<uint32_t>* sids) const;
+  void rules_over_groups(const PacketInfo& p, std::vector<uint32_t>* rules, FoundIn found_in) const;
+  // Appends the indices of group g's rules that match p, given the group's local pattern ids
+  // (from 1, any order) found in p's payload.
+  void group_rules(const Group& g, const PacketInfo& p, const std::vector<uint32_t>& found, std::vector<uint32_t>* rules) const;
+  // Rule indices to their sids, sorted and unique, in place.
+  void to_sids(std::vector<uint32_t>* v) const;
 
   const IdsRuleSet& set_;
   AhoCorasick all_;

@@ -1,0 +1,120 @@
+#include "apps/dpi/dpi_app.h"
+
+#include <vector>
+
+#include "apps/dpi/dpi_item_gpu.h"
+#include "apps/forward_app_impl.h"
+
+namespace tandem::dpi {
+
+namespace {
+
+PacketInfo info_of(const DpiKey& k) {
+  PacketInfo p;
+  p.ip = true;
+  p.proto = k.proto;
+  p.sport = k.sport;
+  p.dport = k.dport;
+  p.payload = k.len ? k.payload : nullptr;
+  p.len = k.len;
+  return p;
+}
+
+}  // namespace
+
+uint32_t engine_result(const DpiTables& t, const DpiKey& k) {
+  if (!k.inspect) return kResultUninspected;
+  thread_local std::vector<uint32_t> rules;
+  t.engine().match_rules(info_of(k), &rules);
+  return t.action_bits(rules);
+}
+
+namespace {
+
+struct DpiTraits {
+  using Key = DpiKey;
+  using Item = DpiItem;
+  using Result = uint32_t;
+  static constexpr const char* kName = "dpi";
+
+  static const char* drop_reason_name(DropReason r) { return dpi_drop_reason_name(r); }
+  static constexpr bool lookup_drops(DropReason r) { return r == kDpiRuleDrop || r == kDpiNotInspected; }
+
+  DpiTraits(const DpiTables& t, DpiPolicy p) : tables(&t), policy(p) {}
+
+  size_t ports() const { return kPorts; }
+  DpiCore frame_core() const { return DpiCore{tables->program(), policy}; }
+  DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const {
+    return dpi_classify(frame, len, key, l3_off, flow);
+  }
+  // The automaton a packet walks depends on its ports; its first rows are the start state's,
+  // which every walk reads and the caches hold.
+  void prefetch(const Key&) const {}
+  Result lookup(const Key& k) const { return engine_result(*tables, k); }
+  // The burst's inspected packets through DpiEngine's batched match, the rest marked.
+  void lookup_batch(const Key* keys, Result* results, size_t n) const {
+    thread_local std::vector<PacketInfo> info;
+    thread_local std::vector<uint32_t> at;
+    thread_local std::vector<std::vector<uint32_t>> rules;
+    info.clear();
+    at.clear();
+    for (size_t i = 0; i < n; ++i) {
+      if (!keys[i].inspect) {
+        results[i] = kResultUninspected;
+        continue;
+      }
+      info.push_back(info_of(keys[i]));
+      at.push_back(static_cast<uint32_t>(i));
+    }
+    if (rules.size() < info.size()) rules.resize(info.size());
+    tables->engine().match_batch_rules(info.data(), info.size(), rules.data());
+    for (size_t k = 0; k < info.size(); ++k) results[at[k]] = tables->action_bits(rules[k]);
+  }
+  void to_item(const Key& k, Item* item) const { make_dpi_item(k, item); }
+  // What the GPU computes: the flat program on the item.
+  void lookup_items(const Item* items, Result* results, size_t n) const {
+    for (size_t i = 0; i < n; ++i) results[i] = lookup_item(items[i]);
+  }
+  Result lookup_item(const Item& it) const { return dpi_item_result(tables->program(), it); }
+
+  uint32_t apply(uint8_t* frame, uint32_t len, uint16_t, Result r) const {
+    if (r == kResultOnWorker) {
+      // The payload did not fit an item: the worker matches it, found again in the frame.
+      DpiKey k{};
+      uint16_t l3_off = 0;
+      uint32_t flow = 0;
+      if (const DropReason why = classify(frame, len, &k, &l3_off, &flow); why != DropReason::kNone) {
+        return Verdict::drop(why);  // not reached: the frame was classified before its lookup
+      }
+      r = engine_result(*tables, k);
+    }
+    return dpi_verdict(r, policy);
+  }
+
+  std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts) {
+    if (!gpu) gpu = DpiGpuProgram::create(frame_core());
+    return gpu->make_runner(opts);
+  }
+  void build_reference() {}
+  // DpiEngine one packet at a time (its port groups, its recursive content checks).
+  uint32_t reference_verdict(const uint8_t* frame, uint32_t len, uint16_t) const {
+    DpiKey k{};
+    uint16_t l3_off = 0;
+    uint32_t flow = 0;
+    const DropReason why = classify(frame, len, &k, &l3_off, &flow);
+    if (why != DropReason::kNone) return Verdict::drop(why);
+    return dpi_verdict(engine_result(*tables, k), policy);
+  }
+
+  const DpiTables* tables;
+  DpiPolicy policy;
+  std::unique_ptr<DpiGpuProgram> gpu;
+};
+
+}  // namespace
+
+std::unique_ptr<ForwardApp> make_dpi_app(const DpiTables& tables, DpiPolicy policy) {
+  return std::make_unique<ForwardAppImpl<DpiTraits>>(tables, policy);
+}
+
+}  // namespace tandem::dpi

@@ -1,0 +1,22 @@
+// The dpi app's item path on the GPU: a device copy of the flat program (dpi_program.h) and
+// offload runners whose per-item operation is dpi_item_result (dpi_app_core.h: both stages on one
+// payload of up to 504 bytes). The implementation is dpi_app_gpu.cu's (gpu/gpu_factory.h):
+// without CUDA, create() throws.
+#pragma once
+
+#include <memory>
+
+#include "apps/dpi/dpi_app_core.h"
+#include "gpu/gpu_factory.h"
+#include "gpu/offload.h"
+
+namespace tandem::dpi {
+
+class DpiGpuProgram : public gpu::GpuTable {
+ public:
+  using Factory = gpu::GpuFactory<std::unique_ptr<DpiGpuProgram>(const DpiCore&)>;
+  // Copies the program's arrays to the GPU. Throws gpu::GpuError.
+  static std::unique_ptr<DpiGpuProgram> create(const DpiCore& core) { return Factory::create(core); }
+};
+
+}  // namespace tandem::dpi
