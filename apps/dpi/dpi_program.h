@@ -4,17 +4,19 @@
 // same; dpi_app_test.cc checks that on real rules and traffic.
 //
 //   stage 1: the automaton over every pattern (aho_corasick.h, ac_core.h's step and report);
-//   stage 2: each rule is evaluated when the first of its positive contents is reported (a rule
-//            whose contents all hold has that pattern in the payload, so none is missed), rules
-//            with negated contents only for every packet; a rule matches when its protocol and
-//            ports admit the packet (rule_applies) and its contents hold (contents_hold: the same
+//   stage 2: each rule is listed under one of its positive contents' patterns (the longest: the
+//            rarest, as Snort's fast pattern), and evaluated when that pattern was found and so
+//            were all its other positive patterns (as DpiEngine's groups require); rules with
+//            negated contents only, for every packet. A rule matches when its protocol and ports
+//            admit the packet (rule_applies) and its contents hold (contents_hold: the same
 //            windows, tries and inspection budget, the recursion as an explicit stack).
 //
-// A payload's repeated reports of one pattern are skipped through a small set of the ids seen
-// (kSeenSlots); past that, a pattern may be reported again and its rules evaluated again, which
-// costs time but cannot change the answer (evaluating a rule twice gives the same result twice).
-// The answer is the set of the matched rules' action bits (alert, drop, pass), not their sids:
-// what a verdict needs, and the same whatever order the rules are met in.
+// The patterns found are kept in a set of kFoundSlots ids. A payload with more distinct patterns
+// than that is walked again, every reported pattern's rules evaluated on the spot without the
+// check of the others (a set of the first ids skips their repeats): slower, the same answer, as a
+// rule whose contents all hold has all its patterns in the payload, and evaluating a rule twice
+// gives the same result twice. The answer is the set of the matched rules' action bits (alert,
+// drop, pass), not their sids: what a verdict needs, the same whatever order rules are met in.
 #pragma once
 
 #include <cstdint>
@@ -27,8 +29,8 @@ namespace tandem::dpi {
 // The most contents (positive and negated) a rule may have: the depth of stage 2's stack. The
 // Emerging Threats rules have at most 20.
 inline constexpr uint32_t kMaxRuleContents = 64;
-// Distinct pattern ids remembered per payload to skip repeated reports (see above).
-inline constexpr uint32_t kSeenSlots = 32;
+// Distinct pattern ids kept per payload (see above).
+inline constexpr uint32_t kFoundSlots = 96;
 
 // Action bits of a matched rule (flat_match's answer): alert (alert, log), drop (drop, reject,
 // rejectsrc, rejectdst, rejectboth, sdrop), pass.
@@ -66,6 +68,7 @@ struct FlatRule {
   uint32_t first_content;  // contents[first_content .. first_content + contents)
   uint32_t contents;       // 1..kMaxRuleContents
   uint32_t src_ports, dst_ports;  // port set indices
+  uint32_t first_need, needs;     // its positive contents' pattern ids: DpiProgram::need_ids[first_need ..)
   uint8_t classes;      // protocol classes the keyword covers
   uint8_t exact_proto;  // icmp: 1, icmpv6: 58 (the class alone would admit any other IP protocol); else 0
   uint8_t bidirectional;
@@ -84,6 +87,8 @@ struct DpiProgram {
   const uint32_t* trigger_begin;  // per pattern id + 1: its rules are triggers[trigger_begin[id] .. [id + 1])
   const uint32_t* triggers;       // rule indices
   const uint32_t* always;         // rules with negated contents only: evaluated for every packet
+  const uint32_t* need_ids;
+  uint64_t need_count;
   uint64_t rule_count, content_count, byte_count, port_set_count, range_count, trigger_begin_count, trigger_count,
       always_count;
 
@@ -104,6 +109,7 @@ struct DpiProgram {
     f(trigger_begin, trigger_begin_count);
     f(triggers, trigger_count);
     f(always, always_count);
+    f(need_ids, need_count);
   }
 };
 
@@ -222,10 +228,11 @@ TANDEM_HD_INLINE bool flat_contents_hold(const DpiProgram& pr, const FlatRule& r
   }
 }
 
-// The ids seen in one payload (for skipping repeated reports): a fixed set, full means "not seen".
-struct FlatSeen {
-  uint32_t ids[kSeenSlots];
+// The distinct pattern ids found in one payload, up to kFoundSlots; `full` once one more came.
+struct FlatFound {
+  uint32_t ids[kFoundSlots];
   uint32_t n = 0;
+  bool full = false;
   TANDEM_HD_INLINE bool contains(uint32_t id) const {
     for (uint32_t k = 0; k < n; ++k) {
       if (ids[k] == id) return true;
@@ -233,13 +240,17 @@ struct FlatSeen {
     return false;
   }
   TANDEM_HD_INLINE void add(uint32_t id) {
-    if (n < kSeenSlots) ids[n++] = id;
+    if (n < kFoundSlots) {
+      ids[n++] = id;
+    } else {
+      full = true;
+    }
   }
 };
 
 // Both stages over one IP packet: the action bits of the rules that match (0: none). Each matched
-// rule's index in the rule set goes to on_match(index) as well (possibly more than once, see above), for callers
-// that want the rules.
+// rule's index in the rule set goes to on_match(index) as well (possibly more than once, see
+// above), for callers that want the rules.
 template <class OnMatch>
 TANDEM_HD_INLINE uint32_t flat_match(const DpiProgram& pr, const FlatPacket& p, int max_tries, int max_inspections,
                                      OnMatch& on_match) {
@@ -254,16 +265,39 @@ TANDEM_HD_INLINE uint32_t flat_match(const DpiProgram& pr, const FlatPacket& p, 
   for (uint64_t k = 0; k < pr.always_count; ++k) {
     if (pr.always[k] != UINT32_MAX) eval(pr.always[k]);
   }
-  FlatSeen seen;
-  auto is_seen = [&seen](uint32_t id) { return seen.contains(id); };
-  auto found = [&](uint32_t id) {
-    seen.add(id);
+  // Stage 1: the distinct patterns, until there are too many to keep.
+  FlatFound found;
+  auto is_found = [&found](uint32_t id) { return found.contains(id); };
+  auto add = [&found](uint32_t id) { found.add(id); };
+  uint32_t x = 0;
+  for (uint32_t k = 0; k < p.len && !found.full; ++k) {
+    x = ac_step(pr.ac, x, p.payload[k]);
+    if (x & kAcOutput) ac_report(pr.ac, x, p.payload, k + 1, is_found, add);
+  }
+  if (!found.full) {
+    // Stage 2: the rules listed under a found pattern whose other patterns were all found.
+    for (uint32_t f = 0; f < found.n; ++f) {
+      const uint32_t id = found.ids[f];
+      for (uint32_t k = pr.trigger_begin[id]; k < pr.trigger_begin[id + 1]; ++k) {
+        const FlatRule& r = pr.rules[pr.triggers[k]];
+        bool all = true;
+        for (uint32_t q = 0; q < r.needs && all; ++q) all = found.contains(pr.need_ids[r.first_need + q]);
+        if (all) eval(pr.triggers[k]);
+      }
+    }
+    return bits;
+  }
+  // Too many patterns to keep: walk again, each report's rules on the spot (repeats of the first
+  // kFoundSlots ids skipped).
+  auto again = [&](uint32_t id) {
+    found.add(id);
     for (uint32_t k = pr.trigger_begin[id]; k < pr.trigger_begin[id + 1]; ++k) eval(pr.triggers[k]);
   };
-  uint32_t x = 0;
+  found.n = 0;
+  x = 0;
   for (uint32_t k = 0; k < p.len; ++k) {
     x = ac_step(pr.ac, x, p.payload[k]);
-    if (x & kAcOutput) ac_report(pr.ac, x, p.payload, k + 1, is_seen, found);
+    if (x & kAcOutput) ac_report(pr.ac, x, p.payload, k + 1, is_found, again);
   }
   return bits;
 }

@@ -68,7 +68,9 @@ DpiTables::DpiTables(IdsRuleSet rules) : set_(std::move(rules)) {
     fr.action = static_cast<uint8_t>(act);
     fr.src_ports = add_ports(r.src_ports);
     fr.dst_ports = add_ports(r.dst_ports);
-    uint32_t first_pattern = 0;
+    uint32_t trigger = 0;  // the longest positive content's pattern
+    size_t trigger_len = 0;
+    fr.first_need = static_cast<uint32_t>(need_ids_.size());
     for (const Content& c : r.contents) {
       FlatContent fc{};
       fc.begin = static_cast<uint32_t>(bytes_.size());
@@ -81,14 +83,22 @@ DpiTables::DpiTables(IdsRuleSet rules) : set_(std::move(rules)) {
       fc.negated = c.negated;
       bytes_.insert(bytes_.end(), c.bytes.begin(), c.bytes.end());
       contents_.push_back(fc);
-      if (!c.negated && first_pattern == 0) first_pattern = c.pattern;
+      if (c.negated) continue;
+      if (c.bytes.size() > trigger_len) {
+        trigger = c.pattern;
+        trigger_len = c.bytes.size();
+      }
+      bool listed = false;
+      for (uint32_t q = fr.first_need; q < need_ids_.size(); ++q) listed |= need_ids_[q] == c.pattern;
+      if (!listed) need_ids_.push_back(c.pattern);
     }
+    fr.needs = static_cast<uint32_t>(need_ids_.size()) - fr.first_need;
     const uint32_t index = static_cast<uint32_t>(rules_.size());
     rules_.push_back(fr);
-    if (first_pattern == 0) {
+    if (trigger == 0) {
       always_.push_back(index);
     } else {
-      trig[first_pattern].push_back(index);
+      trig[trigger].push_back(index);
     }
   }
   trigger_begin_.push_back(0);
@@ -105,6 +115,7 @@ DpiTables::DpiTables(IdsRuleSet rules) : set_(std::move(rules)) {
   if (port_sets_.empty()) port_sets_.push_back(FlatPortSet{});
   if (ranges_.empty()) ranges_.push_back(FlatRange{});
   if (triggers_.empty()) triggers_.push_back(0);
+  if (need_ids_.empty()) need_ids_.push_back(0);
 
   DpiProgram& p = program_;
   p.ac = ac.view();
@@ -129,6 +140,8 @@ DpiTables::DpiTables(IdsRuleSet rules) : set_(std::move(rules)) {
   p.trigger_count = triggers_.size();
   p.always = always_.data();
   p.always_count = always_.size();
+  p.need_ids = need_ids_.data();
+  p.need_count = need_ids_.size();
 }
 
 DpiTables::~DpiTables() = default;
@@ -136,7 +149,7 @@ DpiTables::~DpiTables() = default;
 size_t DpiTables::program_bytes() const {
   return engine_->all_patterns().memory_bytes() + rules_.size() * sizeof(FlatRule) +
          contents_.size() * sizeof(FlatContent) + bytes_.size() + port_sets_.size() * sizeof(FlatPortSet) +
-         ranges_.size() * sizeof(FlatRange) + (trigger_begin_.size() + triggers_.size() + always_.size()) * 4;
+         ranges_.size() * sizeof(FlatRange) + (trigger_begin_.size() + triggers_.size() + always_.size() + need_ids_.size()) * 4;
 }
 
 }  // namespace tandem::dpi

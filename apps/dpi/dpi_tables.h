@@ -49,7 +49,7 @@ class DpiTables {
   std::vector<uint8_t> bytes_;
   std::vector<FlatPortSet> port_sets_;
   std::vector<FlatRange> ranges_;
-  std::vector<uint32_t> trigger_begin_, triggers_, always_;
+  std::vector<uint32_t> trigger_begin_, triggers_, always_, need_ids_;
   DpiProgram program_{};
 };
 

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # description: the dpi app (tandem run --app dpi; issue 18's DPI under the scheduler; DEVICES, WORKERS, SIZES, POLICIES, HEAVY; SKIP_TESTS=1): its tests with the GPU (the flat program on the GPU's items, whole frames, the resident ring, the GPU and a CPU group sharing shards), bench schedule over a CPU group and the GPU on match-free and match-heavy payloads (each alone, static splits, the throughput controller, NBA's balancer), and a scheduled run verified
 LOG="$OUT/dpi-app.log"
-[ -n "${SKIP_TESTS:-}" ] || (cd build-device && timeout 300 ctest -R "${TEST_FILTER:-DpiApp|DpiProgram|dpi_}" -j8 --timeout 250 --output-on-failure) >> "$LOG" 2>&1
+[ -n "${SKIP_TESTS:-}" ] || (cd build-device && timeout 300 ctest -R "${TEST_FILTER:-DpiApp|DpiProgram|/dpi_}" -j8 --timeout 250 --output-on-failure) >> "$LOG" 2>&1
 note "ctest exit: $?"
 cores="0-$(($(nproc) - 1))"
 dev=${DEVICES:-cpu:9,gpu}
