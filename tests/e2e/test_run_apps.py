@@ -1,7 +1,8 @@
-"""`tandem run --app ipv4|ipv6|l2|ndn|echo|fw-router`: each app forwards generated traffic (and, for
-IPv4/IPv6, a real capture) with --verify on the CPU scalar and batched paths and with --device auto
+"""`tandem run --app ipv4|ipv6|l2|ndn|echo|fw-router|dpi`: each app forwards generated traffic (and, for
+IPv4/IPv6 and DPI, a real capture) with --verify on the CPU scalar and batched paths and with --device auto
 (the GPU where there is one), accounts for every packet, agrees with its reference (0 differ), and
-gives the same per-port and per-reason counts on every path (the fw-router denies some packets);
+gives the same per-port and per-reason counts on every path (the fw-router denies some packets, DPI
+alerts on some and, as an IPS, drops them);
 `bench cores --app` runs for a second app, `bench lookup` agrees with itself across paths for five
 apps, and `bench fw-router` agrees with linear search.
 Missing or conflicting table flags, and broken table files, fail with a message naming the flag or
@@ -17,6 +18,7 @@ def main():
     c = Checker()
     d = tmpdir()
     fib = os.path.join(a.source_dir, "data/fib/iprbench_tier1_fulltable_prefixes.txt.gz")
+    et = os.path.join(a.source_dir, "data/ids/et_open_2019-04-15")
     urls = os.path.join(os.path.dirname(a.source_dir.rstrip("/")), "shared/data/names/iscx_url2016_benign_list_big_final.csv.gz")
     acl1 = os.path.join(os.path.dirname(a.source_dir.rstrip("/")), "shared/data/classbench/filters/acl1_1k.gz")
     ndn_fib = os.path.join(d, "names.fib")
@@ -31,6 +33,8 @@ def main():
         ("ndn", ["--fib", ndn_fib], "count=5000,dst=fib,seed=6"),
         ("echo", [], "count=20000,proto=tcp,seed=7"),
         ("fw-router", ["--fib", fib, "--acl-random", "2000"], "count=20000,dst=uniform,proto=tcp,seed=10"),
+        ("dpi", ["--ids-rules", et, "--ids-skip-bad", "on", "--match-heavy", "0.1"], "count=20000,flows=2000,proto=tcp,size=imix,seed=12"),
+        ("dpi", ["--ids-rules", et, "--ids-skip-bad", "on", "--match-heavy", "0.1", "--on-match", "drop"], "count=10000,flows=0,proto=tcp,size=imix,seed=13"),
     ]
     if os.path.exists(acl1):
         cases.append(("fw-router", ["--fib", fib, "--rules", acl1], "count=20000,dst=fib,flows=2000,seed=11"))
@@ -55,6 +59,10 @@ def main():
                 reports.append((r.get("forwarded_per_port"), r.get("drops")))
                 if app == "fw-router":
                     c.check(r.get("drops", {}).get("acl_denied", 0) > 0, f"{what}: nothing denied: {r.get('drops')}")
+                if app == "dpi" and "--on-match" in table:
+                    c.check(r.get("drops", {}).get("dpi_rule_drop", 0) > 0, f"{what}: nothing dropped: {r.get('drops')}")
+                elif app == "dpi":
+                    c.check(r.get("forwarded_per_port", {}).get("1", 0) > 0, f"{what}: no alert: {r.get('forwarded_per_port')}")
                 os.remove(out)
         c.check(len(reports) == 3 and all(x == reports[0] for x in reports), f"{app}: counts differ between paths: {reports}")
 
@@ -63,6 +71,17 @@ def main():
     if os.path.exists(pcap):
         rc, so, se = run([a.tandem, "run", "--app", "ipv6", "--fib", fib, "--pcap", pcap, "--verify", "--device", "cpu"])
         c.check(rc == 0 and "accounting OK" in so and "not_handled_by_app" in so, f"ipv6 on a capture: rc {rc} {so[-400:]} {se[-200:]}")
+
+    # Real captures through DPI: some packets alert, every decision is DpiEngine's one at a time.
+    for cap in ("example", "tls2"):
+        pcap = os.path.join(a.source_dir, f"data/pcap/{cap}.pcap")
+        out = os.path.join(d, "dpi.json")
+        rc, so, se = run([a.tandem, "run", "--app", "dpi", "--ids-rules", et, "--ids-skip-bad", "on", "--pcap", pcap, "--verify",
+                          "--device", "cpu", "--workers", "2", "--json", out])
+        c.check(rc == 0 and "accounting OK" in so and " 0 differ" in so, f"dpi on {cap}: rc {rc} {so[-400:]} {se[-200:]}")
+        if rc == 0 and cap == "example":
+            r = json.load(open(out))
+            c.check(r.get("forwarded_per_port", {}).get("1", 0) > 0, f"dpi on {cap}: no alert: {r.get('forwarded_per_port')}")
 
     # bench cores for another app.
     out = os.path.join(d, "cores.json")
