@@ -104,20 +104,15 @@ ProbeSetup setup_of(const ScheduleBenchOptions& o, const std::vector<int>& cores
 // delivered rate over its ticks after the first settle_ms (the time a switch is allowed).
 void measure_steps(Row& row, const ScheduleBenchOptions& o, ForwardApp& app, const PacketStore& s,
                    const std::vector<int>& cores) {
-  ScheduleFlags f;
-  f.schedule = row.policy;
-  f.cpu_batch = o.cpu_batch;
-  f.rate_schedule = o.rate_schedule;
-  ScheduledRun sr(f, o.device, app, o.workers, cores, 0);
-  HeteroConfig& hc = sr.config();
-  hc.gpu_ring = probe_gpu_ring(setup_of(o, cores));
-  hc.ports = app.ports();
-  hc.repeat = 0;  // the schedule ends the run (its last rate must be 0)
-  if (hc.rate.back().pps > 0) throw UsageError("--rate-schedule: end with a rate of 0 (e.g. ...,5000:0) so that the rows end");
-  sr.start_energy();
-  const HeteroResult r = run_hetero(app, s, hc);
-  sr.stop_energy();
-  row.watts = sr.energy_watts();
+  std::vector<RateSegment> rate;
+  try {
+    rate = parse_rate_schedule(o.rate_schedule);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--rate-schedule: ") + e.what());
+  }
+  const SegmentsRun sr = probe_segments(app, s, setup_of(o, cores), row.policy, rate, o.settle_ms, {}, true);
+  const HeteroResult& r = sr.probe.r;
+  row.watts = sr.probe.watts;
   row.reordered = r.reordered;
   row.lost = r.lost;
   row.backlog_hwm = r.rx_backlog_hwm;
@@ -125,27 +120,13 @@ void measure_steps(Row& row, const ScheduleBenchOptions& o, ForwardApp& app, con
   for (const SwitchRecord& x : r.switches) row.settle_max_ms = std::max(row.settle_max_ms, x.settle_ms);
   row.p99_us = r.run.latency.percentile(0.99) / 1e3;
   row.mpps.push_back(r.run.counters.rx_packets / r.run.seconds / 1e6);
-  row.j_per_mbit = r.run.wire_bytes ? row.watts * r.run.seconds / (r.run.wire_bytes * 8 / 1e6) : 0;
-  for (size_t k = 0; k + 1 < hc.rate.size(); ++k) {
-    const double from = hc.rate[k].start_ms / 1e3 + o.settle_ms / 1e3, to = hc.rate[k + 1].start_ms / 1e3;
-    double sum = 0;
-    int n = 0;
-    for (const TimelinePoint& p : r.timeline) {
-      if (p.t_s > from && p.t_s <= to) {
-        sum += p.achieved_mpps;
-        ++n;
-      }
-    }
-    row.seg_offered.push_back(hc.rate[k].pps / 1e6);
-    row.seg_achieved.push_back(n ? sum / n : 0);
-  }
-  uint64_t all = 0;
-  for (const DeviceReport& d : r.devices) all += d.packets;
-  for (const DeviceReport& d : r.devices) row.share.push_back(all ? double(d.packets) / all : 0);
+  row.j_per_mbit = sr.probe.j_per_mbit();
+  row.seg_offered = sr.offered;
+  row.seg_achieved = sr.achieved;
+  row.share = sr.probe.shares();
   if (!r.run.counters.balanced()) row.error = "accounting";
   if (r.reordered || r.lost) row.error = "reordered or lost packets";
 }
-
 
 void measure(Row& row, const ScheduleBenchOptions& o, ForwardApp& app, const PacketStore& s, const Counters& want,
              const std::vector<int>& cores) {

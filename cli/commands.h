@@ -19,6 +19,8 @@ void register_gen(CLI::App& app);
 void register_classify(CLI::App& app);
 void register_match(CLI::App& app);
 void register_advise(CLI::App& app);
+void register_scenario(CLI::App& app);
+void register_hog_gpu(CLI::App& app);
 void register_bench_ipv4(CLI::App& bench);
 void register_bench_gpu_offload(CLI::App& bench);
 void register_bench_gpu_load(CLI::App& bench);

@@ -32,6 +32,8 @@ int main(int argc, char** argv) {
   tandem::cli::register_classify(app);
   tandem::cli::register_match(app);
   tandem::cli::register_advise(app);
+  tandem::cli::register_scenario(app);
+  tandem::cli::register_hog_gpu(app);
   CLI::App* bench = app.add_subcommand("bench", "benchmarks: print a table, write JSON");
   bench->require_subcommand(1);
   tandem::cli::register_bench_ipv4(*bench);

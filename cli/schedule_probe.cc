@@ -1,10 +1,12 @@
 #include "cli/schedule_probe.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "cli/run_resident.h"
 #include "cli/run_schedule.h"
 #include "core/packet_pool.h"
+#include "core/usage_error.h"
 
 namespace tandem::cli {
 
@@ -63,6 +65,53 @@ uint64_t packets_for(const ForwardApp& app, const PacketStore& s, const ProbeSet
   if (warm.r.run.seconds < seconds / 4) warm = probe_once(app, s, p, policy, s.size() * 4, false, false);
   const double rate = warm.r.run.seconds > 0 ? warm.r.run.counters.rx_packets / warm.r.run.seconds : 0;
   return static_cast<uint64_t>(std::max<double>(double(s.size()), rate * seconds * 1.2));
+}
+
+SegmentsRun probe_segments(const ForwardApp& app, const PacketStore& s, const ProbeSetup& p, const std::string& policy,
+                           const std::vector<RateSegment>& rate, double settle_ms,
+                           const std::function<void(double)>& on_tick, bool energy, double grace_ms) {
+  if (rate.empty() || rate.back().pps > 0) throw UsageError("a rate schedule must end with a rate of 0 (e.g. ...,5000:0)");
+  ScheduledRun sr(flags_for(p, policy), p.device, app, p.dispatchers, p.cores, 0);
+  HeteroConfig& hc = sr.config();
+  hc.gpu_ring = probe_gpu_ring(p);
+  hc.ports = app.ports();
+  hc.rate = rate;
+  hc.repeat = 0;  // the schedule ends the run
+  if (energy) sr.start_energy();  // it sets hc.observe, which the wrapper below keeps
+  std::atomic<int> stop{0};
+  if (grace_ms >= 0) hc.stop = &stop;
+  const double stop_at_s = (rate.back().start_ms + grace_ms) / 1e3;
+  if (on_tick || grace_ms >= 0) {
+    auto inner = hc.observe;
+    hc.observe = [inner, on_tick, &stop, stop_at_s, grace_ms](sched::Observation& o) {
+      if (on_tick) on_tick(o.t_s);
+      if (grace_ms >= 0 && o.t_s > stop_at_s) stop.store(1, std::memory_order_relaxed);
+      if (inner) inner(o);
+    };
+  }
+  SegmentsRun out;
+  out.probe.dispatchers = p.dispatchers;
+  for (const DeviceSpec& d : hc.devices) out.probe.threads.push_back(d.kind == sched::DeviceKind::kGpu ? 0 : d.threads);
+  out.probe.r = run_hetero(app, s, hc);
+  if (energy) {
+    sr.stop_energy();
+    out.probe.watts = sr.energy_watts();
+    out.probe.energy_sources = sr.energy_sources();
+  }
+  for (size_t k = 0; k + 1 < rate.size(); ++k) {
+    const double from = (rate[k].start_ms + settle_ms) / 1e3, to = rate[k + 1].start_ms / 1e3;
+    double sum = 0;
+    int n = 0;
+    for (const TimelinePoint& t : out.probe.r.timeline) {
+      if (t.t_s > from && t.t_s <= to) {
+        sum += t.achieved_mpps;
+        ++n;
+      }
+    }
+    out.offered.push_back(rate[k].pps / 1e6);
+    out.achieved.push_back(n ? sum / n : 0);
+  }
+  return out;
 }
 
 std::vector<std::string> probe_device_ids(const ForwardApp& app, const ProbeSetup& p, std::string* note) {

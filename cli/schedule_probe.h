@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "apps/forward_app.h"
 #include "io/packet_store.h"
 #include "sched/hetero.h"
+#include "sched/rate_schedule.h"
 
 namespace tandem::cli {
 
@@ -54,6 +56,20 @@ uint64_t packets_for(const ForwardApp& app, const PacketStore& s, const ProbeSet
 
 // The devices' ids ("cpu0", "gpu0", ...) and the note a run would print ("no GPU (...): ...").
 std::vector<std::string> probe_device_ids(const ForwardApp& app, const ProbeSetup& p, std::string* note);
+
+// A paced run of `policy` over a rate schedule that ends with a rate of 0 (which ends the run), the
+// input looped as the schedule needs. `on_tick(t_s)` (may be empty) is called on the scheduler
+// thread each tick with the time since the run started (a scenario's events). With grace_ms >= 0
+// the dispatchers stop taking packets that long after the schedule's end (what arrived and was not
+// taken by then is left, as a NIC's full queue drops it; the rest finish). Per segment but the
+// last: the offered rate and the mean delivered rate over its ticks after its first settle_ms, Mpps.
+struct SegmentsRun {
+  ProbeRun probe;
+  std::vector<double> offered, achieved;
+};
+SegmentsRun probe_segments(const ForwardApp& app, const PacketStore& s, const ProbeSetup& p, const std::string& policy,
+                           const std::vector<RateSegment>& rate, double settle_ms,
+                           const std::function<void(double)>& on_tick, bool energy, double grace_ms = -1);
 
 // "static:" with a one for device d of n and zeros elsewhere.
 std::string only_device(size_t d, size_t n);

@@ -9,6 +9,9 @@ Inputs:
   `tandem bench schedule --json F`       per frame size, each row's Mpps (each device alone, static
                                          splits, the controllers), with its ratio to the best single
                                          device; with --rate-schedule, delivered Mpps per segment
+  `tandem scenario KIND --json F`        over time, every row (each device alone, static splits, the
+                                         controllers): delivered Mpps against the offered load, the
+                                         adaptive rows' shares, power; the hog's window shaded
 Other reports are skipped with a message. Output: DIR/<input stem>.png.
 """
 import argparse
@@ -98,6 +101,48 @@ def plot_bench(report, path):
     plt.close(fig)
 
 
+def plot_scenario(report, path):
+    rows = report.get("rows", [])
+    if not rows:
+        raise ValueError("the report has no rows")
+    ids = report.get("devices", [])
+    fig, ax = plt.subplots(3, 1, figsize=(10, 10), sharex=True)
+    seg = report.get("segments", [])
+    if seg:
+        xs, ys = [], []
+        for k, g in enumerate(seg):
+            end = seg[k + 1]["start_ms"] if k + 1 < len(seg) else g["start_ms"]
+            xs += [g["start_ms"] / 1e3, end / 1e3]
+            ys += [g["mpps"], g["mpps"]]
+        ax[0].plot(xs, ys, color="black", linestyle="--", label="offered")
+    for r in rows:
+        tl = r.get("timeline", [])
+        t = [p["t_s"] for p in tl]
+        adaptive = not r["schedule"].startswith("static:")
+        ax[0].plot(t, [p["achieved_mpps"] for p in tl], label=r["schedule"], linewidth=1.6 if adaptive else 0.8)
+        if adaptive:
+            for i, dev in enumerate(ids[:-1] if len(ids) > 1 else ids):
+                ax[1].plot(t, [p["share"][i] if i < len(p["share"]) else 0 for p in tl], label=f"{r['schedule']}: {dev}")
+        ax[2].plot(t, [sum(p.get("watts", [])) for p in tl], label=r["schedule"], linewidth=1.6 if adaptive else 0.8)
+    ax[0].set_ylabel("delivered Mpps")
+    ax[0].legend(fontsize=7, ncol=3)
+    ax[1].set_ylabel("share of shards")
+    ax[1].set_ylim(0, 1)
+    ax[1].legend(fontsize=7)
+    ax[2].set_ylabel("W (devices' sources)")
+    ax[2].set_xlabel("s")
+    ax[2].legend(fontsize=7, ncol=3)
+    h0, h1 = report.get("hog_from_ms", -1), report.get("hog_to_ms", -1)
+    if h0 is not None and h0 >= 0:
+        for a in ax:
+            a.axvspan(h0 / 1e3, h1 / 1e3, color="tab:red", alpha=0.08)
+    fig.suptitle(f"scenario {report.get('kind')}: {report.get('app', '?')} on {','.join(ids)}; {report.get('what', '')}"
+                 f"\nscale {report.get('scale', '')}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("inputs", nargs="+")
@@ -114,6 +159,8 @@ def main():
                 plot_run(report, out)
             elif isinstance(report, dict) and report.get("command") == "bench schedule":
                 plot_bench(report, out)
+            elif isinstance(report, dict) and report.get("command") == "scenario":
+                plot_scenario(report, out)
             else:
                 print(f"{f}: not a scheduled run or a bench schedule report: skipped")
                 continue
