@@ -106,6 +106,7 @@ Plan plan_of(const ScenarioOptions& o) {
       throw UsageError(std::string("--segments: ") + e.what());
     }
     if (p.rate.back().pps > 0) throw UsageError("--segments: end with a rate of 0 (e.g. ...,5000:0)");
+    for (RateSegment& r : p.rate) r.pps /= 1e6;  // parsed as Mpps: here fractions of the scale
     p.what = "custom: " + o.segments + " (fractions of the scale)";
   } else {
     throw UsageError("scenario: KIND is steps, bursts, cpu-hog, gpu-hog or custom, not '" + o.kind + "'");

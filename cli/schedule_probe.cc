@@ -99,7 +99,9 @@ SegmentsRun probe_segments(const ForwardApp& app, const PacketStore& s, const Pr
     out.probe.energy_sources = sr.energy_sources();
   }
   for (size_t k = 0; k + 1 < rate.size(); ++k) {
-    const double from = (rate[k].start_ms + settle_ms) / 1e3, to = rate[k + 1].start_ms / 1e3;
+    // A segment shorter than twice the settling time keeps its second half.
+    const double len_ms = rate[k + 1].start_ms - rate[k].start_ms;
+    const double from = (rate[k].start_ms + std::min(settle_ms, len_ms / 2)) / 1e3, to = rate[k + 1].start_ms / 1e3;
     double sum = 0;
     int n = 0;
     for (const TimelinePoint& t : out.probe.r.timeline) {

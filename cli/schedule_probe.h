@@ -62,7 +62,8 @@ std::vector<std::string> probe_device_ids(const ForwardApp& app, const ProbeSetu
 // thread each tick with the time since the run started (a scenario's events). With grace_ms >= 0
 // the dispatchers stop taking packets that long after the schedule's end (what arrived and was not
 // taken by then is left, as a NIC's full queue drops it; the rest finish). Per segment but the
-// last: the offered rate and the mean delivered rate over its ticks after its first settle_ms, Mpps.
+// last: the offered rate and the mean delivered rate over its ticks after its first settle_ms (or
+// its first half, when shorter), Mpps.
 struct SegmentsRun {
   ProbeRun probe;
   std::vector<double> offered, achieved;

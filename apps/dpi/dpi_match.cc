@@ -122,6 +122,30 @@ PacketInfo packet_info(const uint8_t* frame, uint32_t caplen) {
   return info;
 }
 
+namespace {
+
+// Draws p[pos] until no pattern ends at it, given the walk's entry `*state` before it; then steps.
+void draw_match_free(const AcView& v, uint8_t* p, uint32_t pos, uint32_t* state, uint64_t* x) {
+  for (int tries = 0;; ++tries) {
+    if (tries == 4096) throw std::runtime_error("match-free payloads: every byte value completes a pattern");
+    *x = mix64(*x + 1);
+    p[pos] = static_cast<uint8_t>(*x);
+    const uint32_t e = ac_step(v, *state, p[pos]);
+    bool found = false;
+    if (e & kAcOutput) {
+      auto never = [](uint32_t) { return false; };
+      auto hit = [&found](uint32_t) { found = true; };
+      ac_report(v, e, p, pos + 1, never, hit);
+    }
+    if (!found) {
+      *state = e;
+      return;
+    }
+  }
+}
+
+}  // namespace
+
 void make_match_free(PacketStore& s, const AhoCorasick& ac, uint64_t seed) {
   const AcView& v = ac.view();
   uint64_t x = seed;
@@ -130,57 +154,76 @@ void make_match_free(PacketStore& s, const AhoCorasick& ac, uint64_t seed) {
     const PacketInfo info = packet_info(frame, s.caplen[i]);
     if (!info.payload) continue;
     uint8_t* p = frame + (info.payload - frame);
-    uint32_t prev = 0;  // the walk's entry before byte pos
-    for (uint32_t pos = 0; pos < info.len; ++pos) {
-      // Draw byte pos until no pattern ends at it. Bytes before pos are final, so a match ending
-      // earlier cannot appear later: one pass leaves the payload match-free.
-      for (int tries = 0;; ++tries) {
-        if (tries == 4096) throw std::runtime_error("make_match_free: every byte value completes a pattern");
-        x = mix64(x + 1);
-        p[pos] = static_cast<uint8_t>(x);
-        const uint32_t e = ac_step(v, prev, p[pos]);
-        bool found = false;
-        if (e & kAcOutput) {
-          auto never = [](uint32_t) { return false; };
-          auto hit = [&found](uint32_t) { found = true; };
-          ac_report(v, e, p, pos + 1, never, hit);
-        }
-        if (!found) {
-          prev = e;
-          break;
-        }
-      }
+    // Bytes before pos are final, so a match ending earlier cannot appear later: one pass leaves
+    // the payload match-free.
+    uint32_t state = 0;
+    for (uint32_t pos = 0; pos < info.len; ++pos) draw_match_free(v, p, pos, &state, &x);
+  }
+}
+
+namespace {
+
+// A pattern starts at a byte with probability fraction / (mean pattern length), so that about
+// `fraction` of the bytes end up covered: the threshold of a 64-bit draw (0: none).
+uint64_t splice_threshold(const std::vector<Pattern>& pats, double fraction) {
+  if (pats.empty() || fraction <= 0) return 0;
+  double mean = 0;
+  for (const Pattern& p : pats) mean += static_cast<double>(p.bytes.size());
+  mean /= static_cast<double>(pats.size());
+  return static_cast<uint64_t>(std::min(1.0, fraction / mean) * 18446744073709551615.0);
+}
+
+// Patterns (nocase ones in random case) spliced over p[0, n), the last one cut at n.
+void splice_patterns(uint8_t* p, uint32_t n, const std::vector<Pattern>& pats, uint64_t threshold, uint64_t* x) {
+  for (uint32_t pos = 0; pos < n;) {
+    *x = mix64(*x + 1);
+    if (*x >= threshold) {
+      ++pos;
+      continue;
+    }
+    const Pattern& pat = pats[mix64(*x) % pats.size()];
+    for (size_t k = 0; k < pat.bytes.size() && pos < n; ++k, ++pos) {
+      uint8_t ch = static_cast<uint8_t>(pat.bytes[k]);
+      if (pat.nocase && (ch | 0x20) >= 'a' && (ch | 0x20) <= 'z' && (mix64(*x + k) & 1)) ch ^= 0x20;
+      p[pos] = ch;
     }
   }
 }
 
+}  // namespace
+
 void make_match_heavy(PacketStore& s, const std::vector<Pattern>& pats, double fraction, uint64_t seed) {
-  if (pats.empty() || fraction <= 0) return;
+  const uint64_t threshold = splice_threshold(pats, fraction);
+  if (!threshold) return;
   uint64_t x = seed;
-  // A pattern starts at a byte with probability fraction / (mean pattern length), so that about
-  // `fraction` of the bytes end up covered.
-  double mean = 0;
-  for (const Pattern& p : pats) mean += static_cast<double>(p.bytes.size());
-  mean /= static_cast<double>(pats.size());
-  const auto threshold = static_cast<uint64_t>(std::min(1.0, fraction / mean) * 18446744073709551615.0);
+  for (size_t i = 0; i < s.size(); ++i) {
+    uint8_t* frame = s.bytes.data() + s.offset[i];
+    const PacketInfo info = packet_info(frame, s.caplen[i]);
+    if (info.payload) splice_patterns(frame + (info.payload - frame), info.len, pats, threshold, &x);
+  }
+}
+
+void make_dpi_payloads(PacketStore& s, const AhoCorasick& ac, const std::vector<Pattern>& pats, double fraction,
+                       uint64_t seed, uint32_t clean_tail) {
+  const AcView& v = ac.view();
+  const uint64_t threshold = splice_threshold(pats, fraction);
   for (size_t i = 0; i < s.size(); ++i) {
     uint8_t* frame = s.bytes.data() + s.offset[i];
     const PacketInfo info = packet_info(frame, s.caplen[i]);
     if (!info.payload) continue;
     uint8_t* p = frame + (info.payload - frame);
-    for (uint32_t pos = 0; pos < info.len;) {
-      x = mix64(x + 1);
-      if (x >= threshold) {
-        ++pos;
-        continue;
-      }
-      const Pattern& pat = pats[mix64(x) % pats.size()];
-      for (size_t k = 0; k < pat.bytes.size() && pos < info.len; ++k, ++pos) {
-        uint8_t ch = static_cast<uint8_t>(pat.bytes[k]);
-        if (pat.nocase && (ch | 0x20) >= 'a' && (ch | 0x20) <= 'z' && (mix64(x + k) & 1)) ch ^= 0x20;
-        p[pos] = ch;
-      }
+    const uint32_t n = info.len, keep = n > clean_tail ? n - clean_tail : 0;
+    uint64_t x = mix64(seed ^ (uint64_t{i} * 0x9E3779B97F4A7C15ull));
+    uint32_t state = 0;
+    for (uint32_t pos = 0; pos < keep; ++pos) draw_match_free(v, p, pos, &state, &x);
+    if (threshold) {
+      uint64_t y = mix64(x ^ 0x5eed);
+      splice_patterns(p, keep, pats, threshold, &y);
     }
+    // The tail: free of every pattern given the bytes before it as they now are.
+    state = 0;
+    for (uint32_t pos = 0; pos < keep; ++pos) state = ac_step(v, state, p[pos]);
+    for (uint32_t pos = keep; pos < n; ++pos) draw_match_free(v, p, pos, &state, &x);
   }
 }
 

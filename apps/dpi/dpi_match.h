@@ -67,6 +67,15 @@ void make_match_free(PacketStore& s, const AhoCorasick& ac, uint64_t seed = 0xf5
 // headers are left as they are (transport checksums are not updated: DPI does not check them).
 void make_match_heavy(PacketStore& s, const std::vector<Pattern>& patterns, double fraction, uint64_t seed = 0x5eed);
 
+// Generated traffic for the dpi app: each payload's bytes are a function of (seed, packet index,
+// position) alone: free of every pattern, then (fraction > 0) with patterns spliced over about
+// that share of its bytes as make_match_heavy does, except in its last `clean_tail` bytes, which
+// are drawn again so that no pattern ends in them. So the same traffic with payloads clean_tail
+// bytes shorter (sequence trailers: io/traffic_gen.h) has the same payload prefixes and matches
+// the same rules.
+void make_dpi_payloads(PacketStore& s, const AhoCorasick& ac, const std::vector<Pattern>& patterns, double fraction,
+                       uint64_t seed, uint32_t clean_tail);
+
 class DpiEngine {
  public:
   explicit DpiEngine(const IdsRuleSet& rules);

@@ -98,9 +98,9 @@ LoadedApp load(const AppArgs& args) {
       if (!ports.empty()) f.dport = ports[rng.next() % ports.size()];
     });
     // Payloads free of every pattern (the paper's match-free case), then, with --match-heavy F,
-    // patterns spliced over about F of their bytes.
-    make_match_free(s, tables->engine().all_patterns(), spec.seed ^ 0xf5ee);
-    if (heavy > 0) make_match_heavy(s, tables->rules().patterns, heavy, spec.seed ^ 0x5eed);
+    // patterns spliced over about F of their bytes; the same verdicts with sequence trailers.
+    make_dpi_payloads(s, tables->engine().all_patterns(), tables->rules().patterns, heavy, spec.seed ^ 0xd1,
+                      spec.seq ? 0 : kSeqTrailerLen);
     return s;
   };
   a.state = std::move(st);
