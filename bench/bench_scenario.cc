@@ -5,8 +5,12 @@
 // segment against the best static row of that segment, and the JSON each row's timeline (offered
 // and delivered rate, shares, batch sizes, backlog, power per tick) for tools/plots/plot_scenario.py.
 //
+// flip changes the traffic instead (an app flag's two values, e.g. DPI payloads free of patterns,
+// then match-heavy, then free again), where the best device may change with it.
+//
 // Rates are fractions of a scale: --scale MPPS, or auto: the best device alone, measured unpaced
-// on the same traffic just before (so a step of 1.2 asks for more than any device alone).
+// on the same traffic just before (so a step of 1.2 asks for more than any device alone; flip
+// scales each traffic by its own).
 #include <algorithm>
 #include <cstdlib>
 #include <atomic>
@@ -57,13 +61,15 @@ struct ScenarioOptions {
   double grace_ms = 500;
   std::string segments;  // custom: "MS:FRACTION,..." (fractions of the scale)
   std::string hog_cores;
+  std::string flip;  // flip: FLAG=A/B
   std::string json;
 };
 
 // What a scenario does over time: the offered load (fractions of the scale) and, for the hog
 // kinds, when the hog runs.
 struct Plan {
-  std::vector<RateSegment> rate;  // pps are fractions here, scaled later
+  std::vector<RateSegment> rate;  // pps are fractions here, scaled later (by the phase's scale)
+  std::vector<uint32_t> phase;    // per segment, the traffic it plays (flip: 0 = A, 1 = B)
   double hog_from_ms = -1, hog_to_ms = -1;
   std::string what;
 };
@@ -99,6 +105,10 @@ Plan plan_of(const ScenarioOptions& o) {
              fmt(2 * t, 0) + " ms " +
              (o.kind == "cpu-hog" ? "threads spinning on the CPU group's cores " + o.hog_cores
                                   : std::string("another process keeps the GPU busy"));
+  } else if (o.kind == "flip") {
+    steps({0.8, 0.8, 0.8});
+    p.phase = {0, 1, 0, 0};
+    p.what = "traffic " + o.flip + ": A, then B, then A, " + fmt(t, 0) + " ms each, at 0.8 x each traffic's scale";
   } else if (o.kind == "custom") {
     try {
       p.rate = parse_rate_schedule(o.segments);
@@ -109,8 +119,9 @@ Plan plan_of(const ScenarioOptions& o) {
     for (RateSegment& r : p.rate) r.pps /= 1e6;  // parsed as Mpps: here fractions of the scale
     p.what = "custom: " + o.segments + " (fractions of the scale)";
   } else {
-    throw UsageError("scenario: KIND is steps, bursts, cpu-hog, gpu-hog or custom, not '" + o.kind + "'");
+    throw UsageError("scenario: KIND is steps, bursts, cpu-hog, gpu-hog, flip or custom, not '" + o.kind + "'");
   }
+  if (p.phase.empty()) p.phase.assign(p.rate.size(), 0);
   return p;
 }
 
@@ -149,7 +160,21 @@ nlohmann::json timeline_json(const HeteroResult& r) {
 
 int run_scenario(const ScenarioOptions& o) {
   const Plan plan = plan_of(o);
-  LoadedApp a = load_app(o.table);
+  // flip: the app loaded twice, with the flag's two values, for the two traffics (the first one
+  // runs both: the flag must change only the generated traffic).
+  std::string flip_flag, flip_a, flip_b;
+  if (o.kind == "flip") {
+    const size_t eq = o.flip.find('='), slash = o.flip.find('/');
+    if (eq == std::string::npos || slash == std::string::npos || slash < eq || eq == 0) {
+      throw UsageError("--flip: FLAG=A/B, e.g. match-heavy=0/0.3 (the app flag, its value in the first and in the second traffic)");
+    }
+    flip_flag = o.flip.substr(0, eq);
+    flip_a = o.flip.substr(eq + 1, slash - eq - 1);
+    flip_b = o.flip.substr(slash + 1);
+  }
+  AppOptions table_a = o.table;
+  if (!flip_flag.empty()) table_a.args.set(flip_flag, flip_a);
+  LoadedApp a = load_app(table_a);
   ForwardApp& app = *a.app;
   ProbeSetup setup;
   setup.device = o.device;
@@ -168,13 +193,29 @@ int run_scenario(const ScenarioOptions& o) {
     if (o.hog_cores.empty()) throw UsageError("scenario cpu-hog: name the cores to take with --hog-cores (e.g. 8-11)");
     hog_cores = parse_cpu_list(o.hog_cores);
   }
-  PacketStore s;
+  std::vector<PacketStore> traffic;  // per phase
   try {
-    s = a.generate(parse_gen_flag("--gen", o.gen));
+    const GenSpec spec = parse_gen_flag("--gen", o.gen);
+    traffic.push_back(a.generate(spec));
+    if (!flip_flag.empty()) {
+      AppOptions table_b = o.table;
+      table_b.args.set(flip_flag, flip_b);
+      traffic.push_back(load_app(table_b).generate(spec));
+    }
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--gen: ") + e.what());
   }
-  if (s.size() == 0) throw UsageError("--gen: no packets");
+  if (traffic[0].size() == 0) throw UsageError("--gen: no packets");
+  PacketStore s;
+  for (const PacketStore& t : traffic) {
+    setup.input_phases.push_back(s.size());
+    for (size_t i = 0; i < t.size(); ++i) s.add(t.frame(i), t.caplen[i], t.wire_len[i], t.ts_ns[i]);
+  }
+  if (traffic.size() > 1) {
+    setup.segment_phase = plan.phase;
+  } else {
+    setup.input_phases.clear();
+  }
 
   std::vector<std::string> policies;
   if (o.policies.empty()) {
@@ -188,29 +229,36 @@ int run_scenario(const ScenarioOptions& o) {
     policies = split_semicolons(o.policies);
   }
 
-  // The scale: the best device alone, unpaced, on this traffic.
-  double scale = 0;
+  // The scale: the best device alone, unpaced, on each traffic.
+  std::vector<double> scale(traffic.size(), 0);
   std::string scale_how;
   if (o.scale == "auto") {
-    std::string best;
-    for (size_t d = 0; d < ids.size(); ++d) {
-      const std::string pol = only_device(d, ids.size());
-      const uint64_t n = packets_for(app, s, setup, pol, 0.3);
-      const double mpps = probe_once(app, s, setup, pol, n, false, false).mpps();
-      if (mpps > scale) {
-        scale = mpps;
-        best = ids[d];
+    for (size_t t = 0; t < traffic.size(); ++t) {
+      std::string best;
+      ProbeSetup plain = setup;
+      plain.input_phases.clear();
+      plain.segment_phase.clear();
+      for (size_t d = 0; d < ids.size(); ++d) {
+        const std::string pol = only_device(d, ids.size());
+        const uint64_t n = packets_for(app, traffic[t], plain, pol, 0.3);
+        const double mpps = probe_once(app, traffic[t], plain, pol, n, false, false).mpps();
+        if (mpps > scale[t]) {
+          scale[t] = mpps;
+          best = ids[d];
+        }
       }
+      scale_how += std::string(scale_how.empty() ? "auto: " : "; ") + (traffic.size() > 1 ? (t ? "B: " : "A: ") : "") +
+                   best + " alone, unpaced, " + fmt(scale[t], 2) + " Mpps";
     }
-    scale_how = "auto: " + best + " alone, unpaced, " + fmt(scale, 2) + " Mpps";
   } else {
     char* end = nullptr;
-    scale = std::strtod(o.scale.c_str(), &end);
-    if (!end || *end || !std::isfinite(scale) || scale <= 0) throw UsageError("--scale: a rate in Mpps > 0, or auto");
-    scale_how = fmt(scale, 2) + " Mpps, given";
+    const double v = std::strtod(o.scale.c_str(), &end);
+    if (!end || *end || !std::isfinite(v) || v <= 0) throw UsageError("--scale: a rate in Mpps > 0, or auto");
+    scale.assign(traffic.size(), v);
+    scale_how = fmt(v, 2) + " Mpps, given";
   }
   std::vector<RateSegment> rate = plan.rate;
-  for (RateSegment& r : rate) r.pps *= scale * 1e6;
+  for (size_t k = 0; k < rate.size(); ++k) rate[k].pps *= scale[plan.phase[k] < scale.size() ? plan.phase[k] : 0] * 1e6;
 
   std::vector<Row> rows;
   for (const std::string& pol : policies) {
@@ -303,7 +351,7 @@ int run_scenario(const ScenarioOptions& o) {
     nlohmann::json seg = nlohmann::json::array();
     for (const RateSegment& r : rate) seg.push_back({{"start_ms", r.start_ms}, {"mpps", r.pps / 1e6}});
     bench::write_json(o.json, {{"command", "scenario"}, {"kind", o.kind}, {"what", plan.what}, {"app", app.name()},
-                               {"gen", o.gen}, {"devices", ids}, {"dispatchers", o.workers}, {"scale_mpps", scale},
+                               {"gen", o.gen}, {"devices", ids}, {"dispatchers", o.workers}, {"scale_mpps", scale}, {"segment_traffic", plan.phase},
                                {"scale", scale_how}, {"segments", seg}, {"hog_from_ms", plan.hog_from_ms},
                                {"hog_to_ms", plan.hog_to_ms}, {"settle_ms", o.settle_ms},
                                {"machine", bench::machine_json()}, {"rows", jrows}});
@@ -320,9 +368,9 @@ void register_scenario(CLI::App& app) {
   auto o = std::make_shared<ScenarioOptions>();
   CLI::App* c = app.add_subcommand("scenario", "the scheduler over time: load steps, bursts, or CPU cores or the GPU taken "
                                                 "away; each device alone, static splits and the controllers, per segment");
-  c->add_option("kind", o->kind, "steps, bursts, cpu-hog, gpu-hog or custom")
+  c->add_option("kind", o->kind, "steps, bursts, cpu-hog, gpu-hog, flip or custom")
       ->required()
-      ->check(CLI::IsMember({"steps", "bursts", "cpu-hog", "gpu-hog", "custom"}));
+      ->check(CLI::IsMember({"steps", "bursts", "cpu-hog", "gpu-hog", "flip", "custom"}));
   add_app_options(c, o->table);
   c->add_option("--gen", o->gen, "the traffic (tandem gen spec), looped as the load needs")->capture_default_str();
   c->add_option("--device", o->device, "the devices, as tandem run --device with --schedule (e.g. cpu:8,gpu)")
@@ -348,6 +396,7 @@ void register_scenario(CLI::App& app) {
       ->capture_default_str()->check(FiniteRange(0.0, 600000.0));
   c->add_option("--segments", o->segments, "custom: the offered load, MS:FRACTION,... of the scale, ending with 0");
   c->add_option("--hog-cores", o->hog_cores, "cpu-hog: the cores the hog takes (a spinning thread pinned on each)");
+  c->add_option("--flip", o->flip, "flip: FLAG=A/B, the app flag that makes the second traffic (e.g. match-heavy=0/0.3)");
   c->add_option("--json", o->json, "write the report, with each row's timeline, here");
   c->callback([o] {
     const int rc = run_scenario(*o);

@@ -77,6 +77,8 @@ SegmentsRun probe_segments(const ForwardApp& app, const PacketStore& s, const Pr
   hc.ports = app.ports();
   hc.rate = rate;
   hc.repeat = 0;  // the schedule ends the run
+  hc.input_phases = p.input_phases;
+  hc.segment_phase = p.segment_phase;
   if (energy) sr.start_energy();  // it sets hc.observe, which the wrapper below keeps
   std::atomic<int> stop{0};
   if (grace_ms >= 0) hc.stop = &stop;

@@ -25,6 +25,9 @@ struct ProbeSetup {
   std::string layout = "cells";  // the GPU rings' frame layout (--frame-layout)
   uint32_t cpu_batch = 256;
   double rate_mpps = 0;         // offered load, paced; 0: as fast as possible
+  // probe_segments: the input's phases and the phase each segment plays (HeteroConfig's).
+  std::vector<size_t> input_phases;
+  std::vector<uint32_t> segment_phase;
 };
 
 // The GPU rings' options of a probe.

@@ -38,6 +38,7 @@ Dispatcher::Dispatcher(const ForwardApp& app, const PacketStore& input, const He
     lanes_.push_back(std::move(l));
   }
   frames_per_loop_ = q.order ? q.order->size() : input.size();
+  hi_ = frames_per_loop_;
   frames_left_ = cfg.packets ? q.budget : (cfg.repeat == 0 ? UINT64_MAX : frames_per_loop_ * cfg.repeat);
   frames_left_ = std::min(frames_left_, q.budget);
   if (frames_per_loop_ == 0) frames_left_ = 0;
@@ -103,6 +104,22 @@ void Dispatcher::run() {
   // Finished: the scheduler waits on this queue no more.
   stats_.seen_epoch.store(UINT64_MAX, std::memory_order_release);
   stats_.settled_epoch.store(UINT64_MAX, std::memory_order_release);
+}
+
+void Dispatcher::select_phase() {
+  const std::vector<uint32_t>& of = cfg_.segment_phase;
+  const size_t seg = clock_.segment_of(clock_.taken());
+  const uint32_t ph = seg < of.size() ? of[seg] : of.back();
+  if (ph == phase_ || ph + 1 >= q_.phase_begin.size()) return;
+  phase_ = ph;
+  if (q_.phase_begin[ph] == q_.phase_begin[ph + 1]) {  // none of the phase's frames came to this queue
+    lo_ = 0;
+    hi_ = frames_per_loop_;
+  } else {
+    lo_ = q_.phase_begin[ph];
+    hi_ = q_.phase_begin[ph + 1];
+  }
+  pos_ = lo_;
 }
 
 void Dispatcher::open_slot(Lane& l) const {
@@ -182,7 +199,8 @@ uint32_t Dispatcher::receive(uint32_t want) {
   const std::vector<uint32_t>* const ord = q_.order;
   const uint16_t* const shard_of = q_.shard.data();
   const uint32_t* const flow_of = q_.flow.data();
-  const size_t per_loop = frames_per_loop_;
+  if (!q_.phase_begin.empty()) select_phase();
+  const size_t lo = lo_, hi = hi_;
   while (got < want && frames_left_ > 0) {
     const size_t pos0 = pos_;
     const uint32_t s0 = shard_of[pos0];
@@ -227,11 +245,11 @@ uint32_t Dispatcher::receive(uint32_t want) {
       if (cur_[s] != d || want_[s] != d || released_[s]) break;
       if (ord) {
         size_t a = pos + PacketStore::kPrefetchMeta;
-        if (a >= per_loop) a -= per_loop;
-        if (a < per_loop) input_.prefetch_meta((*ord)[a]);
+        if (a >= hi) a = lo + (a - hi);
+        if (a < hi) input_.prefetch_meta((*ord)[a]);
         size_t c = pos + PacketStore::kPrefetchBytes;
-        if (c >= per_loop) c -= per_loop;
-        if (c < per_loop) input_.prefetch_bytes((*ord)[c]);
+        if (c >= hi) c = lo + (c - hi);
+        if (c < hi) input_.prefetch_bytes((*ord)[c]);
       }
       const size_t f = ord ? (*ord)[pos] : pos;
       if (input_.wire_len[f] > kMaxFrame) break;
@@ -251,7 +269,7 @@ uint32_t Dispatcher::receive(uint32_t want) {
       lengths[i] = len;
       used = off + len + room;
       ++n;
-      if (++pos == per_loop) pos = 0;
+      if (++pos == hi) pos = lo;
     }
     if (n == 0) {
       const size_t f = ord ? (*ord)[pos0] : pos0;
@@ -260,7 +278,7 @@ uint32_t Dispatcher::receive(uint32_t want) {
         r_.counters.drop(DropReason::kOversize);
         r_.wire_bytes += input_.wire_len[f] + kWireOverhead;
         ++next_;
-        if (++pos_ == per_loop) pos_ = 0;
+        if (++pos_ == hi) pos_ = lo;
         --frames_left_;
         ++got;
       } else {
@@ -287,7 +305,7 @@ uint32_t Dispatcher::receive(uint32_t want) {
       last_[s] = l.tail + 1;
       auto& sf = stats_.shard_frames[s];
       sf.store(sf.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-      if (++pos == per_loop) pos = 0;
+      if (++pos == hi) pos = lo;
     }
     l.filling = i0 + n;
     l.used = used;

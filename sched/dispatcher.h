@@ -69,6 +69,8 @@ struct QueueInput {
   std::vector<std::vector<uint32_t>> keys;
   uint64_t budget = 0;
   double share = 1;  // of the offered load
+  // HeteroConfig::input_phases in this queue: phase p is positions [phase_begin[p], phase_begin[p + 1]).
+  std::vector<size_t> phase_begin;
 };
 
 class Dispatcher {
@@ -108,6 +110,8 @@ class Dispatcher {
   uint32_t receive(uint32_t want);
   void publish(uint32_t d);
   void open_slot(Lane& l) const;
+  // With input phases: the phase of the segment the next packet arrives in; moves pos_ into it.
+  void select_phase();
   bool try_finish(uint32_t d);
   void process_on_cpu(Lane& l, uint32_t s, uint32_t g, uint32_t n);
   void finish(uint32_t d, uint32_t s, uint64_t j, const Pending& p);
@@ -133,7 +137,9 @@ class Dispatcher {
   size_t frames_per_loop_ = 0;
   uint64_t frames_left_ = 0;
   uint64_t next_ = 0;                       // frames taken from the queue so far
-  size_t pos_ = 0;                          // next_ modulo the queue's length
+  size_t pos_ = 0;                          // the next position in the queue (lo_ <= pos_ < hi_)
+  size_t lo_ = 0, hi_ = 0;                  // the positions looped over: the queue, or the current phase's
+  uint32_t phase_ = UINT32_MAX;
   uint64_t sunk_ = 0;
   std::unique_ptr<PacketPool> sink_pool_;
   uint64_t rx_ns_ = 0, finish_ns_ = 0, backlog_hwm_ = 0;

@@ -31,7 +31,7 @@ namespace {
 // flow, as a NIC hashing ESP by SPI and other traffic by address pair would send it: each key has
 // one queue and one shard, and each queue lists its keys by shard for the hand-over.
 std::vector<QueueInput> split_queues(const ForwardApp& app, const PacketStore& input, int queues,
-                                     std::vector<std::vector<uint32_t>>& order) {
+                                     const std::vector<size_t>& phases, std::vector<std::vector<uint32_t>>& order) {
   const uint32_t keys = app.state_keys();
   const auto queue_of_key = [&](uint32_t key) { return queues > 1 ? key % uint32_t(queues) : 0u; };
   std::vector<uint32_t> hash(input.size(), 0), key(input.size(), ForwardApp::kNoStateKey);
@@ -67,6 +67,14 @@ std::vector<QueueInput> split_queues(const ForwardApp& app, const PacketStore& i
       in.flow.push_back(flows.try_emplace(id, static_cast<uint32_t>(flows.size())).first->second);
     }
     in.flows = static_cast<uint32_t>(flows.size());
+  }
+  if (!phases.empty()) {
+    for (int t = 0; t < queues; ++t) {
+      QueueInput& in = q[t];
+      const std::vector<uint32_t>& o = order[t];
+      for (size_t b : phases) in.phase_begin.push_back(size_t(std::lower_bound(o.begin(), o.end(), uint32_t(b)) - o.begin()));
+      in.phase_begin.push_back(o.size());
+    }
   }
   if (keys) {
     for (auto& in : q) in.keys.assign(kShards, {});
@@ -173,6 +181,19 @@ HeteroResult run_hetero(const ForwardApp& app, const PacketStore& input, const H
   if (cfg.dispatchers < 1 || cfg.dispatchers > 32) throw std::invalid_argument("schedule: 1..32 receive threads");
   if (cfg.sink && cfg.dispatchers > 1) throw std::invalid_argument("schedule: writing an output capture needs one receive thread");
   if (cfg.gpu_ring.mode != gpu::GpuMode::kPersistent) throw std::invalid_argument("schedule: GPU devices run the persistent kernel");
+  if (!cfg.input_phases.empty()) {
+    const auto& ph = cfg.input_phases;
+    if (cfg.rate.empty() || cfg.repeat != 0 || cfg.packets != 0 || cfg.sink) {
+      throw std::invalid_argument("schedule: input phases need a rate schedule that ends the run, and no output");
+    }
+    if (ph[0] != 0 || !std::is_sorted(ph.begin(), ph.end()) || ph.back() >= std::max<size_t>(input.size(), 1)) {
+      throw std::invalid_argument("schedule: input phases must start at 0 and ascend within the input");
+    }
+    if (cfg.segment_phase.size() != cfg.rate.size()) throw std::invalid_argument("schedule: one phase per rate segment");
+    for (uint32_t p : cfg.segment_phase) {
+      if (p >= ph.size()) throw std::invalid_argument("schedule: a segment names a phase the input does not have");
+    }
+  }
   if (cfg.test_skip_drain && app.state_keys()) {
     throw std::invalid_argument("schedule: skipping the drain would hand per-key state over with frames in flight");
   }
@@ -220,7 +241,7 @@ HeteroResult run_hetero(const ForwardApp& app, const PacketStore& input, const H
   }
 
   std::vector<std::vector<uint32_t>> order;
-  const std::vector<QueueInput> queues = split_queues(app, input, cfg.dispatchers, order);
+  const std::vector<QueueInput> queues = split_queues(app, input, cfg.dispatchers, cfg.input_phases, order);
   const std::vector<uint64_t> budget = queue_budgets(input, order, cfg.packets);
   std::vector<QueueInput> qin = queues;
   for (int t = 0; t < cfg.dispatchers; ++t) {

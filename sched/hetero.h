@@ -66,6 +66,13 @@ struct HeteroConfig {
   uint32_t cpu_slots = 8;         // CPU and sim devices: slots per dispatcher
   uint32_t cell_size = 2048;
   std::vector<RateSegment> rate;  // the offered load over all queues; empty: as fast as possible
+  // Phases of the input, for a load whose traffic changes (DPI payloads turning match-heavy):
+  // input_phases[p] is the first input index of phase p (ascending from 0; the next one's first
+  // ends it), segment_phase[k] the phase that rate segment k plays. While a segment lasts, each
+  // dispatcher loops over its queue's frames of that phase. Empty: the whole input, always. Needs
+  // `rate` and repeat 0 (the schedule ends the run), and no sink.
+  std::vector<size_t> input_phases;
+  std::vector<uint32_t> segment_phase;
   uint64_t repeat = 1;            // passes over the input
   uint64_t packets = 0;           // > 0: this many packets in all, looping the input
   uint64_t hold_ns = 20000;       // paced: publish a partial batch once its oldest packet is this old

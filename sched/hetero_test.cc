@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "apps/registry.h"
+#include "core/parse.h"
 #include "gpu/gpu_runtime.h"
 #include "io/traffic_gen.h"
 #include "sched/controller.h"
@@ -320,6 +321,58 @@ TEST(HeteroMachinery, AnOfferedLoadThatStepsIsPacedAndEveryPacketTimed) {
   EXPECT_LT(s, 5.0);
   EXPECT_FALSE(r.timeline.empty());
   EXPECT_EQ(r.lost, 0u);
+}
+
+// Input phases: each segment's packets come from the phase it plays. Echo's port is the first
+// payload word mod 4, so phase 0's frames (word 0) leave on port 0 and phase 1's (word 1) on port 1:
+// the per-port counts are each phase's share of the offer, whatever the devices' pace.
+TEST(HeteroMachinery, InputPhasesFollowTheSegmentsTheyPlay) {
+  LoadedApp a = load_app("echo", {});
+  const PacketStore one = a.generate(parse_gen_spec("count=3000,flows=300,seed=5"));
+  PacketStore s;
+  for (uint8_t phase = 0; phase < 2; ++phase) {
+    for (size_t i = 0; i < one.size(); ++i) {
+      std::vector<uint8_t> f(one.frame(i), one.frame(i) + one.caplen[i]);
+      ParsedPacket pp;
+      uint32_t off = 0, n = 0;
+      ASSERT_EQ(parse_packet(f.data(), uint32_t(f.size()), &pp), DropReason::kNone);
+      ASSERT_TRUE(transport_payload(f.data(), pp, &off, &n) && n >= 4);
+      f[off] = f[off + 1] = f[off + 2] = 0;
+      f[off + 3] = phase;
+      s.add(f.data(), uint32_t(f.size()), one.wire_len[i], one.ts_ns[i]);
+    }
+  }
+  for (int dispatchers : {1, 3}) {
+    HeteroConfig hc = config(*a.app, dispatchers, {cpu("cpu0"), sim("sim0", 5)});
+    hc.verify = false;
+    hc.rate = parse_rate_schedule("0:0.1,100:0.1,200:0.1,300:0");  // 10,000 packets a segment
+    hc.repeat = 0;
+    hc.input_phases = {0, one.size()};
+    hc.segment_phase = {0, 1, 0, 0};
+    const HeteroResult r = run_hetero(*a.app, s, hc);
+    const auto& port = r.run.counters.tx_per_port;
+    const double slack = 64.0 * dispatchers + dispatchers;  // a burst may straddle a boundary
+    EXPECT_NEAR(double(port[0]), 20000, slack) << dispatchers;
+    EXPECT_NEAR(double(port[1]), 10000, slack) << dispatchers;
+    EXPECT_EQ(port[2] + port[3], 0u);
+    EXPECT_EQ(r.reordered, 0u);
+    EXPECT_EQ(r.lost, 0u);
+  }
+  // Configurations it refuses.
+  HeteroConfig hc = config(*a.app, 1, {cpu("cpu0")});
+  hc.rate = parse_rate_schedule("0:0.1,100:0");
+  hc.repeat = 0;
+  hc.input_phases = {0, one.size()};
+  hc.segment_phase = {0};
+  EXPECT_THROW(run_hetero(*a.app, s, hc), std::invalid_argument) << "a phase per segment";
+  hc.segment_phase = {2, 0};
+  EXPECT_THROW(run_hetero(*a.app, s, hc), std::invalid_argument) << "a phase the input lacks";
+  hc.segment_phase = {1, 0};
+  hc.input_phases = {5, one.size()};
+  EXPECT_THROW(run_hetero(*a.app, s, hc), std::invalid_argument) << "phases from 0";
+  hc.input_phases = {0, one.size()};
+  hc.repeat = 1;
+  EXPECT_THROW(run_hetero(*a.app, s, hc), std::invalid_argument) << "the schedule must end the run";
 }
 
 TEST(HeteroMachinery, RateSchedulesAreParsedStrictly) {

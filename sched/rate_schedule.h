@@ -70,6 +70,15 @@ class ScheduledArrivalClock {
     return first;
   }
   void advance(uint64_t n) { sent_ += n; }
+  // The segment in which packet k arrives (the last one once nothing more arrives); 0 unpaced.
+  size_t segment_of(uint64_t k) const {
+    const double want = double(k) + 1;
+    for (size_t i = 0; i < segs_.size(); ++i) {
+      const double end = i + 1 < segs_.size() ? segs_[i + 1].k : 1e300;
+      if (segs_[i].rate_per_ns > 0 && want <= end) return i;
+    }
+    return segs_.empty() ? 0 : segs_.size() - 1;
+  }
   // Books n packets; returns the first one's arrival and the spacing of the rest (0 unpaced).
   uint64_t take(uint32_t n, uint64_t* spacing_ns) {
     if (!paced()) {

@@ -1,7 +1,8 @@
 """`tandem scenario KIND`: every row runs the offered load over time, paced, on a CPU group and a
 simulated device; the table and the JSON give each row's delivered rate per segment (the steps'
 offered rates as the scale says), its timeline, 0 reordered and 0 lost; cpu-hog records the hog's
-window; the plot script draws the report; usage errors are refused before anything runs. Rates are
+window; flip plays a second traffic (DPI payloads turned match-heavy) in its middle segment; the
+plot script draws the report; usage errors are refused before anything runs. Rates are
 not checked (a 2-core machine under test says nothing about them). Needs no GPU."""
 import json
 import os
@@ -60,6 +61,22 @@ def main():
         r = json.load(open(out))
         c.check([round(v, 3) for v in r["rows"][0]["segments_offered_mpps"]] == [0.1, 0.02], f"custom: {r['rows'][0]['segments_offered_mpps']}")
 
+    # flip: DPI payloads free of the rules' patterns, then match-heavy, then free again.
+    rules = os.path.join(d, "my.rules")
+    open(rules, "w").write('alert tcp any any -> any 80 (msg:"admin"; content:"/admin"; nocase; sid:1;)\n'
+                           'alert tcp any any -> any any (msg:"shell"; content:"|2f|bin|2f|sh"; sid:2;)\n')
+    out = os.path.join(d, "flip.json")
+    flip = [a.tandem, "scenario", "flip", "--app", "dpi", "--ids-rules", rules, "--gen", "count=5000,flows=500,proto=tcp,size=512",
+            "--device", "cpu:1,sim:20/0.05", "--workers", "1", "--scale", "0.05", "--step-ms", "100", "--policies", "static:1,0;nba"]
+    rc, so, se = run([*flip, "--flip", "match-heavy=0/0.5", "--json", out])
+    c.check(rc == 0, f"flip: exit {rc}: {se.strip()[-400:]}")
+    if rc == 0:
+        r = json.load(open(out))
+        c.check(r.get("segment_traffic") == [0, 1, 0, 0], f"flip: segment traffic {r.get('segment_traffic')}")
+        for x in r.get("rows", []):
+            c.check(len(x["segments_achieved_mpps"]) == 3 and x["reordered"] == 0 and x["lost"] == 0 and not x["error"],
+                    f"flip {x['schedule']}: {x['segments_achieved_mpps']} {x['error']}")
+
     def expect_error(cmd, *words, what):
         rc, so, se = run(cmd)
         c.check(rc != 0 and all(w in se for w in words), f"{what}: exit {rc}, stderr {se.strip()[-300:]}")
@@ -68,6 +85,7 @@ def main():
     expect_error([base[0], base[1], "custom", *base[2:], "--segments", "0:1,100:1"], "--segments", what="segments not ending at 0")
     expect_error([base[0], base[1], "custom", *base[2:]], "--segments", what="custom without segments")
     expect_error([base[0], base[1], "flood", *base[2:]], "kind", what="an unknown kind")
+    expect_error([*flip, "--flip", "match-heavy"], "--flip", what="a flip without its two values")
     expect_error([base[0], base[1], "steps", *base[2:], "--scale=-1"], "--scale", what="a negative scale")
     rc, so, se = run([a.tandem, "run", "--app", "echo", "--gen", "count=10", "--device", "gpu"])
     if rc != 0:  # no usable GPU here
