@@ -106,9 +106,11 @@ Plan plan_of(const ScenarioOptions& o) {
              (o.kind == "cpu-hog" ? "threads spinning on the CPU group's cores " + o.hog_cores
                                   : std::string("another process keeps the GPU busy"));
   } else if (o.kind == "flip") {
-    steps({0.8, 0.8, 0.8});
+    // Half of each traffic's scale: a load its best device carries with room, so that what a
+    // segment delivers is its own traffic, not a backlog of the one before.
+    steps({0.5, 0.5, 0.5});
     p.phase = {0, 1, 0, 0};
-    p.what = "traffic " + o.flip + ": A, then B, then A, " + fmt(t, 0) + " ms each, at 0.8 x each traffic's scale";
+    p.what = "traffic " + o.flip + ": A, then B, then A, " + fmt(t, 0) + " ms each, at 0.5 x each traffic's scale";
   } else if (o.kind == "custom") {
     try {
       p.rate = parse_rate_schedule(o.segments);

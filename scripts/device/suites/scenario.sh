@@ -17,5 +17,5 @@ for kind in ${DPI_KINDS:-steps flip}; do
     --ids-skip-bad on --match-heavy 0.05 --flip match-heavy=0/0.3 --cores 0-15 --device cpu:9,gpu --workers 6 \
     --gen count=200000,flows=20000,proto=tcp,size=imix,seed=3 --step-ms "$step" --json "$OUT/scenario_dpi_$kind.json"
 done
-grep -E "^==|^exit|^scenario|^offered|^0\.|^per segment|^static|^throughput|^nba|^[a-z0-9.]+ x scale" "$LOG" | tail -80
+grep -E "^==|^exit|^scenario|^traffic|^offered|^0\.|^per segment|^static|^throughput|^nba|^[a-z0-9.]+ x scale" "$LOG" | tail -80
 exit 0
