@@ -8,9 +8,10 @@
 // flip changes the traffic instead (an app flag's two values, e.g. DPI payloads free of patterns,
 // then match-heavy, then free again), where the best device may change with it.
 //
-// Rates are fractions of a scale: --scale MPPS, or auto: the best device alone, measured unpaced
-// on the same traffic just before (so a step of 1.2 asks for more than any device alone; flip
-// scales each traffic by its own).
+// Rates are fractions of a scale: --scale MPPS, or auto: the best device alone on the same traffic,
+// measured just before, unpaced and then offered that rate (the lesser of the two: paced, a GPU's
+// batches leave smaller), so a step of 1.2 asks for more than any device alone; flip scales each
+// traffic by its own.
 #include <algorithm>
 #include <cstdlib>
 #include <atomic>
@@ -243,14 +244,18 @@ int run_scenario(const ScenarioOptions& o) {
       for (size_t d = 0; d < ids.size(); ++d) {
         const std::string pol = only_device(d, ids.size());
         const uint64_t n = packets_for(app, traffic[t], plain, pol, 0.3);
-        const double mpps = probe_once(app, traffic[t], plain, pol, n, false, false).mpps();
+        const double unpaced = probe_once(app, traffic[t], plain, pol, n, false, false).mpps();
+        // Paced, a device may carry less than unpaced (a GPU's batches leave smaller): offered its
+        // unpaced rate for 400 ms, what it delivers after the first 100.
+        const std::vector<RateSegment> offer = {{0, unpaced * 1e6}, {400, 0}};
+        const SegmentsRun paced = probe_segments(app, traffic[t], plain, pol, offer, 100, {}, false, 100);
+        const double mpps = paced.achieved.empty() ? unpaced : std::min(unpaced, paced.achieved[0]);
         if (mpps > scale[t]) {
           scale[t] = mpps;
-          best = ids[d];
+          best = ids[d] + " alone, " + fmt(mpps, 2) + " Mpps paced (" + fmt(unpaced, 2) + " unpaced)";
         }
       }
-      scale_how += std::string(scale_how.empty() ? "auto: " : "; ") + (traffic.size() > 1 ? (t ? "B: " : "A: ") : "") +
-                   best + " alone, unpaced, " + fmt(scale[t], 2) + " Mpps";
+      scale_how += std::string(scale_how.empty() ? "auto: " : "; ") + (traffic.size() > 1 ? (t ? "B: " : "A: ") : "") + best;
     }
   } else {
     char* end = nullptr;
@@ -388,7 +393,7 @@ void register_scenario(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"cells", "packed"}));
   c->add_option("--cpu-batch", o->cpu_batch, "CPU groups: frames per batch (at most)")->capture_default_str()->check(CLI::Range(1u, 4096u));
-  c->add_option("--scale", o->scale, "the unit of the offered load, Mpps, or auto (the best device alone, measured first)")
+  c->add_option("--scale", o->scale, "the unit of the offered load, Mpps, or auto (the best device alone, measured first, paced)")
       ->capture_default_str();
   c->add_option("--step-ms", o->step_ms, "the length of a step (bursts: of the base load before the first)")
       ->capture_default_str()->check(FiniteRange(20.0, 60000.0));
