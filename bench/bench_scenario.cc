@@ -287,7 +287,7 @@ int run_scenario(const ScenarioOptions& o) {
           hog_state = 1;
         } else if (hog_state.load() == 1 && t_ms >= plan.hog_to_ms) {
           cpu_hog.stop();
-          gpu_hog.stop();
+          gpu_hog.signal_stop();  // reaped after the run: waiting here would hold the ticks up
           hog_state = 2;
         }
       } catch (const std::exception& e) {
@@ -298,7 +298,11 @@ int run_scenario(const ScenarioOptions& o) {
     try {
       const SegmentsRun sr = probe_segments(app, s, setup, pol, rate, o.settle_ms, on_tick, true, o.grace_ms);
       cpu_hog.stop();
-      gpu_hog.stop();
+      if (const std::string why = gpu_hog.reap(); !why.empty() && hog_error.empty()) hog_error = why;
+      if (cpu_hog.unpinned() && hog_error.empty()) {
+        hog_error = std::to_string(cpu_hog.unpinned()) + " of --hog-cores could not be pinned to";
+      }
+      if (plan.hog_from_ms >= 0 && hog_state.load() == 0 && hog_error.empty()) hog_error = "the run ended before the hog started";
       const HeteroResult& r = sr.probe.r;
       row.achieved = sr.achieved;
       row.offered = sr.offered;

@@ -111,14 +111,15 @@ void Dispatcher::select_phase() {
   const size_t seg = clock_.segment_of(clock_.taken());
   const uint32_t ph = seg < of.size() ? of[seg] : of.back();
   if (ph == phase_ || ph + 1 >= q_.phase_begin.size()) return;
-  phase_ = ph;
-  if (q_.phase_begin[ph] == q_.phase_begin[ph + 1]) {  // none of the phase's frames came to this queue
-    lo_ = 0;
-    hi_ = frames_per_loop_;
+  // None of the phase's frames came to this queue: it goes on with the phase it has (at the start,
+  // the whole queue) rather than switch to another phase's frames for this one.
+  if (q_.phase_begin[ph] == q_.phase_begin[ph + 1]) {
+    if (phase_ != UINT32_MAX) return;
   } else {
     lo_ = q_.phase_begin[ph];
     hi_ = q_.phase_begin[ph + 1];
   }
+  phase_ = ph;
   pos_ = lo_;
 }
 

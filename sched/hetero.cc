@@ -1,6 +1,7 @@
 #include "sched/hetero.h"
 
 #include <algorithm>
+#include <functional>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -186,8 +187,9 @@ HeteroResult run_hetero(const ForwardApp& app, const PacketStore& input, const H
     if (cfg.rate.empty() || cfg.repeat != 0 || cfg.packets != 0 || cfg.sink) {
       throw std::invalid_argument("schedule: input phases need a rate schedule that ends the run, and no output");
     }
-    if (ph[0] != 0 || !std::is_sorted(ph.begin(), ph.end()) || ph.back() >= std::max<size_t>(input.size(), 1)) {
-      throw std::invalid_argument("schedule: input phases must start at 0 and ascend within the input");
+    if (ph[0] != 0 || std::adjacent_find(ph.begin(), ph.end(), std::greater_equal<size_t>()) != ph.end() ||
+        ph.back() >= input.size()) {
+      throw std::invalid_argument("schedule: input phases must start at 0 and ascend strictly within the input");
     }
     if (cfg.segment_phase.size() != cfg.rate.size()) throw std::invalid_argument("schedule: one phase per rate segment");
     for (uint32_t p : cfg.segment_phase) {

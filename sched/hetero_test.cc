@@ -370,6 +370,8 @@ TEST(HeteroMachinery, InputPhasesFollowTheSegmentsTheyPlay) {
   hc.segment_phase = {1, 0};
   hc.input_phases = {5, one.size()};
   EXPECT_THROW(run_hetero(*a.app, s, hc), std::invalid_argument) << "phases from 0";
+  hc.input_phases = {0, 0};
+  EXPECT_THROW(run_hetero(*a.app, s, hc), std::invalid_argument) << "an empty phase";
   hc.input_phases = {0, one.size()};
   hc.repeat = 1;
   EXPECT_THROW(run_hetero(*a.app, s, hc), std::invalid_argument) << "the schedule must end the run";

@@ -228,6 +228,23 @@ TEST(DpiProgram, AgreesWithTheEngineWhereTheInspectionBudgetRunsOut) {
     }
   }
   EXPECT_GT(expect_same_rules(t, s, "budget"), 0u);
+  // Where the budget decides: rule y's chain holds within 200,000 searches but not within 3,000,
+  // and both implementations stop at 3,000.
+  const FlatRule* y = nullptr;
+  for (uint64_t k = 0; k < t.program().rule_count; ++k) {
+    if (t.rules().rules[t.program().rules[k].index].sid == 2) y = &t.program().rules[k];
+  }
+  ASSERT_NE(y, nullptr);
+  for (size_t n : {524, 532, 540}) {
+    const std::string pl = std::string(n, 'a') + "aaab";
+    const auto* b = reinterpret_cast<const uint8_t*>(pl.data());
+    EXPECT_TRUE(flat_contents_hold(t.program(), *y, b, uint32_t(pl.size()), kFlatMaxTries, 200000)) << n;
+    EXPECT_FALSE(flat_contents_hold(t.program(), *y, b, uint32_t(pl.size()), kFlatMaxTries, kFlatMaxInspections)) << n;
+    EXPECT_FALSE(contents_hold(t.rules().rules[y->index], b, uint32_t(pl.size()))) << n;
+    const Bytes f = frame(pl);
+    s.add(f.data(), uint32_t(f.size()), uint32_t(f.size()), 0);
+  }
+  expect_same_rules(t, s, "budget decides");
 }
 
 TEST(DpiApp, RefusesRulesItCannotRunAsWritten) {

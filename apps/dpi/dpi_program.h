@@ -12,10 +12,11 @@
 //            windows, tries and inspection budget, the recursion as an explicit stack).
 //
 // The patterns found are kept in a set of kFoundSlots ids. A payload with more distinct patterns
-// than that is walked again, every reported pattern's rules evaluated on the spot without the
-// check of the others (a set of the first ids skips their repeats): slower, the same answer, as a
-// rule whose contents all hold has all its patterns in the payload, and evaluating a rule twice
-// gives the same result twice. The answer is the set of the matched rules' action bits (alert,
+// than that is walked twice more: once to mark its patterns in a filter that may claim an absent
+// one but never misses a present one, then in rounds of kFoundSlots distinct patterns, each
+// round's rules evaluated when the filter holds all their patterns: the same answer (a rule whose
+// contents all hold has all its patterns in the payload, and evaluating a rule twice gives the
+// same result twice), at the cost of a few rules evaluated needlessly. The answer is the set of the matched rules' action bits (alert,
 // drop, pass), not their sids: what a verdict needs, the same whatever order rules are met in.
 #pragma once
 
@@ -29,8 +30,10 @@ namespace tandem::dpi {
 // The most contents (positive and negated) a rule may have: the depth of stage 2's stack. The
 // Emerging Threats rules have at most 20.
 inline constexpr uint32_t kMaxRuleContents = 64;
-// Distinct pattern ids kept per payload (see above).
+// Distinct pattern ids kept per payload (see above), and the bits of the filter of a payload with
+// more.
 inline constexpr uint32_t kFoundSlots = 96;
+inline constexpr uint32_t kFilterBits = 4096;
 
 // Action bits of a matched rule (flat_match's answer): alert (alert, log), drop (drop, reject,
 // rejectsrc, rejectdst, rejectboth, sdrop), pass.
@@ -287,18 +290,44 @@ TANDEM_HD_INLINE uint32_t flat_match(const DpiProgram& pr, const FlatPacket& p, 
     }
     return bits;
   }
-  // Too many patterns to keep: walk again, each report's rules on the spot (repeats of the first
-  // kFoundSlots ids skipped).
-  auto again = [&](uint32_t id) {
-    found.add(id);
-    for (uint32_t k = pr.trigger_begin[id]; k < pr.trigger_begin[id + 1]; ++k) eval(pr.triggers[k]);
-  };
-  found.n = 0;
+  // Too many patterns to keep. A first walk marks every pattern found in a filter of kFilterBits
+  // (an id's bit: id mod kFilterBits; it may claim a pattern that is absent, never miss one that
+  // is present). A second walk goes in rounds of kFoundSlots distinct patterns, each round's rules
+  // evaluated when it fills (and at the end) if the filter holds all their patterns: a pattern
+  // repeated within a round is evaluated once, and a rule whose patterns are absent is mostly
+  // skipped, as with the exact check above.
+  uint32_t filter[kFilterBits / 32] = {};
+  auto never = [](uint32_t) { return false; };
+  auto mark = [&filter](uint32_t id) { filter[(id % kFilterBits) / 32] |= 1u << (id % 32); };
   x = 0;
   for (uint32_t k = 0; k < p.len; ++k) {
     x = ac_step(pr.ac, x, p.payload[k]);
-    if (x & kAcOutput) ac_report(pr.ac, x, p.payload, k + 1, is_found, again);
+    if (x & kAcOutput) ac_report(pr.ac, x, p.payload, k + 1, never, mark);
   }
+  auto marked = [&filter](uint32_t id) { return (filter[(id % kFilterBits) / 32] >> (id % 32)) & 1u; };
+  found.n = 0;
+  auto flush = [&] {
+    for (uint32_t f = 0; f < found.n; ++f) {
+      const uint32_t id = found.ids[f];
+      for (uint32_t k = pr.trigger_begin[id]; k < pr.trigger_begin[id + 1]; ++k) {
+        const FlatRule& r = pr.rules[pr.triggers[k]];
+        bool all = true;
+        for (uint32_t q = 0; q < r.needs && all; ++q) all = marked(pr.need_ids[r.first_need + q]);
+        if (all) eval(pr.triggers[k]);
+      }
+    }
+    found.n = 0;
+  };
+  auto in_round = [&](uint32_t id) {
+    if (found.n == kFoundSlots) flush();
+    found.ids[found.n++] = id;
+  };
+  x = 0;
+  for (uint32_t k = 0; k < p.len; ++k) {
+    x = ac_step(pr.ac, x, p.payload[k]);
+    if (x & kAcOutput) ac_report(pr.ac, x, p.payload, k + 1, is_found, in_round);
+  }
+  flush();
   return bits;
 }
 

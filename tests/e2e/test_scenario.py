@@ -1,8 +1,9 @@
 """`tandem scenario KIND`: every row runs the offered load over time, paced, on a CPU group and a
 simulated device; the table and the JSON give each row's delivered rate per segment (the steps'
 offered rates as the scale says), its timeline, 0 reordered and 0 lost; cpu-hog records the hog's
-window; flip plays a second traffic (DPI payloads turned match-heavy) in its middle segment; the
-plot script draws the report; usage errors are refused before anything runs. Rates are
+window; flip runs over two traffics (DPI payloads free of patterns, then match-heavy) and says
+which segment plays which (that each segment's packets come from its traffic is
+sched/hetero_test.cc's InputPhasesFollowTheSegmentsTheyPlay); the plot script draws the report; usage errors are refused before anything runs. Rates are
 not checked (a 2-core machine under test says nothing about them). Needs no GPU."""
 import json
 import os
