@@ -2,8 +2,9 @@
 // offered load that steps or bursts, or a steady one while something else takes CPU cores or the
 // GPU, run paced once per row: each device alone, static splits, the adaptive controller and NBA's
 // balancer, on the same dispatchers and devices. The table gives each row's delivered rate per
-// segment against the best static row of that segment, and the JSON each row's timeline (offered
-// and delivered rate, shares, batch sizes, backlog, power per tick) for tools/plots/plot_scenario.py.
+// segment and what it carried (delivered up to offered) against the best static row of that
+// segment, and the JSON each row's timeline (offered and delivered rate, shares, batch sizes,
+// backlog, power per tick) for tools/plots/plot_schedule.py.
 //
 // flip changes the traffic instead (an app flag's two values, e.g. DPI payloads free of patterns,
 // then match-heavy, then free again), where the best device may change with it.
@@ -151,6 +152,10 @@ struct Row {
   nlohmann::json timeline = nlohmann::json::array();
   std::string error;
 };
+
+// What a row carried of segment k's load: its delivered rate, at most the offered one. A row that
+// fell behind delivers its backlog in the segments after, which is not carrying their load.
+double carried(const Row& r, size_t k) { return std::min(r.achieved[k], r.offered[k]); }
 
 nlohmann::json timeline_json(const HeteroResult& r) {
   nlohmann::json tl = nlohmann::json::array();
@@ -335,8 +340,8 @@ int run_scenario(const ScenarioOptions& o) {
               devs.c_str(), o.workers, m.cpu_model.c_str(), gpu::available() ? (", " + gpu::device_info().name).c_str() : ", no GPU");
   if (!note.empty()) std::printf("%s\n", note.c_str());
   std::printf("%s; scale %s\n", plan.what.c_str(), scale_how.c_str());
-  std::printf("per segment (after its first %.0f ms): delivered / offered Mpps (ratio to the best static row of the "
-              "segment)\n\n", o.settle_ms);
+  std::printf("per segment (after its first %.0f ms): delivered / offered Mpps (ratio of what it carried, delivered up "
+              "to offered, to the best static row's)\n\n", o.settle_ms);
   nlohmann::json jrows = nlohmann::json::array();
   for (const Row& r : rows) {
     std::printf("%-22s", r.policy.c_str());
@@ -344,9 +349,9 @@ int run_scenario(const ScenarioOptions& o) {
     for (size_t k = 0; k < r.achieved.size(); ++k) {
       double best = 0;
       for (const Row& x : rows) {
-        if (x.policy.rfind("static:", 0) == 0 && k < x.achieved.size() && x.error.empty()) best = std::max(best, x.achieved[k]);
+        if (x.policy.rfind("static:", 0) == 0 && k < x.achieved.size() && x.error.empty()) best = std::max(best, carried(x, k));
       }
-      ratio.push_back(best > 0 ? r.achieved[k] / best : 0);
+      ratio.push_back(best > 0 ? carried(r, k) / best : 0);
       std::printf(" %7.2f/%-6.2f (%.2f)", r.achieved[k], r.offered[k], ratio.back());
     }
     std::printf("  switches %zu, settle max %.1f ms, %.0f W, p99 %.0f us, not taken %.1f%%, %s\n", r.switches,
