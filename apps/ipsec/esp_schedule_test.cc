@@ -55,6 +55,7 @@ HeteroResult run_and_compare(const Suite& u, const PacketStore& s, const Referen
   hc.gpu_ring.layout = layout;
   ChaosController chaos;
   hc.controller = &chaos;
+  hc.tick_ms = 1;  // a run of a few milliseconds on a fast machine still moves its SAs several times
   CollectingSink sink;
   if (dispatchers == 1) hc.sink = &sink;
   const HeteroResult r = run_hetero(*g.app, s, hc);
@@ -176,6 +177,7 @@ TEST(EspSchedule, AGpuFaultWhileSasMoveSendsNoSequenceNumberTwice) {
   HeteroConfig hc = config(*g.app, 1, {device("cpu0", sched::DeviceKind::kCpu), gpu0});
   ChaosController chaos;
   hc.controller = &chaos;
+  hc.tick_ms = 1;  // a run of a few milliseconds on a fast machine still moves its SAs several times
   CollectingSink sink;
   hc.sink = &sink;
   const HeteroResult r = run_hetero(*g.app, s, hc);
