@@ -129,19 +129,6 @@ Plan plan_of(const ScenarioOptions& o) {
   return p;
 }
 
-std::vector<std::string> split_semicolons(const std::string& s) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    const size_t e = s.find(';', pos);
-    std::string x = s.substr(pos, e == std::string::npos ? std::string::npos : e - pos);
-    if (!x.empty()) out.push_back(x);
-    if (e == std::string::npos) break;
-    pos = e + 1;
-  }
-  return out;
-}
-
 struct Row {
   std::string policy;
   std::vector<double> achieved, offered;

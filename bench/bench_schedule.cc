@@ -59,19 +59,6 @@ struct Row {
   std::string error;
 };
 
-std::vector<std::string> split_semicolons(const std::string& s) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    const size_t e = s.find(';', pos);
-    std::string x = s.substr(pos, e == std::string::npos ? std::string::npos : e - pos);
-    if (!x.empty()) out.push_back(x);
-    if (e == std::string::npos) break;
-    pos = e + 1;
-  }
-  return out;
-}
-
 // Each device alone, even and lopsided splits of two devices, then the controllers.
 std::vector<std::string> default_policies(size_t devices) {
   std::vector<std::string> p;

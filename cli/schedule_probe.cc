@@ -126,6 +126,19 @@ std::vector<std::string> probe_device_ids(const ForwardApp& app, const ProbeSetu
   return ids;
 }
 
+std::vector<std::string> split_semicolons(const std::string& s) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    const size_t e = s.find(';', pos);
+    std::string x = s.substr(pos, e == std::string::npos ? std::string::npos : e - pos);
+    if (!x.empty()) out.push_back(x);
+    if (e == std::string::npos) break;
+    pos = e + 1;
+  }
+  return out;
+}
+
 std::string only_device(size_t d, size_t n) {
   std::string s = "static:";
   for (size_t k = 0; k < n; ++k) s += std::string(k ? "," : "") + (k == d ? "1" : "0");

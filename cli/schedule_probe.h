@@ -75,6 +75,9 @@ SegmentsRun probe_segments(const ForwardApp& app, const PacketStore& s, const Pr
                            const std::vector<RateSegment>& rate, double settle_ms,
                            const std::function<void(double)>& on_tick, bool energy, double grace_ms = -1);
 
+// The non-empty parts of a ';'-separated list (the --policies rows).
+std::vector<std::string> split_semicolons(const std::string& s);
+
 // "static:" with a one for device d of n and zeros elsewhere.
 std::string only_device(size_t d, size_t n);
 

@@ -7,9 +7,7 @@
 
 namespace tandem::dpi {
 
-namespace {
-
-PacketInfo info_of(const DpiKey& k) {
+PacketInfo packet_info_of(const DpiKey& k) {
   PacketInfo p;
   p.ip = true;
   p.proto = k.proto;
@@ -20,12 +18,10 @@ PacketInfo info_of(const DpiKey& k) {
   return p;
 }
 
-}  // namespace
-
 uint32_t engine_result(const DpiTables& t, const DpiKey& k) {
   if (!k.inspect) return kResultUninspected;
   thread_local std::vector<uint32_t> rules;
-  t.engine().match_rules(info_of(k), &rules);
+  t.engine().match_rules(packet_info_of(k), &rules);
   return t.action_bits(rules);
 }
 
@@ -63,7 +59,7 @@ struct DpiTraits {
         results[i] = kResultUninspected;
         continue;
       }
-      info.push_back(info_of(keys[i]));
+      info.push_back(packet_info_of(keys[i]));
       at.push_back(static_cast<uint32_t>(i));
     }
     if (rules.size() < info.size()) rules.resize(info.size());

@@ -28,6 +28,9 @@ namespace tandem::dpi {
 // The app over the tables (which must outlive it).
 std::unique_ptr<ForwardApp> make_dpi_app(const DpiTables& tables, DpiPolicy policy);
 
+// What DpiEngine reads of an inspected key.
+PacketInfo packet_info_of(const DpiKey& k);
+
 // The result of one key by DpiEngine (the CPU paths' answer): the matched rules' action bits, or
 // kResultUninspected.
 uint32_t engine_result(const DpiTables& t, const DpiKey& k);

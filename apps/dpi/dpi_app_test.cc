@@ -71,13 +71,7 @@ size_t expect_same_rules(const DpiTables& t, const PacketStore& s, const std::st
     uint16_t l3 = 0;
     uint32_t flow = 0;
     if (dpi_classify(s.frame(i), s.caplen[i], &k, &l3, &flow) != DropReason::kNone || !k.inspect) continue;
-    PacketInfo p;
-    p.ip = true;
-    p.proto = k.proto;
-    p.sport = k.sport;
-    p.dport = k.dport;
-    p.payload = k.len ? k.payload : nullptr;
-    p.len = k.len;
+    const PacketInfo p = packet_info_of(k);
     t.engine().match_rules(p, &want);
     uint32_t bits = 0;
     const std::vector<uint32_t> got = flat_rules(t, k, &bits);
