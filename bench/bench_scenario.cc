@@ -57,6 +57,7 @@ struct ScenarioOptions {
   uint32_t ring_slots = 16;
   std::string frame_layout = "cells";
   uint32_t cpu_batch = 256;
+  uint32_t lane_queue = 8192;
   std::string scale = "auto";
   double step_ms = 1000;
   double settle_ms = 100;
@@ -179,6 +180,7 @@ int run_scenario(const ScenarioOptions& o) {
   setup.ring_slots = o.ring_slots;
   setup.layout = o.frame_layout;
   setup.cpu_batch = o.cpu_batch;
+  setup.lane_queue = o.lane_queue;
   std::string note;
   const std::vector<std::string> ids = probe_device_ids(app, setup, &note);
   const bool has_gpu = std::any_of(ids.begin(), ids.end(), [](const std::string& id) { return id.rfind("gpu", 0) == 0; });
@@ -354,7 +356,7 @@ int run_scenario(const ScenarioOptions& o) {
     nlohmann::json seg = nlohmann::json::array();
     for (const RateSegment& r : rate) seg.push_back({{"start_ms", r.start_ms}, {"mpps", r.pps / 1e6}});
     bench::write_json(o.json, {{"command", "scenario"}, {"kind", o.kind}, {"what", plan.what}, {"app", app.name()},
-                               {"gen", o.gen}, {"devices", ids}, {"dispatchers", o.workers}, {"scale_mpps", scale}, {"segment_traffic", plan.phase},
+                               {"gen", o.gen}, {"devices", ids}, {"dispatchers", o.workers}, {"lane_queue", o.lane_queue}, {"scale_mpps", scale}, {"segment_traffic", plan.phase},
                                {"scale", scale_how}, {"segments", seg}, {"hog_from_ms", plan.hog_from_ms},
                                {"hog_to_ms", plan.hog_to_ms}, {"settle_ms", o.settle_ms},
                                {"machine", bench::machine_json()}, {"rows", jrows}});
@@ -389,6 +391,8 @@ void register_scenario(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"cells", "packed"}));
   c->add_option("--cpu-batch", o->cpu_batch, "CPU groups: frames per batch (at most)")->capture_default_str()->check(CLI::Range(1u, 4096u));
+  c->add_option("--lane-queue", o->lane_queue, "frames a dispatcher may hold per device whose ring is full (0: none)")
+      ->capture_default_str()->check(CLI::Range(0u, 1u << 20));
   c->add_option("--scale", o->scale, "the unit of the offered load, Mpps, or auto (the best device alone, measured first, paced)")
       ->capture_default_str();
   c->add_option("--step-ms", o->step_ms, "the length of a step (bursts: of the base load before the first)")

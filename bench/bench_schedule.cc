@@ -39,6 +39,7 @@ struct ScheduleBenchOptions {
   uint32_t ring_slots = 16;
   std::string frame_layout = "cells";
   uint32_t cpu_batch = 256;
+  uint32_t lane_queue = 8192;
   int reps = 3;
   double min_seconds = 0.5;
   std::string rate_schedule;  // steps mode: each row runs this offered load once, paced
@@ -84,6 +85,7 @@ ProbeSetup setup_of(const ScheduleBenchOptions& o, const std::vector<int>& cores
   p.ring_slots = o.ring_slots;
   p.layout = o.frame_layout;
   p.cpu_batch = o.cpu_batch;
+  p.lane_queue = o.lane_queue;
   return p;
 }
 
@@ -256,7 +258,7 @@ int run_bench(const ScheduleBenchOptions& o) {
   }
   if (!o.json.empty()) {
     bench::write_json(o.json, {{"command", "bench schedule"}, {"rate_schedule", o.rate_schedule}, {"app", app.name()}, {"gen", o.gen}, {"devices", ids},
-                               {"dispatchers", o.workers}, {"frame_layout", o.frame_layout}, {"ring_slots", o.ring_slots}, {"machine", bench::machine_json()}, {"reps", o.reps},
+                               {"dispatchers", o.workers}, {"frame_layout", o.frame_layout}, {"ring_slots", o.ring_slots}, {"lane_queue", o.lane_queue}, {"machine", bench::machine_json()}, {"reps", o.reps},
                                {"min_seconds", o.min_seconds}, {"rows", jrows}});
   }
   for (const Row& r : rows) {
@@ -287,6 +289,8 @@ void register_bench_schedule(CLI::App& bench) {
       ->capture_default_str()
       ->check(CLI::IsMember({"cells", "packed"}));
   c->add_option("--cpu-batch", o->cpu_batch, "CPU groups: frames per batch (at most)")->capture_default_str()->check(CLI::Range(1u, 4096u));
+  c->add_option("--lane-queue", o->lane_queue, "frames a dispatcher may hold per device whose ring is full (0: none)")
+      ->capture_default_str()->check(CLI::Range(0u, 1u << 20));
   c->add_option("--reps", o->reps, "repetitions (median reported)")->capture_default_str()->check(CLI::Range(1, 100));
   c->add_option("--min-seconds", o->min_seconds, "least duration of a repetition")->capture_default_str()->check(FiniteRange(0.0, 600.0));
   c->add_option("--rate-schedule", o->rate_schedule,

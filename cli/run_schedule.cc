@@ -80,6 +80,10 @@ void add_schedule_flags(CLI::App* run, ScheduleFlags& f) {
       ->capture_default_str()->check(CLI::Range(1.0, 1000.0));
   run->add_option("--cpu-batch", f.cpu_batch, "--schedule: frames per batch of a CPU group (at most)")
       ->capture_default_str()->check(CLI::Range(1u, 4096u));
+  run->add_option("--lane-queue", f.lane_queue,
+                  "--schedule: frames each receive thread may hold for a device whose ring is full, so that the "
+                  "other devices' frames go on past them (0: the first such frame stops the thread, as a NIC queue's head)")
+      ->capture_default_str()->check(CLI::Range(0u, 1u << 20));
   run->add_option("--cpu-idle-watts", f.cpu_idle_watts,
                   "--schedule, where no RAPL or perf energy counter is readable: the CPU power model's idle watts")
       ->capture_default_str()->check(CLI::Range(0.0, 10000.0));
@@ -93,6 +97,7 @@ ScheduledRun::ScheduledRun(const ScheduleFlags& f, const std::string& device_lis
   cfg_.dispatchers = dispatchers;
   cfg_.tick_ms = f.tick_ms;
   cfg_.cpu_batch = f.cpu_batch;
+  cfg_.lane_queue = f.lane_queue;
   if (!f.rate_schedule.empty()) {
     try {
       cfg_.rate = parse_rate_schedule(f.rate_schedule);
@@ -411,7 +416,8 @@ void ScheduledRun::print(const HeteroResult& r, double seconds) const {
       }() : 1;
       std::printf(", busy %.0f%%", 100.0 * d.busy_seconds / (seconds * threads));
     }
-    std::printf(", ring high-water %u of %u slots%s\n", d.ring_hwm, d.ring_slots, d.failed ? ", FAILED" : "");
+    std::printf(", ring high-water %u of %u slots, lane queue high-water %llu frames%s\n", d.ring_hwm, d.ring_slots,
+                static_cast<unsigned long long>(d.queue_hwm), d.failed ? ", FAILED" : "");
     if (d.failed) std::printf("device %s error: %s\n", d.id.c_str(), d.error.c_str());
   }
   std::vector<double> settle;
@@ -465,7 +471,8 @@ nlohmann::json ScheduledRun::json(const HeteroResult& r, double seconds) const {
                     {"share", all ? double(d.packets) / all : 0.0}, {"packets", d.packets}, {"bytes", d.bytes},
                     {"mpps", seconds > 0 ? d.packets / seconds / 1e6 : 0.0}, {"batches", d.batches},
                     {"batch_avg", d.mean_batch}, {"busy_seconds", d.busy_seconds}, {"ring_hwm", d.ring_hwm},
-                    {"ring_slots", d.ring_slots}, {"full_waits", d.full_waits}, {"failed", d.failed}});
+                    {"ring_slots", d.ring_slots}, {"full_waits", d.full_waits}, {"queue_hwm", d.queue_hwm},
+                    {"failed", d.failed}});
   }
   nlohmann::json sw = nlohmann::json::array();
   for (const SwitchRecord& s : r.switches) {
@@ -477,7 +484,7 @@ nlohmann::json ScheduledRun::json(const HeteroResult& r, double seconds) const {
                   {"backlog", p.backlog}, {"share", p.share}, {"mpps", p.mpps}, {"batch", p.batch}, {"watts", p.watts}});
   }
   nlohmann::json j = {{"policy", f_.schedule}, {"controller", controller_desc_}, {"devices", devs},
-                      {"dispatchers", cfg_.dispatchers}, {"reordered", r.reordered}, {"lost", r.lost},
+                      {"dispatchers", cfg_.dispatchers}, {"lane_queue", cfg_.lane_queue}, {"reordered", r.reordered}, {"lost", r.lost},
                       {"stamped", r.stamped}, {"rx_backlog_hwm", r.rx_backlog_hwm}, {"switches", sw}, {"timeline", tl}};
   if (energy_) {
     double joules = 0;
@@ -508,6 +515,7 @@ void add_hetero(HeteroResult& into, const HeteroResult& r) {
       a.busy_seconds += b.busy_seconds;
       a.full_waits += b.full_waits;
       a.ring_hwm = std::max(a.ring_hwm, b.ring_hwm);
+      a.queue_hwm = std::max(a.queue_hwm, b.queue_hwm);
       a.mean_batch = a.batches ? double(a.packets) / a.batches : 0;
       a.failed = a.failed || b.failed;
       if (a.error.empty()) a.error = b.error;

@@ -28,11 +28,12 @@ struct ScheduleFlags {
   std::string table_file;        // --schedule-table FILE
   double tick_ms = 10;
   uint32_t cpu_batch = 256;
+  uint32_t lane_queue = 8192;    // --lane-queue (HeteroConfig::lane_queue)
   double cpu_idle_watts = 30, cpu_core_watts = 5;
   std::vector<int> gpus;         // run's --gpus: what the device "gpu" stands for (empty: GPU 0)
 };
 
-// Adds --schedule, --controller, --schedule-table, --rate-schedule, --tick-ms, --cpu-batch,
+// Adds --schedule, --controller, --schedule-table, --rate-schedule, --tick-ms, --cpu-batch, --lane-queue,
 // --cpu-idle-watts and --cpu-core-watts to `run`.
 void add_schedule_flags(CLI::App* run, ScheduleFlags& f);
 

@@ -24,6 +24,7 @@ ScheduleFlags flags_for(const ProbeSetup& p, const std::string& policy) {
   ScheduleFlags f;
   f.schedule = policy;
   f.cpu_batch = p.cpu_batch;
+  f.lane_queue = p.lane_queue;
   f.gpus = p.gpus;
   return f;
 }

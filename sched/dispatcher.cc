@@ -18,6 +18,16 @@ uint32_t load_acquire(const volatile uint32_t* p) { return __atomic_load_n(p, __
 
 void bump(std::atomic<uint64_t>& a, uint64_t n) { a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
 
+// Where frame i of `len` bytes goes in an open slot whose frames so far end at `used`; SIZE_MAX
+// where a packed slot has no room left for it.
+inline size_t frame_offset(bool cpu, bool cells, uint32_t cell, uint32_t room, size_t slot_bytes, uint32_t i,
+                           uint32_t len, size_t used) {
+  if (cpu) return cpu_frame_offset(i, cell);
+  if (cells) return size_t{i} * cell;
+  const size_t off = (used + 15) / 16 * 16;
+  return off + len + room > slot_bytes ? SIZE_MAX : off;
+}
+
 }  // namespace
 
 Dispatcher::Dispatcher(const ForwardApp& app, const PacketStore& input, const HeteroConfig& cfg,
@@ -65,6 +75,9 @@ void Dispatcher::run() {
     const uint64_t e = board_.epoch.load(std::memory_order_acquire);
     if (e != epoch_) apply_plan(e);
     if (!moving_.empty()) settle_moving();
+    for (uint32_t d = 0; d < lanes_.size(); ++d) {
+      if (!lanes_[d].queue.empty() && drain_queue(d)) progress = true;
+    }
     if (!drained && stop_asked()) {
       drained = true;
       r_.stopped = true;
@@ -95,7 +108,7 @@ void Dispatcher::run() {
     bool busy = false;
     for (uint32_t d = 0; d < lanes_.size(); ++d) {
       if (drained && lanes_[d].filling) publish(d);
-      busy = busy || lanes_[d].filling || lanes_[d].head != lanes_[d].tail;
+      busy = busy || lanes_[d].filling || lanes_[d].head != lanes_[d].tail || !lanes_[d].queue.empty();
     }
     if (drained && !busy) break;
     if (!progress) cpu_relax();
@@ -146,6 +159,7 @@ void Dispatcher::apply_plan(uint64_t e) {
   }
   epoch_ = e;
   stats_.seen_epoch.store(e, std::memory_order_release);
+  requeue();
   // The moved shards' frames in open slots leave now, so that their old devices drain.
   if (!moving_.empty()) {
     for (uint32_t d = 0; d < lanes_.size(); ++d) {
@@ -205,26 +219,39 @@ uint32_t Dispatcher::receive(uint32_t want) {
   while (got < want && frames_left_ > 0) {
     const size_t pos0 = pos_;
     const uint32_t s0 = shard_of[pos0];
-    if (cur_[s0] != want_[s0] || released_[s0]) {
+    if (input_.wire_len[ord ? (*ord)[pos0] : pos0] > kMaxFrame) {
+      drop_oversize(pos0);
+      ++got;
+      continue;
+    }
+    // Whether the frame must wait: behind its shard's frames in a lane queue, for its shard's frames
+    // on the old device to finish (the old device gets the shard's open slot), or for room in its
+    // device's ring. It waits in its device's lane queue, or without one at the head of this queue
+    // (none behind it may pass).
+    bool wait = queued_[s0] > 0;
+    if (!wait && (cur_[s0] != want_[s0] || released_[s0])) {
       Lane& old = lanes_[cur_[s0]];
       if (old.head >= last_[s0]) {
-        if (!move_shard(s0)) break;  // its new device cannot take the shard's state yet: the frame waits
+        wait = !move_shard(s0);  // its new device cannot take the shard's state yet
       } else {
-        // The shard's earlier frames are still on its old device: this frame waits at the head of
-        // the queue (none behind it may pass), and the old device gets the shard's open slot.
         if (old.filling && last_[s0] == old.tail + 1) publish(cur_[s0]);
-        break;
+        wait = true;
       }
+    }
+    if (!wait && lanes_[cur_[s0]].tail - lanes_[cur_[s0]].head >= lanes_[cur_[s0]].dev.ring->per_producer()) {
+      bump(stats_.lane[cur_[s0]].full_waits, 1);
+      wait = true;
+    }
+    if (wait) {
+      if (!enqueue(pos0, first + got * spacing)) break;
+      ++got;
+      continue;
     }
     const uint32_t d = cur_[s0];
     Lane& l = lanes_[d];
     gpu::ResidentRing& ring = *l.dev.ring;
     const gpu::ResidentOptions& o = ring.options();
     const uint32_t per = ring.per_producer();
-    if (l.tail - l.head >= per) {
-      bump(stats_.lane[d].full_waits, 1);
-      break;
-    }
     const uint32_t i0 = l.filling;
     if (i0 >= l.target) {  // a new plan lowered the batch target below what the slot holds
       publish(d);
@@ -239,11 +266,11 @@ uint32_t Dispatcher::receive(uint32_t want) {
     const size_t slot_bytes = ring.slot_bytes();
     size_t used = l.used, pos = pos0;
     uint32_t n = 0;
-    // The copies: frames of shards settled on this lane, until one that is not, an oversize one,
-    // or a packed slot full of bytes.
+    // The copies: frames of shards settled on this lane with none of theirs waiting, until one that
+    // is not, an oversize one, or a packed slot full of bytes.
     while (n < limit) {
       const uint32_t s = shard_of[pos];
-      if (cur_[s] != d || want_[s] != d || released_[s]) break;
+      if (cur_[s] != d || want_[s] != d || released_[s] || queued_[s]) break;
       if (ord) {
         size_t a = pos + PacketStore::kPrefetchMeta;
         if (a >= hi) a = lo + (a - hi);
@@ -256,15 +283,8 @@ uint32_t Dispatcher::receive(uint32_t want) {
       if (input_.wire_len[f] > kMaxFrame) break;
       const uint32_t len = std::min(input_.caplen[f], max_len);
       const uint32_t i = i0 + n;
-      size_t off;
-      if (cpu) {
-        off = cpu_frame_offset(i, cell);
-      } else if (cells) {
-        off = size_t{i} * cell;
-      } else {
-        off = (used + 15) / 16 * 16;
-        if (off + len + room > slot_bytes) break;
-      }
+      const size_t off = frame_offset(cpu, cells, cell, room, slot_bytes, i, len, used);
+      if (off == SIZE_MAX) break;
       std::memcpy(bytes + off, input_.frame(f), len);
       offsets[i] = static_cast<uint32_t>(off);
       lengths[i] = len;
@@ -272,19 +292,8 @@ uint32_t Dispatcher::receive(uint32_t want) {
       ++n;
       if (++pos == hi) pos = lo;
     }
-    if (n == 0) {
-      const size_t f = ord ? (*ord)[pos0] : pos0;
-      if (input_.wire_len[f] > kMaxFrame) {  // dropped on receipt, as the workers do
-        r_.counters.received(std::min(input_.caplen[f], max_len));
-        r_.counters.drop(DropReason::kOversize);
-        r_.wire_bytes += input_.wire_len[f] + kWireOverhead;
-        ++next_;
-        if (++pos_ == hi) pos_ = lo;
-        --frames_left_;
-        ++got;
-      } else {
-        publish(d);  // the batch is full of bytes
-      }
+    if (n == 0) {  // the batch is full of bytes
+      publish(d);
       continue;
     }
     // The same frames' bookkeeping: their flows' sequence numbers, arrivals and shards.
@@ -319,6 +328,123 @@ uint32_t Dispatcher::receive(uint32_t want) {
   clock_.advance(got);
   stats_.taken.store(next_, std::memory_order_relaxed);
   return got;
+}
+
+void Dispatcher::drop_oversize(size_t pos) {
+  const size_t f = q_.order ? (*q_.order)[pos] : pos;
+  r_.counters.received(std::min({input_.caplen[f], lanes_[cur_[q_.shard[pos]]].dev.ring->max_frame(), kMaxFrame}));
+  r_.counters.drop(DropReason::kOversize);
+  r_.wire_bytes += input_.wire_len[f] + kWireOverhead;
+  ++next_;
+  if (++pos_ == hi_) pos_ = lo_;
+  --frames_left_;
+}
+
+bool Dispatcher::enqueue(size_t pos, uint64_t arrival) {
+  const uint32_t s = q_.shard[pos];
+  const uint32_t d = want_[s];
+  Lane& l = lanes_[d];
+  if (l.queue.size() >= cfg_.lane_queue) return false;
+  const uint32_t flow = q_.flow[pos];
+  l.queue.push_back(Queued{uint64_t{flow} << 32 | order_.stamp(flow), arrival, next_, pos, static_cast<uint16_t>(s)});
+  ++queued_[s];
+  auto& sf = stats_.shard_frames[s];
+  sf.store(sf.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  ++next_;
+  if (++pos_ == hi_) pos_ = lo_;
+  --frames_left_;
+  note_queued(d);
+  return true;
+}
+
+bool Dispatcher::drain_queue(uint32_t d) {
+  Lane& l = lanes_[d];
+  gpu::ResidentRing& ring = *l.dev.ring;
+  const gpu::ResidentOptions& o = ring.options();
+  const uint32_t per = ring.per_producer();
+  const bool cpu = l.dev.cpu, cells = o.layout == gpu::FrameLayout::kCells;
+  const uint32_t cell = o.cell_size, room = o.frame_room, max_len = std::min(ring.max_frame(), kMaxFrame);
+  const size_t slot_bytes = ring.slot_bytes();
+  bool moved = false;
+  while (!l.queue.empty()) {
+    const Queued& e = l.queue.front();
+    const uint32_t s = e.shard;
+    if (cur_[s] != d || released_[s]) {  // the shard moves here: its frames on the old device first
+      Lane& old = lanes_[cur_[s]];
+      if (old.head < last_[s]) {
+        if (old.filling && last_[s] == old.tail + 1) publish(cur_[s]);
+        break;
+      }
+      if (!move_shard(s)) break;
+    }
+    if (l.tail - l.head >= per) break;
+    if (l.filling >= l.target) {
+      publish(d);
+      continue;
+    }
+    const size_t f = q_.order ? (*q_.order)[e.pos] : e.pos;
+    const uint32_t len = std::min(input_.caplen[f], max_len), i = l.filling;
+    const size_t off = frame_offset(cpu, cells, cell, room, slot_bytes, i, len, l.used);
+    if (off == SIZE_MAX) {
+      publish(d);
+      continue;
+    }
+    uint8_t* const bytes = ring.bytes(l.slot);
+    std::memcpy(bytes + off, input_.frame(f), len);
+    ring.offsets(l.slot)[i] = static_cast<uint32_t>(off);
+    ring.lengths(l.slot)[i] = len;
+    Pending& p = l.pending[l.tail % per];
+    if (i == 0) {
+      p = Pending{};
+      l.oldest = e.arrival;
+    }
+    const size_t k = l.base + i;
+    l.tag[k] = e.tag;
+    l.arrival[k] = e.arrival;
+    if (!l.taken.empty()) l.taken[k] = e.taken;
+    p.rx_bytes += len;
+    p.wire_bytes += input_.wire_len[f] + kWireOverhead;
+    last_[s] = l.tail + 1;
+    l.filling = i + 1;
+    l.used = off + len + room;
+    --queued_[s];
+    l.queue.pop_front();
+    moved = true;
+    if (l.filling >= l.target) publish(d);
+  }
+  if (moved) note_queued(d);
+  return moved;
+}
+
+void Dispatcher::requeue() {
+  bool stray = false;
+  for (uint32_t d = 0; d < lanes_.size() && !stray; ++d) {
+    for (const Queued& e : lanes_[d].queue) {
+      if (want_[e.shard] != d) {
+        stray = true;
+        break;
+      }
+    }
+  }
+  if (!stray) return;
+  // A shard's queued frames are all in one lane, in order: moved together, they stay in order.
+  std::vector<std::deque<Queued>> to(lanes_.size());
+  for (uint32_t d = 0; d < lanes_.size(); ++d) {
+    std::deque<Queued> keep;
+    for (const Queued& e : lanes_[d].queue) (want_[e.shard] == d ? keep : to[want_[e.shard]]).push_back(e);
+    lanes_[d].queue.swap(keep);
+  }
+  for (uint32_t d = 0; d < lanes_.size(); ++d) {
+    lanes_[d].queue.insert(lanes_[d].queue.end(), to[d].begin(), to[d].end());
+    note_queued(d);
+  }
+}
+
+void Dispatcher::note_queued(uint32_t d) {
+  LaneStats& st = stats_.lane[d];
+  const uint64_t q = lanes_[d].queue.size();
+  st.queued.store(q, std::memory_order_relaxed);
+  if (q > st.queued_hwm.load(std::memory_order_relaxed)) st.queued_hwm.store(q, std::memory_order_relaxed);
 }
 
 void Dispatcher::publish(uint32_t d) {

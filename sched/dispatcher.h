@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -41,6 +42,8 @@ struct PlanBoard {
 struct LaneStats {
   std::atomic<uint64_t> frames{0}, bytes{0}, batches{0}, service_ns{0}, full_waits{0};
   std::atomic<uint32_t> hwm{0};
+  std::atomic<uint64_t> queued{0};      // frames waiting in the dispatcher for this device's ring, now
+  std::atomic<uint64_t> queued_hwm{0};  // the most that waited
 };
 struct DispatcherStats {
   std::atomic<uint64_t> taken{0};
@@ -89,6 +92,12 @@ class Dispatcher {
     uint32_t n = 0;
     uint64_t rx_bytes = 0, wire_bytes = 0, publish_ns = 0;
   };
+  // A frame taken from the queue and stamped, waiting for its device's ring (HeteroConfig::lane_queue).
+  struct Queued {
+    uint64_t tag = 0, arrival = 0, taken = 0;
+    size_t pos = 0;
+    uint16_t shard = 0;
+  };
   struct Lane {
     DeviceRing dev;
     uint64_t head = 0, tail = 0;
@@ -102,6 +111,9 @@ class Dispatcher {
     std::vector<uint64_t> taken;      // per slot frame, with an output: its index in the queue's stream
     uint32_t slot = 0;                // the open slot (tail's), and its first frame's index in tag/arrival/taken
     size_t base = 0;
+    // Frames bound for this device that wait for room in its ring, in arrival order. Every queued
+    // frame of a shard is in its planned device's queue, behind none of the shard's later frames.
+    std::deque<Queued> queue;
   };
 
   void apply_plan(uint64_t epoch);
@@ -109,6 +121,15 @@ class Dispatcher {
   void settle_moving();
   uint32_t receive(uint32_t want);
   void publish(uint32_t d);
+  // Frame `pos` of the queue waits for device want_[its shard] (false: that queue is full).
+  bool enqueue(size_t pos, uint64_t arrival);
+  // Moves lane d's queued frames into its ring while there is room and their shards are settled on it.
+  bool drain_queue(uint32_t d);
+  // After a new plan: each queued frame to the queue of its shard's planned device, in order.
+  void requeue();
+  void note_queued(uint32_t d);
+  // Frame `pos` of the queue is longer than any device takes: dropped on receipt, as the workers do.
+  void drop_oversize(size_t pos);
   void open_slot(Lane& l) const;
   // With input phases: the phase of the segment the next packet arrives in; moves pos_ into it.
   void select_phase();
@@ -133,6 +154,7 @@ class Dispatcher {
   std::array<uint8_t, kShards> cur_{};      // the device holding the shard's frames in flight
   std::array<uint64_t, kShards> last_{};    // 1 + the batch number (on cur_) of the shard's latest frame; 0: none there
   std::array<bool, kShards> released_{};    // its old device gave its keys' state back, its new one has not taken it
+  std::array<uint32_t, kShards> queued_{};  // frames of the shard in a lane's queue
   std::vector<uint16_t> moving_;
   size_t frames_per_loop_ = 0;
   uint64_t frames_left_ = 0;

@@ -106,7 +106,7 @@ class Observer {
     o.tick_s = dt;
     uint64_t taken = 0;
     for (auto& s : stats_) taken += s->taken.load(std::memory_order_relaxed);
-    uint64_t frames = 0, bytes = 0;
+    uint64_t frames = 0, bytes = 0, queued = 0;
     for (size_t d = 0; d < devs_.size(); ++d) {
       Sample x;
       for (auto& s : stats_) {
@@ -116,6 +116,7 @@ class Observer {
         x.batches += l.batches.load(std::memory_order_relaxed);
         x.service_ns += l.service_ns.load(std::memory_order_relaxed);
         x.full_waits += l.full_waits.load(std::memory_order_relaxed);
+        x.queued += l.queued.load(std::memory_order_relaxed);
       }
       if (devs_[d].cpu) x.busy_ns = devs_[d].cpu->busy_ns();
       const Sample& p = prev_[d];
@@ -129,7 +130,8 @@ class Observer {
       ob.p50_ns = ob.p99_ns = nb ? double(x.service_ns - p.service_ns) / double(nb) : 0;
       ob.busy = devs_[d].cpu && dt > 0 ? double(x.busy_ns - p.busy_ns) / (dt * 1e9 * devs_[d].cpu->threads()) : -1;
       ob.batch = plan.batch[d] ? plan.batch[d] : devs_[d].ring->batch();
-      ob.saturated = x.full_waits != p.full_waits;
+      ob.saturated = x.full_waits != p.full_waits || x.queued > 0;
+      queued += x.queued;
       ob.failed = devs_[d].runner->failed();
       frames += x.frames - p.frames;
       bytes += x.bytes - p.bytes;
@@ -140,7 +142,8 @@ class Observer {
     o.achieved_pps = dt > 0 ? double(frames) / dt : 0;
     // Unpaced, the queues always hold more than is carried: offer a quarter more than was carried.
     o.offered_pps = offered_.paced() ? (dt > 0 ? (arrived - last_arrived_) / dt : 0) : o.achieved_pps * 1.25 + 1;
-    o.backlog = offered_.paced() ? std::max(0.0, arrived - double(taken)) : 0;
+    // Frames taken but waiting in lane queues are still waiting for a device, as those in the NIC queues.
+    o.backlog = offered_.paced() ? std::max(0.0, arrived - double(taken)) + double(queued) : 0;
     o.mean_frame_bytes = frames ? double(bytes) / double(frames) : mean_bytes_;
     mean_bytes_ = o.mean_frame_bytes;
     last_arrived_ = arrived;
@@ -150,7 +153,7 @@ class Observer {
 
  private:
   struct Sample {
-    uint64_t frames = 0, bytes = 0, batches = 0, service_ns = 0, full_waits = 0, busy_ns = 0;
+    uint64_t frames = 0, bytes = 0, batches = 0, service_ns = 0, full_waits = 0, busy_ns = 0, queued = 0;
   };
   std::vector<Device>& devs_;
   std::vector<std::unique_ptr<DispatcherStats>>& stats_;
@@ -467,6 +470,7 @@ HeteroResult run_hetero(const ForwardApp& app, const PacketStore& input, const H
       rep.batches += l.batches.load();
       rep.full_waits += l.full_waits.load();
       rep.ring_hwm = std::max(rep.ring_hwm, l.hwm.load());
+      rep.queue_hwm = std::max(rep.queue_hwm, l.queued_hwm.load());
     }
     rep.mean_batch = rep.batches ? double(rep.packets) / double(rep.batches) : 0;
     rep.busy_seconds = devs[d].cpu ? devs[d].cpu->busy_ns() / 1e9 : 0;

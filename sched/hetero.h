@@ -12,8 +12,10 @@
 //
 // A shard moves without reordering any flow: a dispatcher sends a moved shard's next frame to its
 // new device only once every batch on the old device holding frames of that shard has finished;
-// until then the frame waits at the head of its queue (as in a NIC queue), so no later frame
-// overtakes it. Every frame is stamped with its flow's next sequence number on receipt and
+// until then the frame waits in the new device's lane queue behind nothing of its own shard, so no
+// later frame of its flow overtakes it while other shards' frames go on (lane_queue; without one,
+// it waits at the head of the dispatcher's queue, as in a NIC queue). A frame whose device's ring
+// is full waits in the same lane queue, so that one slow device does not stop the others. Every frame is stamped with its flow's next sequence number on receipt and
 // checked when it leaves (sched/flow_order.h): the run reports reordered and lost packets.
 // Shards are moved per dispatcher, with no barrier between dispatchers: a flow has one dispatcher.
 //
@@ -77,6 +79,11 @@ struct HeteroConfig {
   uint64_t packets = 0;           // > 0: this many packets in all, looping the input
   uint64_t hold_ns = 20000;       // paced: publish a partial batch once its oldest packet is this old
   uint32_t burst = 64;            // frames a dispatcher takes from its queue per round
+  // Frames a dispatcher may hold per device while that device's ring is full (or a shard moving to
+  // it waits for its old device), so that frames for the other devices go on past them; a full
+  // lane queue stops the dispatcher. 0: none, a frame whose device cannot take it stops the
+  // dispatcher at once, as the head of a NIC queue does.
+  uint32_t lane_queue = 8192;
   std::vector<int> dispatcher_cores;
   bool verify = false;
   PacketSink* sink = nullptr;     // forwarded frames of the first pass (one dispatcher only)
@@ -103,6 +110,7 @@ struct DeviceReport {
   uint32_t ring_hwm = 0;          // most slots in flight on one dispatcher
   uint32_t ring_slots = 0;        // slots per dispatcher
   uint64_t full_waits = 0;        // rounds a dispatcher found all its slots of this device in flight
+  uint64_t queue_hwm = 0;         // most frames one dispatcher held for it while its ring was full
   bool failed = false;
   std::string error;
   // Its capacity as the run measured it, packets per second: the median over ticks of what it

@@ -277,6 +277,71 @@ TEST(HeteroMachinery, RandomMovesAmongUnlikeDevicesNeitherHangNorReorder) {
   EXPECT_EQ(r.lost, 0u);
 }
 
+// A device whose ring is full holds its frames in the dispatcher's lane queue, and the other
+// device's frames go on past them; without a lane queue the first such frame stops the dispatcher
+// and every frame behind it waits in the receive queue, whichever device it is for.
+TEST(HeteroMachinery, ASlowDevicesFullRingDoesNotStopTheOthers) {
+  Ipv4 v = ipv4(20000, 1000);
+  if (!v.a.app) return;
+  uint64_t backlog[2] = {0, 0};
+  for (const uint32_t queue : {16384u, 0u}) {
+    // sim0: 5 ms a batch of 97, about 19 Kpps; half of 0.2 Mpps for 100 ms is 10,000 frames for it.
+    HeteroConfig hc = config(*v.a.app, 1, {cpu("cpu0"), sim("sim0", 5000)});
+    hc.initial_share = {0.5, 0.5};
+    hc.rate = parse_rate_schedule("0:0.2,100:0");
+    hc.repeat = 100;
+    hc.lane_queue = queue;
+    const HeteroResult r = run_hetero(*v.a.app, v.s, hc);
+    const std::string what = "lane queue " + std::to_string(queue);
+    EXPECT_EQ(r.run.counters.rx_packets, 20000u) << what;
+    EXPECT_TRUE(r.run.counters.balanced()) << what;
+    EXPECT_EQ(r.run.verify_mismatches, 0u) << what;
+    EXPECT_EQ(r.reordered, 0u) << what;
+    EXPECT_EQ(r.lost, 0u) << what;
+    EXPECT_GT(r.devices[0].packets, 8000u) << what;
+    EXPECT_GT(r.devices[1].packets, 8000u) << what;
+    if (queue) {
+      EXPECT_GT(r.devices[1].queue_hwm, 5000u);
+      EXPECT_LT(r.devices[0].queue_hwm, 2000u);  // cpu0 keeps up, but for a scheduling hiccup of its thread
+    } else {
+      EXPECT_EQ(r.devices[1].queue_hwm, 0u);
+    }
+    backlog[queue ? 0 : 1] = r.rx_backlog_hwm;
+  }
+  EXPECT_LT(backlog[0], 2000u) << "with a lane queue, the receive queue kept up";
+  EXPECT_GT(backlog[1], 5000u) << "without one, the slow device's full ring stopped the receive queue";
+}
+
+// Frames waiting in lane queues follow their shards as they move (to a queue that is itself full,
+// to the device that already holds the shard's frames in flight), and none passes an earlier frame
+// of its flow: random plans every millisecond over a slow device and two CPU groups, paced above
+// the slow device's capacity, with lane queues small enough to fill.
+TEST(HeteroMachinery, QueuedFramesFollowTheirShardsAsTheyMove) {
+  Ipv4 v = ipv4(20000, 3000);
+  if (!v.a.app) return;
+  for (const uint32_t queue : {300u, 8192u}) {
+    RandomController random;
+    HeteroConfig hc = config(*v.a.app, 2, {cpu("cpu0"), sim("sim0", 2000), cpu("cpu1")});
+    hc.controller = &random;
+    hc.tick_ms = 1;
+    hc.rate = parse_rate_schedule("0:0.3,150:0");
+    hc.repeat = 100;
+    hc.lane_queue = queue;
+    const HeteroResult r = run_hetero(*v.a.app, v.s, hc);
+    const std::string what = "lane queue " + std::to_string(queue);
+    EXPECT_NEAR(double(r.run.counters.rx_packets), 45000.0, 2.0) << what;  // two queues' arrivals, rounded
+    EXPECT_TRUE(r.run.counters.balanced()) << what;
+    EXPECT_EQ(r.run.verify_mismatches, 0u) << what;
+    EXPECT_EQ(r.reordered, 0u) << what;
+    EXPECT_EQ(r.lost, 0u) << what;
+    EXPECT_GT(r.switches.size(), 5u) << what;
+    uint64_t hwm = 0;
+    for (const DeviceReport& d : r.devices) hwm = std::max(hwm, d.queue_hwm);
+    EXPECT_GT(hwm, 0u) << what << ": no frame ever waited in a lane queue";
+    EXPECT_LE(hwm, uint64_t{queue} + 3000) << what;  // full queues stop the dispatcher; a move may add one lane's frames to another's
+  }
+}
+
 TEST(HeteroMachinery, AStopDrainsAndEveryReceivedPacketIsCounted) {
   Ipv4 v = ipv4(20000, 1000);
   if (!v.a.app) return;
