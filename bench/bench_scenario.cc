@@ -1,7 +1,8 @@
 // `tandem scenario KIND`: the scheduler's experiments over time (Koromilas et al., Fig. 7): an
 // offered load that steps or bursts, or a steady one while something else takes CPU cores or the
-// GPU, run paced once per row: each device alone, static splits, the adaptive controller and NBA's
-// balancer, on the same dispatchers and devices. The table gives each row's delivered rate per
+// GPU, run paced once per row: each device alone, static splits, the adaptive controllers (the model
+// controller, and Koromilas et al.'s over a profile of the static rows' splits measured first) and
+// NBA's balancer, on the same dispatchers and devices. The table gives each row's delivered rate per
 // segment and what it carried (delivered up to offered) against the best static row of that
 // segment, and the JSON each row's timeline (offered and delivered rate, shares, batch sizes,
 // backlog, power per tick) for tools/plots/plot_schedule.py.
@@ -28,6 +29,7 @@
 #include "cli/app_setup.h"
 #include "cli/commands.h"
 #include "cli/schedule_probe.h"
+#include "cli/schedule_profile.h"
 #include "cli/table_setup.h"
 #include "core/machine_info.h"
 #include "core/usage_error.h"
@@ -221,9 +223,22 @@ int run_scenario(const ScenarioOptions& o) {
       for (const char* x : {"static:1,3", "static:1,1", "static:3,1"}) policies.push_back(x);
     }
     policies.push_back("throughput");
+    policies.push_back("koromilas");
     policies.push_back("nba");
   } else {
     policies = split_semicolons(o.policies);
+  }
+  // The Koromilas controller's profile: the splits of the static rows, each device's batch as the
+  // rows have it, unpaced, on the first traffic (a table is made for one traffic).
+  if (std::find(policies.begin(), policies.end(), "koromilas") != policies.end()) {
+    ProbeSetup plain = setup;
+    plain.input_phases.clear();
+    plain.segment_phase.clear();
+    ProfileGrid g;
+    g.seconds = 0.3;
+    g.latency_load = 0;
+    g.energy = false;
+    setup.profile = profile_grid(app, traffic[0], plain, g, [](const std::string& line) { std::printf("%s\n", line.c_str()); }, nullptr);
   }
 
   // The scale: the best device alone, unpaced, on each traffic.
@@ -381,8 +396,8 @@ void register_scenario(CLI::App& app) {
   c->add_option("--device", o->device, "the devices, as tandem run --device with --schedule (e.g. cpu:8,gpu)")
       ->capture_default_str();
   c->add_option("--policies", o->policies,
-                "rows: --schedule values separated by ';' (default: each device alone, splits 1:3, 1:1, 3:1 of two "
-                "devices, throughput, nba)");
+                "rows: --schedule values, or koromilas, separated by ';' (default: each device alone, splits 1:3, "
+                "1:1, 3:1 of two devices, throughput, koromilas, nba)");
   c->add_option("--workers", o->workers, "receive threads (dispatchers)")->capture_default_str()->check(CLI::Range(1, 32));
   c->add_option("--cores", o->cores, "pin the dispatchers, then the CPU groups' threads, to these CPUs in order");
   c->add_option("--batch", o->batch, "GPU: frames per batch (at most)")->capture_default_str()->check(CLI::Range(32u, 2048u));

@@ -423,6 +423,7 @@ int run(const RunOptions& o) {
     hc.verify = o.verify;
     hc.ports = wc.ports;
     hc.stop = wc.stop;
+    sr->prepare_profile(app, in.store());
     dev_desc = sr->describe();
   } else if (resident) {
     rc.producers = o.workers;

@@ -8,6 +8,8 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/schedule_probe.h"
+#include "cli/schedule_profile.h"
 #include "core/machine_info.h"
 #include "gpu/gpu_runtime.h"
 #include "sched/controller.h"
@@ -15,9 +17,7 @@
 
 namespace tandem::cli {
 
-namespace {
-
-std::vector<std::string> split(const std::string& s, char sep) {
+std::vector<std::string> split_list(const std::string& s, char sep) {
   std::vector<std::string> out;
   size_t pos = 0;
   for (;;) {
@@ -28,7 +28,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
   }
 }
 
-double number(const std::string& what, const std::string& s, double lo, double hi) {
+double parse_number(const std::string& what, const std::string& s, double lo, double hi) {
   size_t used = 0;
   double v = 0;
   try {
@@ -43,6 +43,8 @@ double number(const std::string& what, const std::string& s, double lo, double h
   }
   return v;
 }
+
+namespace {
 
 int whole(const std::string& what, const std::string& s, int lo, int hi) {
   if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos || std::stoi(s) < lo ||
@@ -69,8 +71,10 @@ void add_schedule_flags(CLI::App* run, ScheduleFlags& f) {
                   "or static:S1,S2,... (fixed shares per device)");
   run->add_option("--controller", f.controller,
                   "--schedule throughput|latency|energy: model (each device's measured capacity, solved for the "
-                  "split, smoothed)")
-      ->capture_default_str()->check(CLI::IsMember({"model"}));
+                  "split, smoothed) or koromilas (Koromilas et al.: a grid of splits and batch sizes profiled first, "
+                  "kept in --schedule-table, then the policy's best configuration that sustains the offered load, "
+                  "re-profiled online)")
+      ->capture_default_str()->check(CLI::IsMember({"model", "koromilas"}));
   run->add_option("--rate-schedule", f.rate_schedule,
                   "offered load changing over time, MS:MPPS,... from 0 ms (e.g. 0:5,2000:40,4000:5); replaces --rate-mpps");
   run->add_option("--schedule-table", f.table_file,
@@ -84,6 +88,11 @@ void add_schedule_flags(CLI::App* run, ScheduleFlags& f) {
                   "--schedule: frames each receive thread may hold for a device whose ring is full, so that the "
                   "other devices' frames go on past them (0: the first such frame stops the thread, as a NIC queue's head)")
       ->capture_default_str()->check(CLI::Range(0u, 1u << 20));
+  run->add_option("--profile-splits", f.profile_splits,
+                  "--controller koromilas: the splits to profile, e.g. 1:0,0:1,1:1 (default: each device alone, and "
+                  "1:3, 1:1, 3:1 of two devices or an equal split of more)");
+  run->add_option("--profile-seconds", f.profile_seconds, "--controller koromilas: least duration of each profiled run")
+      ->capture_default_str()->check(CLI::Range(0.01, 60.0));
   run->add_option("--cpu-idle-watts", f.cpu_idle_watts,
                   "--schedule, where no RAPL or perf energy counter is readable: the CPU power model's idle watts")
       ->capture_default_str()->check(CLI::Range(0.0, 10000.0));
@@ -93,7 +102,7 @@ void add_schedule_flags(CLI::App* run, ScheduleFlags& f) {
 
 ScheduledRun::ScheduledRun(const ScheduleFlags& f, const std::string& device_list, const ForwardApp& app,
                            int dispatchers, const std::vector<int>& cores, double rate_mpps)
-    : f_(f) {
+    : f_(f), device_list_(device_list), cores_(cores) {
   cfg_.dispatchers = dispatchers;
   cfg_.tick_ms = f.tick_ms;
   cfg_.cpu_batch = f.cpu_batch;
@@ -113,7 +122,7 @@ ScheduledRun::ScheduledRun(const ScheduleFlags& f, const std::string& device_lis
   const int spare = std::max(1, hw - dispatchers - 1);
   std::string why_no_gpu;
   const bool gpu_ok = gpu::available(&why_no_gpu);
-  std::vector<std::string> tokens = split(device_list, ',');
+  std::vector<std::string> tokens = split_list(device_list, ',');
   if (device_list == "auto") {
     if (gpu_ok) {
       tokens = {"cpu", "gpu"};
@@ -165,12 +174,12 @@ ScheduledRun::ScheduledRun(const ScheduleFlags& f, const std::string& device_lis
       continue;
     } else if (t.rfind("sim:", 0) == 0) {
       // sim:A_US/NS_PER_BYTE[/THREADS]: a device whose batches take A us + NS_PER_BYTE per byte.
-      const std::vector<std::string> p = split(t.substr(4), '/');
+      const std::vector<std::string> p = split_list(t.substr(4), '/');
       if (p.size() < 2 || p.size() > 3) throw UsageError("--device " + t + ": expected sim:A_US/NS_PER_BYTE[/THREADS]");
       d.kind = sched::DeviceKind::kSim;
       d.id = "sim" + std::to_string(sims++);
-      d.cost.a_ns = number("--device " + t, p[0], 0, 1e6) * 1000;  // at most 1 s per batch
-      d.cost.ns_per_byte = number("--device " + t, p[1], 0, 1000);
+      d.cost.a_ns = parse_number("--device " + t, p[0], 0, 1e6) * 1000;  // at most 1 s per batch
+      d.cost.ns_per_byte = parse_number("--device " + t, p[1], 0, 1000);
       d.threads = p.size() == 3 ? whole("--device " + t, p[2], 1, 1024) : 1;
     } else {
       throw UsageError("--device " + device_list + ": '" + t +
@@ -192,24 +201,35 @@ ScheduledRun::ScheduledRun(const ScheduleFlags& f, const std::string& device_lis
   if (!cores.empty()) cfg_.dispatcher_cores.assign(cores.begin(), cores.begin() + std::min<size_t>(cores.size(), dispatchers));
 
   const size_t nd = cfg_.devices.size();
+  if (!f.profile_splits.empty()) (void)parse_splits(f.profile_splits, nd);  // refused before anything runs
   const std::string& s = f.schedule;
   if (s == "throughput" || s == "latency" || s == "energy") {
-    sched::ModelOptions mo;
-    mo.policy = sched::parse_policy(s);
-    controller_ = sched::make_model_controller(mo);
-    controller_desc_ = "model controller, policy " + s;
+    if (f.controller == "koromilas") {
+      controller_desc_ = "Koromilas controller, policy " + s;
+      if (f.profile.empty()) {
+        needs_profile_ = true;  // prepare_profile() makes it
+      } else {
+        controller_ = sched::make_koromilas_controller(f.profile, {.policy = sched::parse_policy(s)});
+        controller_desc_ += ", over " + std::to_string(f.profile.size()) + " profiled configurations";
+      }
+    } else {
+      sched::ModelOptions mo;
+      mo.policy = sched::parse_policy(s);
+      controller_ = sched::make_model_controller(mo);
+      controller_desc_ = "model controller, policy " + s;
+    }
   } else if (s == "nba") {
     controller_ = sched::make_nba_controller();
     controller_desc_ = "NBA's hill-climbing balancer (baseline)";
   } else if (s.rfind("static:", 0) == 0) {
-    const std::vector<std::string> p = split(s.substr(7), ',');
+    const std::vector<std::string> p = split_list(s.substr(7), ',');
     if (p.size() != nd) {
       throw UsageError("--schedule " + s + ": one share per device (" + std::to_string(nd) + " devices)");
     }
     std::vector<double> share;
     double sum = 0;
     for (const std::string& x : p) {
-      share.push_back(number("--schedule " + s, x, 0, 1e9));
+      share.push_back(parse_number("--schedule " + s, x, 0, 1e9));
       sum += share.back();
     }
     if (sum <= 0) throw UsageError("--schedule " + s + ": the shares must not all be 0");
@@ -307,9 +327,10 @@ void ScheduledRun::save_table(const HeteroResult& r, double seconds) const {
   // otherwise the run's figures make a new table.
   sched::ProfileTable t = prior_ ? *prior_ : sched::ProfileTable{};
   t.key = key_;
-  // One entry per device alone and one for the latest run's split: the table stays this small.
+  // The profiled grid, one entry per device alone and one for the latest run's split: the table
+  // grows no further.
   std::erase_if(t.entries, [](const sched::ProfileEntry& e) {
-    return std::count_if(e.share.begin(), e.share.end(), [](double x) { return x > 0; }) != 1;
+    return !e.profiled && std::count_if(e.share.begin(), e.share.end(), [](double x) { return x > 0; }) != 1;
   });
   t.energy_source = energy_sources();
   const size_t nd = r.devices.size();
@@ -356,6 +377,55 @@ void ScheduledRun::save_table(const HeteroResult& r, double seconds) const {
   }
   std::printf("schedule table %s written: this run measured %s%s\n", f_.table_file.c_str(), said.c_str(),
               prior_ ? "; the table's figures moved halfway to these" : "");
+}
+
+void ScheduledRun::prepare_profile(const ForwardApp& app, const PacketStore& s) {
+  if (!needs_profile_) return;
+  std::vector<sched::ProfileEntry> entries;
+  if (prior_) {
+    for (const sched::ProfileEntry& e : prior_->entries) {
+      if (e.profiled) entries.push_back(e);
+    }
+  }
+  if (!entries.empty()) {
+    std::printf("schedule table %s: %zu profiled configurations reused\n", f_.table_file.c_str(), entries.size());
+  } else {
+    ProbeSetup p;
+    p.device = device_list_;
+    p.dispatchers = cfg_.dispatchers;
+    p.cores = cores_;
+    p.gpus = f_.gpus;
+    p.gpu_batch = cfg_.gpu_ring.batch;
+    p.ring_slots = cfg_.gpu_ring.slots_per_producer;
+    p.layout = gpu::frame_layout_name(cfg_.gpu_ring.layout);
+    p.cpu_batch = cfg_.cpu_batch;
+    p.lane_queue = cfg_.lane_queue;
+    ProfileGrid g;
+    if (!f_.profile_splits.empty()) g.splits = parse_splits(f_.profile_splits, cfg_.devices.size());
+    default_batches(p, g);
+    g.seconds = f_.profile_seconds;
+    std::printf("profiling (Koromilas et al. 4.1): each split and batch size unpaced for at least %.2f s, then paced at "
+                "half its rate for latency and power\n", g.seconds);
+    std::string sources;
+    entries = profile_grid(app, s, p, g, [](const std::string& line) { std::printf("%s\n", line.c_str()); }, &sources);
+    if (!f_.table_file.empty() && !key_.devices.empty()) {
+      sched::ProfileTable t;
+      t.key = key_;
+      t.energy_source = sources;
+      t.entries = entries;
+      try {
+        t.save(f_.table_file);
+      } catch (const std::exception& e) {
+        throw UsageError(std::string("--schedule-table: not written: ") + e.what());
+      }
+      prior_ = std::make_unique<sched::ProfileTable>(std::move(t));
+      std::printf("schedule table %s written: %zu profiled configurations\n", f_.table_file.c_str(), entries.size());
+    }
+  }
+  controller_ = sched::make_koromilas_controller(entries, {.policy = sched::parse_policy(f_.schedule)});
+  controller_desc_ += ", over " + std::to_string(entries.size()) + " profiled configurations";
+  cfg_.controller = controller_.get();
+  needs_profile_ = false;
 }
 
 void ScheduledRun::start_energy() {

@@ -23,12 +23,17 @@ namespace tandem::cli {
 
 struct ScheduleFlags {
   std::string schedule;          // empty: not scheduled
-  std::string controller = "model";
+  std::string controller = "model";  // or "koromilas"
   std::string rate_schedule;     // --rate-schedule "MS:MPPS,..."
   std::string table_file;        // --schedule-table FILE
   double tick_ms = 10;
   uint32_t cpu_batch = 256;
   uint32_t lane_queue = 8192;    // --lane-queue (HeteroConfig::lane_queue)
+  std::string profile_splits;    // --profile-splits (empty: cli/schedule_profile.h's default_splits)
+  double profile_seconds = 0.5;  // --profile-seconds
+  // --controller koromilas: the profiled configurations to pick among; empty: prepare_profile()
+  // takes them from --schedule-table or measures them.
+  std::vector<sched::ProfileEntry> profile;
   double cpu_idle_watts = 30, cpu_core_watts = 5;
   std::vector<int> gpus;         // run's --gpus: what the device "gpu" stands for (empty: GPU 0)
 };
@@ -53,6 +58,12 @@ class ScheduledRun {
   // device list gives the adaptive run its starting split (each device's measured capacity); any
   // other is left alone and rewritten after the run. A file that is not a table is an error.
   void use_table(const std::string& app, const std::string& app_table, const std::string& traffic);
+  // --controller koromilas without profiled configurations given: true until prepare_profile().
+  bool needs_profile() const { return needs_profile_; }
+  // The profiling phase (Koromilas et al. 4.1): the profiled configurations of the table use_table()
+  // matched, or else the grid measured now over `s` (written to --schedule-table at once); then
+  // the Koromilas controller over them. After config()'s GPU ring options are final.
+  void prepare_profile(const ForwardApp& app, const PacketStore& s);
   // Writes the run's measurements to --schedule-table (atomically); says what it wrote.
   void save_table(const HeteroResult& r, double seconds) const;
   void start_energy();
@@ -77,7 +88,15 @@ class ScheduledRun {
   std::string note_;
   sched::TableKey key_;
   std::unique_ptr<sched::ProfileTable> prior_;  // the matching table the run started from
+  std::string device_list_;
+  std::vector<int> cores_;
+  bool needs_profile_ = false;
 };
+
+// The parts of `s` between `sep`s, empty ones included.
+std::vector<std::string> split_list(const std::string& s, char sep);
+// `s` as a number from lo to hi; UsageError naming `what` otherwise.
+double parse_number(const std::string& what, const std::string& s, double lo, double hi);
 
 // Adds one window's run to `into` (a capture forwarded a window at a time).
 void add_hetero(HeteroResult& into, const HeteroResult& r);

@@ -20,9 +20,16 @@ std::vector<double> ProbeRun::shares() const {
 
 namespace {
 
+// A --schedule value, or "koromilas": the Koromilas controller for throughput over p.profile.
 ScheduleFlags flags_for(const ProbeSetup& p, const std::string& policy) {
   ScheduleFlags f;
   f.schedule = policy;
+  if (policy == "koromilas") {
+    if (p.profile.empty()) throw UsageError("koromilas: no profiled configurations to pick among");
+    f.schedule = "throughput";
+    f.controller = "koromilas";
+    f.profile = p.profile;
+  }
   f.cpu_batch = p.cpu_batch;
   f.lane_queue = p.lane_queue;
   f.gpus = p.gpus;

@@ -25,6 +25,8 @@ struct ProbeSetup {
   std::string layout = "cells";  // the GPU rings' frame layout (--frame-layout)
   uint32_t cpu_batch = 256;
   uint32_t lane_queue = 8192;   // HeteroConfig::lane_queue
+  // The profiled configurations the policy "koromilas" (the Koromilas controller, throughput) picks among.
+  std::vector<sched::ProfileEntry> profile;
   double rate_mpps = 0;         // offered load, paced; 0: as fast as possible
   // probe_segments: the input's phases and the phase each segment plays (HeteroConfig's).
   std::vector<size_t> input_phases;

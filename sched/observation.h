@@ -64,6 +64,7 @@ struct ProfileEntry {
   double watts_max = 0;          // power at mpps_max (all devices of the run, parked ones at idle)
   double watts_idle = 0;         // power with no traffic
   double health = 1;             // measured / profiled throughput, learned online (1: as profiled)
+  bool profiled = false;         // measured by the profiling grid (cli/schedule_profile.h), not taken from a run
 };
 
 // Energy per Mbit of an entry carrying `mpps` of `mean_frame_bytes` frames: its power interpolated

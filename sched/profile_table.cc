@@ -307,6 +307,11 @@ ProfileTable parse_table(const json& doc) {
     for (const json& v : get_array(field(entries[i], w, "batch"), sub(w, "batch"), ProfileTable::kMaxDevices))
       e.batch.push_back(uint32_t(get_unsigned(v, sub(w, "batch"), UINT32_MAX)));
     for (const auto& [name, member] : kEntryNumbers) e.*member = get_number(field(entries[i], w, name), sub(w, name));
+    // Optional (tables written before it had it: entries taken from runs).
+    if (const auto it = entries[i].find("profiled"); it != entries[i].end()) {
+      if (!it->is_boolean()) bad(sub(w, "profiled"), std::string("expected true or false, got ") + it->type_name());
+      e.profiled = it->get<bool>();
+    }
   }
   return t;
 }
@@ -452,6 +457,7 @@ void ProfileTable::save(const std::string& path) const {
     ej["share"] = entries[i].share;
     ej["batch"] = entries[i].batch;
     for (const auto& [name, member] : kEntryNumbers) ej[name] = entries[i].*member;
+    ej["profiled"] = entries[i].profiled;
     out += (i ? ",\n  " : "\n  ") + ej.dump();
   }
   out += "]}\n";

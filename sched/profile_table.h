@@ -12,8 +12,9 @@
 //    "models":{"gpu0":{"a_ns":..,"b_ns_per_byte":..,"c_ns_per_frame":..,"parallel":..,"samples":..}},
 //    "device_health":{"gpu0":1.0},
 //    "entries":[{"share":[0.4,0.6],"batch":[256,1024],"mpps_max":..,"p50_us":..,"p99_us":..,
-//                "latency_at_mpps":..,"watts_max":..,"watts_idle":..,"health":1.0}]}
-// Every field is required; unknown fields are ignored (a newer writer may add some).
+//                "latency_at_mpps":..,"watts_max":..,"watts_idle":..,"health":1.0,"profiled":true}]}
+// Every field is required but "profiled" (absent: false); unknown fields are ignored (a newer
+// writer may add some).
 #pragma once
 
 #include <array>

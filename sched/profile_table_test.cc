@@ -131,11 +131,13 @@ void expect_equal(const ProfileTable& a, const ProfileTable& b) {
     EXPECT_EQ(x.watts_max, y.watts_max);
     EXPECT_EQ(x.watts_idle, y.watts_idle);
     EXPECT_EQ(x.health, y.health);
+    EXPECT_EQ(x.profiled, y.profiled);
   }
 }
 
 TEST_F(ProfileTableFiles, RoundTripsExactly) {
   ProfileTable t = sample_table();
+  t.entries[2].profiled = true;
   t.scale_device("cpu1", 0.7);
   t.save(path("t.json"));
   const ProfileTable u = ProfileTable::load(path("t.json"));
@@ -149,6 +151,20 @@ TEST_F(ProfileTableFiles, RoundTripsExactly) {
   EXPECT_EQ(j["device_health"]["cpu1"], 0.7);
   EXPECT_EQ(j["entries"][3]["batch"][2], 1024);
   EXPECT_EQ(j["entries"][3]["share"][2], 0.6);
+  EXPECT_EQ(j["entries"][2]["profiled"], true);
+  EXPECT_EQ(j["entries"][3]["profiled"], false);
+}
+
+// Tables written before entries said whether they were profiled: their entries come from runs.
+TEST_F(ProfileTableFiles, AnEntryWithoutProfiledCameFromARun) {
+  ProfileTable t = sample_table();
+  t.entries[0].profiled = true;
+  t.save(path("t.json"));
+  json j = json::parse(read(path("t.json")));
+  for (json& e : j["entries"]) e.erase("profiled");
+  std::ofstream(path("old.json")) << j.dump();
+  const ProfileTable u = ProfileTable::load(path("old.json"));
+  for (const ProfileEntry& e : u.entries) EXPECT_FALSE(e.profiled);
 }
 
 TEST_F(ProfileTableFiles, SavesAtomically) {
@@ -235,6 +251,7 @@ TEST_F(ProfileTableFiles, LoadRefusesWhatIsNotATable) {
       {[](json& j) { j["entries"][0]["batch"].push_back(5); }, "entries[0].batch has 4 elements"},
       {[](json& j) { j["entries"][2]["p99_us"] = -1.0; }, "entries[2].p99_us is negative"},
       {[](json& j) { j["device_health"]["gpu0"] = -0.5; }, "device_health.gpu0 is negative"},
+      {[](json& j) { j["entries"][1]["profiled"] = 1; }, "entries[1].profiled: expected true or false"},
       {[](json& j) { j["entries"] = json::array(); j["entries"].get_ref<json::array_t&>().resize(100001, 0); },
        "over the limit of 100000"},
   };

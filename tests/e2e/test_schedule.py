@@ -205,6 +205,32 @@ def main():
         rc, so, se = run([T, "run", "--fib", fib, "--gen", "count=200000,flows=2000,seed=9", "--schedule", "throughput",
                           "--device", "cpu:1,cpu:1", "--schedule-table", tbl])
         c.check(rc == 0 and "not used (made for traffic" in so, f"table for other traffic: {so[-500:]}")
+    # The Koromilas controller: the first run profiles the grid (each device alone, 1:3, 1:1, 3:1, two
+    # batch sizes each) and writes it; the next reuses it; a model run over the same table keeps it.
+    ktbl = os.path.join(d, "koromilas.json")
+    kcmd = base + ["--schedule", "throughput", "--controller", "koromilas", "--device", "cpu:1,cpu:1",
+                   "--profile-seconds", "0.05", "--schedule-table", ktbl, "--json", os.path.join(d, "k.json")]
+    rc, so, se = run(kcmd)
+    profiled = [x for x in so.splitlines() if x.startswith("profile ")]
+    c.check(rc == 0 and len(profiled) == 10 and "10 profiled configurations" in so and "Koromilas controller" in so
+            and "reordered: 0" in so and "\nlost: 0" in so, f"koromilas, profiled: {rc} {so[-900:]} {se[-300:]}")
+    if os.path.exists(ktbl):
+        t = json.load(open(ktbl))
+        prof = [e for e in t["entries"] if e.get("profiled")]
+        c.check(len(prof) == 10 and all(e["mpps_max"] > 0 and e["p99_us"] > 0 and e["latency_at_mpps"] > 0 for e in prof)
+                and {tuple(e["share"]) for e in prof} == {(1, 0), (0, 1), (0.25, 0.75), (0.5, 0.5), (0.75, 0.25)},
+                f"koromilas table: {str(t)[:600]}")
+        rc, so, se = run(kcmd)
+        c.check(rc == 0 and "10 profiled configurations reused" in so and not any(
+            x.startswith("profile ") for x in so.splitlines()), f"koromilas, reused: {rc} {so[-600:]}")
+        rc, so, se = run(base + ["--schedule", "throughput", "--device", "cpu:1,cpu:1", "--schedule-table", ktbl])
+        t = json.load(open(ktbl))
+        c.check(rc == 0 and len([e for e in t["entries"] if e.get("profiled")]) == 10,
+                f"a model run kept the profile: {rc} {so[-300:]} {len(t['entries'])}")
+    expect_error(kcmd + ["--profile-splits", "1:0:1"], "--profile-splits", "3 shares for 2 devices",
+                 what="a split of the wrong size")
+    expect_error(kcmd + ["--profile-splits", "0:0"], "--profile-splits", what="a split of nothing")
+    expect_error(base + ["--schedule", "throughput", "--controller", "oracle"], "--controller", what="an unknown controller")
     garbage = os.path.join(d, "garbage.json")
     open(garbage, "w").write("\x00not a table")
     expect_error(base + ["--schedule", "throughput", "--schedule-table", garbage], "--schedule-table", "garbage.json",
