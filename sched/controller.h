@@ -62,7 +62,9 @@ std::unique_ptr<Controller> make_model_controller(ModelOptions o = {});
 // only if it beats the current by lambda or the current cannot sustain. Step 3: a device measured
 // off its expected rate by more than delta for confirm_ticks ticks lowers the health of the entries
 // it limits and starts a batch search (x alpha while slower, / beta while faster, the log-step
-// halved on each reversal, done below 2^(1/8)), then step 1 again.
+// halved on each reversal, done below 2^(1/8)), then step 1 again. A device's measured capacity
+// stands until it is measured faster; while the current entry does not use it, it grows back
+// (regain), so that a device slowed for a while is tried again.
 struct KoromilasOptions {
   Policy policy = Policy::kThroughput;
   double lambda = 1.15;
@@ -71,6 +73,10 @@ struct KoromilasOptions {
   double delta = 0.10;
   double margin = 0.10;
   int confirm_ticks = 3;
+  // Per tick, the capacity measured for a device the current entry does not use grows back by this
+  // factor (up to no limit), so that a device slowed by a passing load (another process on the GPU)
+  // is tried again; if it is still slow, it is measured again.
+  double regain = 0.02;
   uint32_t min_batch = 32;
   uint32_t max_batch = 2048;
 };

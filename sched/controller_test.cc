@@ -434,6 +434,51 @@ TEST(KoromilasController, LostCapacityMovesToAnotherEntry) {
   EXPECT_NE(last_reason.find("batch search done"), std::string::npos) << last_reason;
 }
 
+// Another process takes the GPU for a while: the controller leaves it for the CPU, tries it again
+// now and then while it stays slow (each time measured slow again), and returns once it is fast.
+TEST(KoromilasController, ASlowedDeviceIsTriedAgainAndRegainedWhenFast) {
+  auto c = make_koromilas_controller({entry({0, 1}, {0, 1024}, 40, 100), entry({1, 0}, {256, 0}, 15, 100)}, {});
+  Observation obs = cpu_gpu();
+  obs.dev[0].batch = 256;
+  obs.dev[1].batch = 1024;
+  double gpu_cap = 40e6;
+  auto step = [&] {
+    obs.offered_pps = 12e6;
+    for (DeviceObs& o : obs.dev) {
+      const double cap = o.kind == DeviceKind::kGpu ? gpu_cap : 15e6, load = o.share * obs.offered_pps;
+      o.pps = std::min(load, cap);
+      o.saturated = load > cap;
+      o.busy = o.kind == DeviceKind::kCpu ? o.pps / cap : -1;
+    }
+    const Decision d = c->decide(obs);
+    apply(obs, d);
+    return d.change;
+  };
+  for (int t = 0; t < 50; ++t) step();
+  ASSERT_DOUBLE_EQ(obs.dev[1].share, 1);
+  gpu_cap = 5e6;
+  int first_on_cpu = -1, tries = 0;
+  for (int t = 0; t < 300; ++t) {
+    const bool was_gpu = obs.dev[1].share > 0;
+    step();
+    if (obs.dev[0].share == 1 && first_on_cpu < 0) first_on_cpu = t;
+    tries += !was_gpu && obs.dev[1].share > 0;
+  }
+  EXPECT_GE(first_on_cpu, 0) << "never left the slowed GPU";
+  EXPECT_LT(first_on_cpu, 30);
+  EXPECT_GE(tries, 1) << "the slowed GPU was never tried again";
+  EXPECT_LE(tries, 8) << "tried again too often";
+  gpu_cap = 40e6;
+  int back = -1;
+  for (int t = 0; t < 200 && back < 0; ++t) {
+    step();
+    if (obs.dev[1].share == 1) back = t;
+  }
+  EXPECT_GE(back, 0) << "the GPU, fast again, was not regained";
+  for (int t = 0; t < 100; ++t) step();
+  EXPECT_DOUBLE_EQ(obs.dev[1].share, 1) << "left the fast GPU again";
+}
+
 // ---- every controller ---------------------------------------------------------------------------
 
 TEST(Controllers, DecisionsStayValidOnArbitraryObservations) {

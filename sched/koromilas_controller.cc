@@ -253,7 +253,9 @@ Decision KoromilasController::search_step(const Observation& obs) {
     const double target = search_.target[d];
     const int want = (o.saturated && o.pps < (1 - o_.delta) * target) ? +1 : o.pps > (1 + o_.delta) * target ? -1 : 0;
     if (want == 0) {  // as promised: keep this batch
-      dev_cap_[d] = o.saturated ? o.pps : kInf;
+      // Unsaturated, what it carried bounds its capacity from below only: a device whose speed
+      // comes and goes (time-sliced with another process) is not taken at its best moments.
+      dev_cap_[d] = o.saturated ? o.pps : std::isfinite(dev_cap_[d]) ? std::max(dev_cap_[d], o.pps) : kInf;
       next[d] = b;
       dir = 0;
       finished += fmt(" %s %u (as profiled)", o.id.c_str(), b);
@@ -303,6 +305,13 @@ Decision KoromilasController::decide(const Observation& obs) {
   if (cur_ >= 0 && !usable(table_[cur_], obs)) {
     search_.active = false;
     return step1(obs, "");
+  }
+  if (cur_ >= 0 && !search_.active && o_.regain > 0) {
+    bool grew = false;
+    for (size_t d = 0; d < n && d < table_[cur_].share.size(); ++d) {
+      if (table_[cur_].share[d] <= 0 && std::isfinite(dev_cap_[d])) dev_cap_[d] *= 1 + o_.regain, grew = true;
+    }
+    if (grew) refresh_health();
   }
   if (search_.active) return search_step(obs);
   if (cur_ >= 0) {
