@@ -77,6 +77,9 @@ struct KoromilasOptions {
   // factor (up to no limit), so that a device slowed by a passing load (another process on the GPU)
   // is tried again; if it is still slow, it is measured again.
   double regain = 0.02;
+  // While the current entry cannot sustain the offered load, every device it does not use is taken
+  // at its profile again, at most once per this many ticks (the load may have changed what it can do).
+  int reprobe_ticks = 50;
   uint32_t min_batch = 32;
   uint32_t max_batch = 2048;
 };

@@ -479,6 +479,40 @@ TEST(KoromilasController, ASlowedDeviceIsTriedAgainAndRegainedWhenFast) {
   EXPECT_DOUBLE_EQ(obs.dev[1].share, 1) << "left the fast GPU again";
 }
 
+// The traffic made the GPU crawl (DPI payloads full of patterns) and the controller left it; the
+// traffic turns back and the CPU alone cannot carry it: the GPU is tried again within reprobe_ticks,
+// not after the slow regain from its crawl.
+TEST(KoromilasController, ALoadTheEntryCannotCarryRetriesTheDevicesItLeft) {
+  auto c = make_koromilas_controller({entry({0, 1}, {0, 1024}, 40, 100), entry({1, 0}, {256, 0}, 5, 100)}, {});
+  Observation obs = cpu_gpu();
+  obs.dev[0].batch = 256;
+  obs.dev[1].batch = 1024;
+  double gpu_cap = 40e6, offered = 12e6;
+  auto step = [&] {
+    obs.offered_pps = offered;
+    for (DeviceObs& o : obs.dev) {
+      const double cap = o.kind == DeviceKind::kGpu ? gpu_cap : 5e6, load = o.share * offered;
+      o.pps = std::min(load, cap);
+      o.saturated = load > cap;
+      o.busy = o.kind == DeviceKind::kCpu ? o.pps / cap : -1;
+    }
+    apply(obs, c->decide(obs));
+  };
+  for (int t = 0; t < 20; ++t) step();
+  ASSERT_DOUBLE_EQ(obs.dev[1].share, 1);
+  gpu_cap = 0.1e6, offered = 0.2e6;  // the CPU carries this alone
+  for (int t = 0; t < 100; ++t) step();
+  ASSERT_DOUBLE_EQ(obs.dev[0].share, 1);
+  gpu_cap = 40e6, offered = 12e6;
+  int back = -1;
+  for (int t = 0; t < 200 && back < 0; ++t) {
+    step();
+    if (obs.dev[1].share == 1) back = t;
+  }
+  EXPECT_GE(back, 0);
+  EXPECT_LE(back, 60);
+}
+
 // ---- every controller ---------------------------------------------------------------------------
 
 TEST(Controllers, DecisionsStayValidOnArbitraryObservations) {

@@ -75,6 +75,7 @@ class KoromilasController final : public Controller {
   std::vector<uint32_t> in_force_;  // batches last sent
   std::vector<double> dev_cap_;     // per device: its rate while saturated below profile; +inf: no such evidence
   int off_ticks_ = 0;
+  int since_reprobe_ = 0;
   Search search_;
   std::vector<double> fallback_;  // the equal split sent while no entry is usable
 };
@@ -306,12 +307,17 @@ Decision KoromilasController::decide(const Observation& obs) {
     search_.active = false;
     return step1(obs, "");
   }
-  if (cur_ >= 0 && !search_.active && o_.regain > 0) {
-    bool grew = false;
+  ++since_reprobe_;
+  if (cur_ >= 0 && !search_.active) {
+    const bool short_of_load = rate(table_[cur_]) < obs.offered_pps * (1 + o_.margin) && since_reprobe_ >= o_.reprobe_ticks;
+    bool changed = false;
     for (size_t d = 0; d < n && d < table_[cur_].share.size(); ++d) {
-      if (table_[cur_].share[d] <= 0 && std::isfinite(dev_cap_[d])) dev_cap_[d] *= 1 + o_.regain, grew = true;
+      if (table_[cur_].share[d] > 0 || !std::isfinite(dev_cap_[d])) continue;
+      dev_cap_[d] = short_of_load ? kInf : dev_cap_[d] * (1 + o_.regain);
+      changed = changed || short_of_load || o_.regain > 0;
     }
-    if (grew) refresh_health();
+    if (short_of_load) since_reprobe_ = 0;
+    if (changed) refresh_health();
   }
   if (search_.active) return search_step(obs);
   if (cur_ >= 0) {
