@@ -235,7 +235,7 @@ int run_scenario(const ScenarioOptions& o) {
     plain.input_phases.clear();
     plain.segment_phase.clear();
     ProfileGrid g;
-    g.seconds = 0.3;
+    g.seconds = 0.5;
     g.latency_load = 0;
     g.energy = false;
     setup.profile = profile_grid(app, traffic[0], plain, g, [](const std::string& line) { std::printf("%s\n", line.c_str()); }, nullptr);

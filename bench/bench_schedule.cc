@@ -16,6 +16,7 @@
 #include "cli/run_resident.h"
 #include "cli/run_schedule.h"
 #include "cli/schedule_probe.h"
+#include "cli/schedule_profile.h"
 #include "cli/table_setup.h"
 #include "core/machine_info.h"
 #include "gpu/gpu_runtime.h"
@@ -67,7 +68,7 @@ std::vector<std::string> default_policies(size_t devices) {
   if (devices == 2) {
     for (const char* s : {"static:1,3", "static:1,1", "static:3,1"}) p.push_back(s);
   }
-  for (const char* s : {"throughput", "nba"}) p.push_back(s);
+  for (const char* s : {"throughput", "koromilas", "nba"}) p.push_back(s);
   return p;
 }
 
@@ -92,14 +93,14 @@ ProbeSetup setup_of(const ScheduleBenchOptions& o, const std::vector<int>& cores
 // Steps mode: the row runs the rate schedule once, paced; each segment's figure is the mean
 // delivered rate over its ticks after the first settle_ms (the time a switch is allowed).
 void measure_steps(Row& row, const ScheduleBenchOptions& o, ForwardApp& app, const PacketStore& s,
-                   const std::vector<int>& cores) {
+                   const ProbeSetup& setup) {
   std::vector<RateSegment> rate;
   try {
     rate = parse_rate_schedule(o.rate_schedule);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--rate-schedule: ") + e.what());
   }
-  const SegmentsRun sr = probe_segments(app, s, setup_of(o, cores), row.policy, rate, o.settle_ms, {}, true);
+  const SegmentsRun sr = probe_segments(app, s, setup, row.policy, rate, o.settle_ms, {}, true);
   const HeteroResult& r = sr.probe.r;
   row.watts = sr.probe.watts;
   row.reordered = r.reordered;
@@ -118,8 +119,7 @@ void measure_steps(Row& row, const ScheduleBenchOptions& o, ForwardApp& app, con
 }
 
 void measure(Row& row, const ScheduleBenchOptions& o, ForwardApp& app, const PacketStore& s, const Counters& want,
-             const std::vector<int>& cores) {
-  const ProbeSetup setup = setup_of(o, cores);
+             const ProbeSetup& setup) {
   const auto once = [&](uint64_t packets, bool verify, double* watts) {
     ProbeRun pr = probe_once(app, s, setup, row.policy, packets, verify, watts != nullptr);
     if (watts) *watts = pr.watts;
@@ -127,7 +127,7 @@ void measure(Row& row, const ScheduleBenchOptions& o, ForwardApp& app, const Pac
   };
   try {
     if (!o.rate_schedule.empty()) {
-      measure_steps(row, o, app, s, cores);
+      measure_steps(row, o, app, s, setup);
       return;
     }
     const HeteroResult check = once(0, true, nullptr);
@@ -189,12 +189,20 @@ int run_bench(const ScheduleBenchOptions& o) {
     wc.path = LookupPath::kScalar;
     wc.ports = app.ports();
     const Counters want = run_workers(app, s, wc).counters;
+    ProbeSetup setup = setup_of(o, cores);
+    // The Koromilas rows pick among a profile of this traffic: the grid, measured first.
+    if (std::any_of(policies.begin(), policies.end(), [](const std::string& p) { return p.rfind("koromilas", 0) == 0; })) {
+      ProfileGrid g;
+      g.seconds = o.min_seconds;
+      g.reps = o.reps;
+      setup.profile = profile_grid(app, s, setup, g, [&](const std::string& line) { std::printf("%s: %s\n", size.c_str(), line.c_str()); }, nullptr);
+    }
     for (const std::string& p : policies) {
       Row row;
       row.size = size;
       row.policy = p;
       row.mean_bytes = double(s.total_caplen()) / s.size();
-      measure(row, o, app, s, want, cores);
+      measure(row, o, app, s, want, setup);
       rows.push_back(std::move(row));
     }
   }
@@ -279,8 +287,9 @@ void register_bench_schedule(CLI::App& bench) {
   c->add_option("--device", o->device, "the devices, as tandem run --device with --schedule (e.g. cpu,gpu or cpu:6,gpu)")
       ->capture_default_str();
   c->add_option("--policies", o->policies,
-                "rows: --schedule values separated by ';' (default: each device alone, splits 1:3, 1:1, 3:1 of two "
-                "devices, throughput, nba)");
+                "rows: --schedule values, or koromilas[:POLICY] (the Koromilas controller over a profile of the "
+                "splits measured first), separated by ';' (default: each device alone, splits 1:3, 1:1, 3:1 of two "
+                "devices, throughput, koromilas, nba)");
   c->add_option("--workers", o->workers, "receive threads (dispatchers)")->capture_default_str()->check(CLI::Range(1, 32));
   c->add_option("--cores", o->cores, "pin the dispatchers, then the CPU groups' threads, to these CPUs in order");
   c->add_option("--batch", o->batch, "GPU: frames per batch (at most)")->capture_default_str()->check(CLI::Range(32u, 2048u));

@@ -404,8 +404,8 @@ void ScheduledRun::prepare_profile(const ForwardApp& app, const PacketStore& s) 
     if (!f_.profile_splits.empty()) g.splits = parse_splits(f_.profile_splits, cfg_.devices.size());
     default_batches(p, g);
     g.seconds = f_.profile_seconds;
-    std::printf("profiling (Koromilas et al. 4.1): each split and batch size unpaced for at least %.2f s, then paced at "
-                "half its rate for latency and power\n", g.seconds);
+    std::printf("profiling (Koromilas et al. 4.1): each split and batch size unpaced %d times for at least %.2f s (the "
+                "median counts), then paced at half its rate for latency and power\n", g.reps, g.seconds);
     std::string sources;
     entries = profile_grid(app, s, p, g, [](const std::string& line) { std::printf("%s\n", line.c_str()); }, &sources);
     if (!f_.table_file.empty() && !key_.devices.empty()) {

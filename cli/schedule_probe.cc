@@ -20,13 +20,14 @@ std::vector<double> ProbeRun::shares() const {
 
 namespace {
 
-// A --schedule value, or "koromilas": the Koromilas controller for throughput over p.profile.
+// A --schedule value, or "koromilas[:POLICY]": the Koromilas controller over p.profile (throughput
+// unless a policy is named).
 ScheduleFlags flags_for(const ProbeSetup& p, const std::string& policy) {
   ScheduleFlags f;
   f.schedule = policy;
-  if (policy == "koromilas") {
-    if (p.profile.empty()) throw UsageError("koromilas: no profiled configurations to pick among");
-    f.schedule = "throughput";
+  if (policy == "koromilas" || policy.rfind("koromilas:", 0) == 0) {
+    if (p.profile.empty()) throw UsageError(policy + ": no profiled configurations to pick among");
+    f.schedule = policy == "koromilas" ? "throughput" : policy.substr(10);
     f.controller = "koromilas";
     f.profile = p.profile;
   }

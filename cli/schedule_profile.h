@@ -22,6 +22,7 @@ struct ProfileGrid {
   // Batch sizes tried for each used GPU and CPU group; empty: the setup's own (gpu_batch, cpu_batch).
   std::vector<uint32_t> gpu_batches, cpu_batches;
   double seconds = 0.5;       // least duration of each unpaced measurement
+  int reps = 3;               // unpaced measurements per entry: the median run counts (a noisy machine misleads one)
   double latency_load = 0.5;  // latency and mid-load power: paced at this fraction of the entry's unpaced rate; 0: not measured
   bool energy = true;         // watts at full and mid load (the sampler's sources)
 };

@@ -22,14 +22,17 @@ def main():
             "--device", "cpu:1,sim:20/0.05", "--workers", "1", "--scale", "0.2", "--step-ms", "100"]
 
     out = os.path.join(d, "steps.json")
-    rc, so, se = run([base[0], base[1], "steps", *base[2:], "--policies", "static:1,0;static:0,1;throughput", "--json", out])
+    rc, so, se = run([base[0], base[1], "steps", *base[2:], "--policies", "static:1,0;static:0,1;throughput;koromilas", "--json", out])
     c.check(rc == 0, f"steps: exit {rc}: {se.strip()[-400:]}")
     c.check("0.2, 0.5, 0.9, 1.2, 0.5, 0.2 x scale" in so and "scale 0.20 Mpps, given" in so, f"steps: header: {so[:600]}")
     if rc == 0:
         r = json.load(open(out))
         c.check(r.get("command") == "scenario" and r.get("kind") == "steps", f"steps json: {r.get('command')} {r.get('kind')}")
         rows = r.get("rows", [])
-        c.check([x["schedule"] for x in rows] == ["static:1,0", "static:0,1", "throughput"], f"rows: {[x['schedule'] for x in rows]}")
+        c.check([x["schedule"] for x in rows] == ["static:1,0", "static:0,1", "throughput", "koromilas"],
+                f"rows: {[x['schedule'] for x in rows]}")
+        # The Koromilas row's profile: each device alone and the splits 1:3, 1:1, 3:1, measured first.
+        c.check(len([x for x in so.splitlines() if x.startswith("profile ")]) == 5, f"steps: profile lines: {so[:900]}")
         for x in rows:
             off = x.get("segments_offered_mpps", [])
             c.check([round(v, 3) for v in off] == [0.04, 0.1, 0.18, 0.24, 0.1, 0.04], f"{x['schedule']}: offered {off}")
