@@ -405,7 +405,7 @@ void ScheduledRun::prepare_profile(const ForwardApp& app, const PacketStore& s) 
     default_batches(p, g);
     g.seconds = f_.profile_seconds;
     std::printf("profiling (Koromilas et al. 4.1): each split and batch size unpaced %d times for at least %.2f s (the "
-                "median counts), then paced at half its rate for latency and power\n", g.reps, g.seconds);
+                "median counts), then paced at half its rate for latency and at 5%% for the power near idle\n", g.reps, g.seconds);
     std::string sources;
     entries = profile_grid(app, s, p, g, [](const std::string& line) { std::printf("%s\n", line.c_str()); }, &sources);
     if (!f_.table_file.empty() && !key_.devices.empty()) {

@@ -123,17 +123,25 @@ std::vector<sched::ProfileEntry> profile_grid(const ForwardApp& app, const Packe
         e.p99_us = full.r.run.latency.percentile(0.99) / 1e3;
         e.latency_at_mpps = e.mpps_max;
         e.watts_idle = e.watts_max;
+        // Paced at a fraction of what it sustains: the latency of a queue that keeps up.
+        const auto paced = [&](double load, bool energy) {
+          q.rate_mpps = e.mpps_max * load;
+          return probe_once(app, s, q, policy, static_cast<uint64_t>(std::max(1000.0, q.rate_mpps * 1e6 * g.seconds)),
+                            false, energy);
+        };
         if (g.latency_load > 0 && g.latency_load < 1 && e.mpps_max > 0) {
-          // Paced at a fraction of what it sustains: the latency of a queue that keeps up, and the
-          // power there, from which the idle power follows on the linear server power model.
-          q.rate_mpps = e.mpps_max * g.latency_load;
-          const auto mid_packets = static_cast<uint64_t>(std::max(1000.0, q.rate_mpps * 1e6 * g.seconds));
-          const ProbeRun mid = probe_once(app, s, q, policy, mid_packets, false, g.energy);
+          const ProbeRun mid = paced(g.latency_load, false);
           e.p50_us = mid.r.run.latency.percentile(0.5) / 1e3;
           e.p99_us = mid.r.run.latency.percentile(0.99) / 1e3;
-          e.latency_at_mpps = q.rate_mpps;
-          const double l = g.latency_load;
-          e.watts_idle = g.energy ? std::clamp((mid.watts - l * e.watts_max) / (1 - l), 0.0, mid.watts) : 0;
+          e.latency_at_mpps = e.mpps_max * g.latency_load;
+        }
+        // The power near idle, extended to no load on the linear server power model: the energy
+        // policy's choice at a low load rests on it, so it is measured there rather than
+        // extrapolated from higher loads (which would double the meters' noise).
+        if (g.energy && g.idle_load > 0 && g.idle_load < 1 && e.mpps_max > 0) {
+          const ProbeRun low = paced(g.idle_load, true);
+          const double f = g.idle_load;
+          e.watts_idle = std::clamp(low.watts - (e.watts_max - low.watts) * f / (1 - f), 0.0, low.watts);
         }
         if (said) {
           char b[256];

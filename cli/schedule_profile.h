@@ -1,7 +1,7 @@
 // The profiling phase of Koromilas et al. (section 4.1): every configuration of a grid (a split of
 // the traffic over the devices, and each used device's batch size) run over the same dispatchers
 // and devices, measuring what it sustains unpaced, its latency paced at a fraction of that, and its
-// power at both loads. The entries go into the scheduler's profile table (sched/profile_table.h),
+// power at full load and near idle. The entries go into the scheduler's profile table (sched/profile_table.h),
 // from which the Koromilas controller picks online.
 #pragma once
 
@@ -23,8 +23,9 @@ struct ProfileGrid {
   std::vector<uint32_t> gpu_batches, cpu_batches;
   double seconds = 0.5;       // least duration of each unpaced measurement
   int reps = 3;               // unpaced measurements per entry: the median run counts (a noisy machine misleads one)
-  double latency_load = 0.5;  // latency and mid-load power: paced at this fraction of the entry's unpaced rate; 0: not measured
-  bool energy = true;         // watts at full and mid load (the sampler's sources)
+  double latency_load = 0.5;  // latency: paced at this fraction of the entry's unpaced rate; 0: not measured
+  bool energy = true;         // watts at full load and, paced at idle_load, near idle (the sampler's sources)
+  double idle_load = 0.05;
 };
 
 // Each device alone, then for two devices 1:3, 1:1 and 3:1, for more an equal split.
