@@ -58,8 +58,9 @@ std::unique_ptr<Controller> make_model_controller(ModelOptions o = {});
 
 // Koromilas et al. section 4.2 over a profile table (section 4.1). Step 1: among the entries that
 // sustain offered x (1 + margin), the policy's best (throughput: most Mpps; latency: least p99;
-// energy: least joules per Mbit at the offered rate), or the highest-Mpps entry if none does; switch
-// only if it beats the current by lambda or the current cannot sustain. Step 3: a device measured
+// energy: least joules per Mbit at the offered rate, an entry using more devices only if it saves
+// lambda over the best using fewer), or the highest-Mpps entry if none does; switch only if it
+// beats the current by lambda or the current cannot sustain. Step 3: a device measured
 // off its expected rate by more than delta for confirm_ticks ticks lowers the health of the entries
 // it limits and starts a batch search (x alpha while slower, / beta while faster, the log-step
 // halved on each reversal, done below 2^(1/8)), then step 1 again. A device's measured capacity

@@ -315,6 +315,24 @@ TEST(KoromilasController, PicksTheBestEntryPerPolicy) {
   }
 }
 
+// At a low load the energy policy takes a split only when it saves lambda over a single device.
+TEST(KoromilasController, EnergyTakesMoreDevicesOnlyForLambda) {
+  for (const double split_idle : {176.0, 150.0}) {  // 7% and 21% below the GPU alone's 190 W
+    auto c = make_koromilas_controller({entry({0, 1}, {0, 1024}, 38, 100, 190, 222), entry({1, 0}, {256, 0}, 17, 100, 188, 221),
+                                        entry({0.5, 0.5}, {256, 1024}, 31, 100, split_idle, 230)},
+                                       {.policy = Policy::kEnergy});
+    Observation obs = cpu_gpu();
+    obs.offered_pps = 4e6;
+    const Decision d = c->decide(obs);
+    apply(obs, d);
+    if (split_idle > 160) {
+      EXPECT_DOUBLE_EQ(obs.dev[1].share, 1) << d.reason;
+    } else {
+      EXPECT_DOUBLE_EQ(obs.dev[0].share, 0.5) << d.reason;
+    }
+  }
+}
+
 // Starts on #0 (the only entry sustaining 10 Mpps), then offers 5 Mpps, which #1 sustains too.
 Decision run_latency_pair(Observation& obs, Controller& c) {
   obs.offered_pps = 10e6;  // only #0 sustains 10 x 1.1

@@ -111,7 +111,23 @@ int KoromilasController::select(const Observation& obs) const {
     if (fastest < 0 || prefer(e, table_[fastest], rate(e), rate(table_[fastest]))) fastest = i;
     if (rate(e) >= need && (best < 0 || prefer(e, table_[best], merit(e, obs), merit(table_[best], obs)))) best = i;
   }
-  return best >= 0 ? best : fastest;
+  if (best < 0) return fastest;
+  // Energy: an entry using more devices must save lambda over the best with fewer. Power at a low
+  // load differs between entries by less than the meters' noise, and a device left idle is the
+  // one saving no estimate can hide.
+  if (o_.policy == Policy::kEnergy) {
+    const auto used = [](const ProfileEntry& e) { return std::count_if(e.share.begin(), e.share.end(), [](double x) { return x > 0; }); };
+    int frugal = best;
+    for (int i = 0; i < int(table_.size()); ++i) {
+      const ProfileEntry& e = table_[i];
+      if (!usable(e, obs) || rate(e) < need || used(e) >= used(table_[best])) continue;
+      if (merit(e, obs) * o_.lambda < merit(table_[best], obs)) continue;
+      const ProfileEntry& f = table_[frugal];
+      if (frugal == best || used(e) < used(f) || (used(e) == used(f) && prefer(e, f, merit(e, obs), merit(f, obs)))) frugal = i;
+    }
+    best = frugal;
+  }
+  return best;
 }
 
 // An entry sustains at most what each device's measured capacity allows at its share; without
