@@ -227,6 +227,15 @@ def main():
         t = json.load(open(ktbl))
         c.check(rc == 0 and len([e for e in t["entries"] if e.get("profiled")]) == 10,
                 f"a model run kept the profile: {rc} {so[-300:]} {len(t['entries'])}")
+    # bench schedule's Koromilas rows: the profile of the splits measured first, each row verified.
+    bj = os.path.join(d, "bench.json")
+    rc, so, se = run([T, "bench", "schedule", "--fib", fib, "--gen", "count=50000,dst=fib,flows=2000,seed=3",
+                      "--device", "cpu:1,cpu:1", "--workers", "1", "--reps", "1", "--min-seconds", "0.05",
+                      "--policies", "static:1,0;koromilas;koromilas:energy", "--json", bj])
+    rows = json.load(open(bj)).get("rows", []) if rc == 0 and os.path.exists(bj) else []
+    c.check(rc == 0 and [r.get("schedule") for r in rows] == ["static:1,0", "koromilas", "koromilas:energy"]
+            and all(not r.get("error") and r.get("mpps", 0) > 0 for r in rows)
+            and len([x for x in so.splitlines() if ": profile " in x]) == 5, f"bench schedule koromilas: {rc} {so[-900:]} {se[-300:]}")
     expect_error(kcmd + ["--profile-splits", "1:0:1"], "--profile-splits", "3 shares for 2 devices",
                  what="a split of the wrong size")
     expect_error(kcmd + ["--profile-splits", "0:0"], "--profile-splits", what="a split of nothing")
