@@ -109,7 +109,7 @@ struct DeviceReport {
   double mean_batch = 0;
   uint32_t ring_hwm = 0;          // most slots in flight on one dispatcher
   uint32_t ring_slots = 0;        // slots per dispatcher
-  uint64_t full_waits = 0;        // rounds a dispatcher found all its slots of this device in flight
+  uint64_t full_waits = 0;        // frames that found all of a dispatcher's slots of this device in flight
   uint64_t queue_hwm = 0;         // most frames one dispatcher held for it while its ring was full
   bool failed = false;
   std::string error;
