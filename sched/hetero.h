@@ -110,7 +110,7 @@ struct DeviceReport {
   uint32_t ring_hwm = 0;          // most slots in flight on one dispatcher
   uint32_t ring_slots = 0;        // slots per dispatcher
   uint64_t full_waits = 0;        // frames that found all of a dispatcher's slots of this device in flight
-  uint64_t queue_hwm = 0;         // most frames one dispatcher held for it while its ring was full
+  uint64_t queue_hwm = 0;         // most frames one dispatcher held in its lane queue for it
   bool failed = false;
   std::string error;
   // Its capacity as the run measured it, packets per second: the median over ticks of what it
