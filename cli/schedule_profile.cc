@@ -23,6 +23,12 @@ std::string split_policy(const std::vector<double>& share) {
   return s;
 }
 
+std::string batch_text(const std::vector<uint32_t>& batch) {
+  std::string s;
+  for (size_t d = 0; d < batch.size(); ++d) s += (d ? ":" : "") + std::to_string(batch[d]);
+  return s;
+}
+
 std::string split_text(const std::vector<double>& share) {
   std::string s;
   for (size_t d = 0; d < share.size(); ++d) {
@@ -146,7 +152,7 @@ std::vector<sched::ProfileEntry> profile_grid(const ForwardApp& app, const Packe
         if (said) {
           char b[256];
           std::snprintf(b, sizeof b, "profile %-14s batches %-12s %8.2f Mpps, p50 %.0f us, p99 %.0f us at %.2f Mpps, %.0f W (idle %.0f W)",
-                        split_text(split).c_str(), split_text(std::vector<double>(e.batch.begin(), e.batch.end())).c_str(),
+                        split_text(split).c_str(), batch_text(e.batch).c_str(),
                         e.mpps_max, e.p50_us, e.p99_us, e.latency_at_mpps, e.watts_max, e.watts_idle);
           said(b);
         }

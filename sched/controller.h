@@ -64,8 +64,9 @@ std::unique_ptr<Controller> make_model_controller(ModelOptions o = {});
 // off its expected rate by more than delta for confirm_ticks ticks lowers the health of the entries
 // it limits and starts a batch search (x alpha while slower, / beta while faster, the log-step
 // halved on each reversal, done below 2^(1/8)), then step 1 again. A device's measured capacity
-// stands until it is measured faster; while the current entry does not use it, it grows back
-// (regain), so that a device slowed for a while is tried again.
+// stands until it carries its share of the load unsaturated for recover_ticks in a row; while the
+// current entry does not use it, it grows back (regain), so that a device slowed for a while is
+// tried again.
 struct KoromilasOptions {
   Policy policy = Policy::kThroughput;
   double lambda = 1.15;
@@ -81,6 +82,9 @@ struct KoromilasOptions {
   // While the current entry cannot sustain the offered load, every device it does not use is taken
   // at its profile again, at most once per this many ticks (the load may have changed what it can do).
   int reprobe_ticks = 50;
+  // A device used by the current entry whose capacity was lowered counts as recovered (its
+  // measured capacity forgotten) after carrying its share of the load unsaturated this many ticks in a row.
+  int recover_ticks = 10;
   uint32_t min_batch = 32;
   uint32_t max_batch = 2048;
 };

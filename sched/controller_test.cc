@@ -508,12 +508,15 @@ TEST(KoromilasController, ALoadTheEntryCannotCarryRetriesTheDevicesItLeft) {
   double gpu_cap = 40e6, offered = 12e6;
   auto step = [&] {
     obs.offered_pps = offered;
+    double carried = 0;
     for (DeviceObs& o : obs.dev) {
       const double cap = o.kind == DeviceKind::kGpu ? gpu_cap : 5e6, load = o.share * offered;
       o.pps = std::min(load, cap);
       o.saturated = load > cap;
       o.busy = o.kind == DeviceKind::kCpu ? o.pps / cap : -1;
+      carried += o.pps;
     }
+    obs.backlog = std::max(0.0, obs.backlog + (offered - carried) * obs.tick_s);  // what waits at the NICs
     apply(obs, c->decide(obs));
   };
   for (int t = 0; t < 20; ++t) step();
@@ -529,6 +532,41 @@ TEST(KoromilasController, ALoadTheEntryCannotCarryRetriesTheDevicesItLeft) {
   }
   EXPECT_GE(back, 0);
   EXPECT_LE(back, 60);
+}
+
+// A device slowed while in use, then fast again: once it carries its share unsaturated for
+// recover_ticks, its lowered capacity is forgotten and the entry it was too slow for comes back.
+TEST(KoromilasController, ADeviceThatKeepsUpAgainIsRestored) {
+  auto c = make_koromilas_controller({entry({0, 1}, {0, 1024}, 40, 100), entry({0.5, 0.5}, {256, 1024}, 20, 100),
+                                      entry({1, 0}, {256, 0}, 10, 100)},
+                                     {});
+  Observation obs = cpu_gpu();
+  obs.dev[0].batch = 256;
+  obs.dev[1].batch = 1024;
+  double gpu_cap = 40e6;
+  auto step = [&] {
+    obs.offered_pps = 12e6;
+    for (DeviceObs& o : obs.dev) {
+      const double cap = o.kind == DeviceKind::kGpu ? gpu_cap : 10e6, load = o.share * obs.offered_pps;
+      o.pps = std::min(load, cap);
+      o.saturated = load > cap;
+      o.busy = o.kind == DeviceKind::kCpu ? o.pps / cap : -1;
+    }
+    apply(obs, c->decide(obs));
+  };
+  for (int t = 0; t < 10; ++t) step();
+  ASSERT_DOUBLE_EQ(obs.dev[1].share, 1);
+  gpu_cap = 8e6;  // the split (6 Mpps for the GPU) sustains 12 again, the GPU alone does not
+  for (int t = 0; t < 60; ++t) step();
+  ASSERT_DOUBLE_EQ(obs.dev[0].share, 0.5);
+  gpu_cap = 40e6;
+  int back = -1;
+  for (int t = 0; t < 60 && back < 0; ++t) {
+    step();
+    if (obs.dev[1].share == 1) back = t;
+  }
+  EXPECT_GE(back, 9) << "restored before it had kept up for recover_ticks (10 ticks: t = 0..9)";
+  EXPECT_LE(back, 20) << "not restored (back " << back << ")";
 }
 
 // ---- every controller ---------------------------------------------------------------------------

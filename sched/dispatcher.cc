@@ -377,7 +377,10 @@ bool Dispatcher::drain_queue(uint32_t d) {
       }
       if (!move_shard(s)) break;
     }
-    if (l.tail - l.head >= per) break;
+    if (l.tail - l.head >= per) {  // frames wait for the device itself: it is saturated
+      bump(stats_.lane[d].full_waits, 1);
+      break;
+    }
     if (l.filling >= l.target) {
       publish(d);
       continue;

@@ -97,7 +97,7 @@ class Observer {
   Observer(std::vector<Device>& devs, std::vector<std::unique_ptr<DispatcherStats>>& stats, const HeteroConfig& cfg,
            uint64_t start_ns)
       : devs_(devs), stats_(stats), offered_(cfg.rate, 1.0, start_ns), start_ns_(start_ns),
-        prev_(devs.size()), last_ns_(start_ns) {}
+        prev_(devs.size()), last_ns_(start_ns), lane_queue_(cfg.lane_queue) {}
 
   sched::Observation observe(const Plan& plan, const std::vector<double>& share, uint64_t now) {
     sched::Observation o;
@@ -130,7 +130,10 @@ class Observer {
       ob.p50_ns = ob.p99_ns = nb ? double(x.service_ns - p.service_ns) / double(nb) : 0;
       ob.busy = devs_[d].cpu && dt > 0 ? double(x.busy_ns - p.busy_ns) / (dt * 1e9 * devs_[d].cpu->threads()) : -1;
       ob.batch = plan.batch[d] ? plan.batch[d] : devs_[d].ring->batch();
-      ob.saturated = x.full_waits != p.full_waits || x.queued > 0;
+      // Frames found its ring full, and with lane queues some still wait for it at the tick's end:
+      // a ring filled for a moment by frames let go at once (a moved shard's, which waited for
+      // its old device) says nothing of the device's capacity.
+      ob.saturated = x.full_waits != p.full_waits && (lane_queue_ == 0 || x.queued > 0);
       queued += x.queued;
       ob.failed = devs_[d].runner->failed();
       frames += x.frames - p.frames;
@@ -163,6 +166,7 @@ class Observer {
   uint64_t last_ns_;
   double last_arrived_ = 0;
   double mean_bytes_ = 0;
+  uint32_t lane_queue_;
 };
 
 std::vector<double> normalized(std::vector<double> share, size_t n) {

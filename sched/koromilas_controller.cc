@@ -43,6 +43,9 @@ class KoromilasController final : public Controller {
     return true;
   }
   double rate(const ProfileEntry& e) const { return e.mpps_max * 1e6 * e.health; }  // pps it sustains now
+  static size_t devices_used(const ProfileEntry& e) {
+    return size_t(std::count_if(e.share.begin(), e.share.end(), [](double x) { return x > 0; }));
+  }
   double merit(const ProfileEntry& e, const Observation& obs) const;                // higher is better for the policy
   uint32_t batch_of(const Observation& obs, size_t d) const {
     return obs.dev[d].batch > 0 ? obs.dev[d].batch : in_force_[d] > 0 ? in_force_[d] : o_.min_batch;
@@ -76,6 +79,7 @@ class KoromilasController final : public Controller {
   std::vector<double> dev_cap_;     // per device: its rate while saturated below profile; +inf: no such evidence
   int off_ticks_ = 0;
   int since_reprobe_ = 0;
+  std::vector<int> good_ticks_;   // per device: ticks in a row it carried its share, unsaturated
   Search search_;
   std::vector<double> fallback_;  // the equal split sent while no entry is usable
 };
@@ -116,16 +120,20 @@ int KoromilasController::select(const Observation& obs) const {
   // load differs between entries by less than the meters' noise, and a device left idle is the
   // one saving no estimate can hide.
   if (o_.policy == Policy::kEnergy) {
-    const auto used = [](const ProfileEntry& e) { return std::count_if(e.share.begin(), e.share.end(), [](double x) { return x > 0; }); };
-    int frugal = best;
+    // The best of each device count, from the fewest up; a larger count replaces the pick only
+    // when it is lambda better than it.
+    std::vector<int> of_count(obs.dev.size() + 1, -1);
     for (int i = 0; i < int(table_.size()); ++i) {
       const ProfileEntry& e = table_[i];
-      if (!usable(e, obs) || rate(e) < need || used(e) >= used(table_[best])) continue;
-      if (merit(e, obs) * o_.lambda < merit(table_[best], obs)) continue;
-      const ProfileEntry& f = table_[frugal];
-      if (frugal == best || used(e) < used(f) || (used(e) == used(f) && prefer(e, f, merit(e, obs), merit(f, obs)))) frugal = i;
+      if (!usable(e, obs) || rate(e) < need) continue;
+      int& b = of_count[std::min(devices_used(e), obs.dev.size())];
+      if (b < 0 || prefer(e, table_[b], merit(e, obs), merit(table_[b], obs))) b = i;
     }
-    best = frugal;
+    int pick = -1;
+    for (const int b : of_count) {
+      if (b >= 0 && (pick < 0 || merit(table_[b], obs) > o_.lambda * merit(table_[pick], obs))) pick = b;
+    }
+    best = pick;
   }
   return best;
 }
@@ -182,6 +190,8 @@ Decision KoromilasController::step1(const Observation& obs, std::string why) {
           describe(cur_) + " sustains: " + describe(best);
     else if (gain > o_.lambda)
       change = describe(best) + fmt(" is %.2fx better than ", gain) + describe(cur_);
+    else if (o_.policy == Policy::kEnergy && devices_used(table_[best]) < devices_used(table_[cur_]) && gain * o_.lambda >= 1)
+      change = describe(best) + fmt(" uses fewer devices and is within lambda (%.2fx) of ", gain) + describe(cur_);
   }
   if (!change.empty()) {
     cur_ = best;
@@ -314,6 +324,7 @@ Decision KoromilasController::decide(const Observation& obs) {
   if (!any_alive(obs)) return {};  // no split is possible; the scheduler keeps what it has
   if (dev_cap_.size() != n) {
     dev_cap_.assign(n, kInf);
+    good_ticks_.assign(n, 0);
     in_force_.assign(n, 0);
     search_ = Search{};
     cur_ = -1;
@@ -325,12 +336,33 @@ Decision KoromilasController::decide(const Observation& obs) {
   }
   ++since_reprobe_;
   if (cur_ >= 0 && !search_.active) {
-    const bool short_of_load = rate(table_[cur_]) < obs.offered_pps * (1 + o_.margin) && since_reprobe_ >= o_.reprobe_ticks;
+    const ProfileEntry& e = table_[cur_];
+    // Short of the load: frames wait (a paced load; unpaced, the backlog is not known) and the
+    // entry cannot sustain what arrives.
+    const bool short_of_load = obs.backlog > 0 && rate(e) < obs.offered_pps * (1 + o_.margin) &&
+                               since_reprobe_ >= o_.reprobe_ticks;
     bool changed = false;
-    for (size_t d = 0; d < n && d < table_[cur_].share.size(); ++d) {
-      if (table_[cur_].share[d] > 0 || !std::isfinite(dev_cap_[d])) continue;
-      dev_cap_[d] = short_of_load ? kInf : dev_cap_[d] * (1 + o_.regain);
-      changed = changed || short_of_load || o_.regain > 0;
+    for (size_t d = 0; d < n && d < e.share.size(); ++d) {
+      if (!std::isfinite(dev_cap_[d])) {
+        good_ticks_[d] = 0;
+        continue;
+      }
+      if (e.share[d] <= 0) {
+        dev_cap_[d] = short_of_load ? kInf : std::max(dev_cap_[d], 1e3) * (1 + o_.regain);
+        changed = changed || short_of_load || o_.regain > 0;
+        continue;
+      }
+      // Recovered: for recover_ticks in a row it carried what its share of the load asks of the
+      // entry as profiled, with no frame waiting for it. (One such tick is not enough: a GPU
+      // time-sliced with another process keeps up now and then.)
+      const DeviceObs& o = obs.dev[d];
+      const double asked = std::min(obs.offered_pps, e.mpps_max * 1e6 * profiled_health_[cur_]) * e.share[d];
+      good_ticks_[d] = (!o.saturated && o.pps >= (1 - o_.delta) * asked) ? good_ticks_[d] + 1 : 0;
+      if (good_ticks_[d] >= o_.recover_ticks) {
+        dev_cap_[d] = kInf;
+        good_ticks_[d] = 0;
+        changed = true;
+      }
     }
     if (short_of_load) since_reprobe_ = 0;
     if (changed) refresh_health();

@@ -27,7 +27,7 @@ struct DeviceObs {
   double busy = 0;         // CPU and sim groups: fraction of their threads' time spent processing (0..1); GPU: -1 (unknown)
   double watts = 0;        // its power during the tick, as the energy source gives it (0: unknown)
   uint32_t batch = 0;      // its batch target (frames)
-  bool saturated = false;  // its queue was full (dispatchers waited on it) for part of the tick
+  bool saturated = false;  // its ring was full with frames waiting for it for part of the tick
   bool failed = false;     // it failed: it must get no share
 };
 

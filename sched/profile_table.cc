@@ -523,7 +523,7 @@ void ProfileTable::update(const ProfileEntry& measured, double w) {
     throw std::invalid_argument(e.what());
   }
   for (ProfileEntry& e : entries) {
-    if (e.batch != measured.batch) continue;
+    if (e.batch != measured.batch || e.profiled != measured.profiled) continue;
     bool same = true;
     for (size_t i = 0; i < e.share.size() && same; ++i) same = std::fabs(e.share[i] - measured.share[i]) <= 1e-6;
     if (!same) continue;

@@ -127,9 +127,9 @@ class ProfileTable {
   const ProfileEntry* best(Policy p, double offered_mpps, double mean_frame_bytes,
                            double margin = 0.10) const;
 
-  // Cross-training: blends a measured point into the entry with the same batch sizes and shares
-  // within 1e-6: mpps_max, p99_us and watts_max move by EWMA weight w (0 < w <= 1). Without such an
-  // entry the point is added, its health derived from device_health. Measurements should be in
+  // Cross-training: blends a measured point into the entry with the same batch sizes, shares
+  // within 1e-6 and origin (a run's figures never move a profiled entry's): mpps_max, p99_us and
+  // watts_max move by EWMA weight w (0 < w <= 1). Without such an entry the point is added, its health derived from device_health. Measurements should be in
   // profiled terms (a device's slowdown belongs in scale_device(), not in mpps_max). Throws
   // std::invalid_argument for a point of the wrong size or with bad numbers, std::length_error when
   // the table is full.

@@ -353,6 +353,14 @@ TEST(ProfileTable, UpdateBlendsOrAdds) {
   EXPECT_THROW(t.update(entry({1, 0, 0}, {64, 0, 0}, NAN, 1, 1, 1)), std::invalid_argument);
   EXPECT_THROW(t.update(m, 0.0), std::invalid_argument);
   EXPECT_EQ(t.entries.size(), 5u);
+  // A run's figures never move a profiled entry of the same configuration: added beside it.
+  t.entries[4].profiled = true;
+  const double profiled_mpps = t.entries[4].mpps_max;
+  m.mpps_max = 1;
+  t.update(m, 0.5);
+  ASSERT_EQ(t.entries.size(), 6u);
+  EXPECT_DOUBLE_EQ(t.entries[4].mpps_max, profiled_mpps);
+  EXPECT_FALSE(t.entries[5].profiled);
 }
 
 TEST(ProfileTable, ScaleDeviceKeepsTheLeastHealthPerEntry) {
