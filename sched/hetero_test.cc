@@ -343,13 +343,13 @@ TEST(HeteroMachinery, QueuedFramesFollowTheirShardsAsTheyMove) {
   }
 }
 
-// Moves every shard to device `to` at the first tick, then keeps the plan.
+// Moves every shard to device `to` at tick `at`, then keeps the plan.
 class MoveAllOnce final : public sched::Controller {
  public:
-  explicit MoveAllOnce(size_t to) : to_(to) {}
+  MoveAllOnce(size_t to, int at) : to_(to), at_(at) {}
   sched::Decision decide(const sched::Observation& o) override {
     sched::Decision d;
-    if (done_) return d;
+    if (done_ || ++ticks_ < at_) return d;
     done_ = true;
     d.change = true;
     d.share.assign(o.dev.size(), 0.0);
@@ -362,6 +362,7 @@ class MoveAllOnce final : public sched::Controller {
 
  private:
   size_t to_;
+  int at_, ticks_ = 0;
   bool done_ = false;
 };
 
@@ -371,10 +372,10 @@ class MoveAllOnce final : public sched::Controller {
 TEST(HeteroMachinery, FramesWaitingForAMoveDoNotMakeTheNewDeviceSaturated) {
   Ipv4 v = ipv4(20000, 1000);
   if (!v.a.app) return;
-  MoveAllOnce move(0);
-  // Paced this slowly, batches leave with a frame or two (hold_ns); sim0 takes 2 ms for each and
-  // holds a few tens in flight when the shards leave it. 64 slots: cpu0's ring fills only if its
-  // thread stops for over 10 ms.
+  // At the 10th tick (50 ms), when sim0's ring is full: paced this slowly, batches leave with a
+  // frame or two (hold_ns), and sim0 takes 2 ms for each, so the move waits for 64 of them. 64
+  // slots: cpu0's ring fills only if its thread stops for over 10 ms.
+  MoveAllOnce move(0, 10);
   HeteroConfig hc = config(*v.a.app, 1, {cpu("cpu0"), sim("sim0", 2000)});
   hc.cpu_slots = 64;
   hc.initial_share = {0, 1};
