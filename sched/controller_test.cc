@@ -459,18 +459,11 @@ TEST(KoromilasController, ASlowedDeviceIsTriedAgainAndRegainedWhenFast) {
   Observation obs = cpu_gpu();
   obs.dev[0].batch = 256;
   obs.dev[1].batch = 1024;
-  double gpu_cap = 40e6;
+  FlatPlant plant{{15e6, 40e6}};
+  double& gpu_cap = plant.cap[1];
   auto step = [&] {
-    obs.offered_pps = 12e6;
-    for (DeviceObs& o : obs.dev) {
-      const double cap = o.kind == DeviceKind::kGpu ? gpu_cap : 15e6, load = o.share * obs.offered_pps;
-      o.pps = std::min(load, cap);
-      o.saturated = load > cap;
-      o.busy = o.kind == DeviceKind::kCpu ? o.pps / cap : -1;
-    }
-    const Decision d = c->decide(obs);
-    apply(obs, d);
-    return d.change;
+    plant.step(obs, 12e6);
+    apply(obs, c->decide(obs));
   };
   for (int t = 0; t < 50; ++t) step();
   ASSERT_DOUBLE_EQ(obs.dev[1].share, 1);
@@ -505,18 +498,12 @@ TEST(KoromilasController, ALoadTheEntryCannotCarryRetriesTheDevicesItLeft) {
   Observation obs = cpu_gpu();
   obs.dev[0].batch = 256;
   obs.dev[1].batch = 1024;
-  double gpu_cap = 40e6, offered = 12e6;
+  FlatPlant plant{{5e6, 40e6}};
+  double& gpu_cap = plant.cap[1];
+  double offered = 12e6;
   auto step = [&] {
-    obs.offered_pps = offered;
-    double carried = 0;
-    for (DeviceObs& o : obs.dev) {
-      const double cap = o.kind == DeviceKind::kGpu ? gpu_cap : 5e6, load = o.share * offered;
-      o.pps = std::min(load, cap);
-      o.saturated = load > cap;
-      o.busy = o.kind == DeviceKind::kCpu ? o.pps / cap : -1;
-      carried += o.pps;
-    }
-    obs.backlog = std::max(0.0, obs.backlog + (offered - carried) * obs.tick_s);  // what waits at the NICs
+    plant.step(obs, offered);
+    obs.backlog = std::max(0.0, obs.backlog + (offered - obs.achieved_pps) * obs.tick_s);  // what waits at the NICs
     apply(obs, c->decide(obs));
   };
   for (int t = 0; t < 20; ++t) step();
@@ -543,15 +530,10 @@ TEST(KoromilasController, ADeviceThatKeepsUpAgainIsRestored) {
   Observation obs = cpu_gpu();
   obs.dev[0].batch = 256;
   obs.dev[1].batch = 1024;
-  double gpu_cap = 40e6;
+  FlatPlant plant{{10e6, 40e6}};
+  double& gpu_cap = plant.cap[1];
   auto step = [&] {
-    obs.offered_pps = 12e6;
-    for (DeviceObs& o : obs.dev) {
-      const double cap = o.kind == DeviceKind::kGpu ? gpu_cap : 10e6, load = o.share * obs.offered_pps;
-      o.pps = std::min(load, cap);
-      o.saturated = load > cap;
-      o.busy = o.kind == DeviceKind::kCpu ? o.pps / cap : -1;
-    }
+    plant.step(obs, 12e6);
     apply(obs, c->decide(obs));
   };
   for (int t = 0; t < 10; ++t) step();
