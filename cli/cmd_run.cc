@@ -28,6 +28,7 @@
 #include "gpu/offload_engine.h"
 #include "io/pcap_io.h"
 #include "io/traffic_gen.h"
+#include "cli/run_live.h"
 #include "cli/run_resident.h"
 #include "cli/run_schedule.h"
 #include "sched/resident.h"
@@ -63,6 +64,8 @@ struct RunOptions {
   std::string gpu_path = "offload";
   ResidentFlags resident;
   ScheduleFlags schedule;
+  LiveFlags live;
+  uint64_t packets = 0;
   bool verify = false;
   std::string json;
   std::vector<std::string> gpu_flags;  // flags only the GPU path reads, given on the command line
@@ -159,11 +162,14 @@ uint64_t window_bytes() {
 //     window is read once and replayed from that window: memory is one window either way.
 class RunInput {
  public:
-  enum class Mode { kGenerated, kPreloaded, kStreamed };
+  enum class Mode { kGenerated, kPreloaded, kStreamed, kLive };
 
-  RunInput(const RunOptions& o, const LoadedApp& a, const GenSpec& gen) {
+  RunInput(const RunOptions& o, const LoadedApp& a, const GenSpec& gen, const LiveRun* live) {
     const auto t0 = std::chrono::steady_clock::now();
-    if (o.pcap.empty()) {
+    if (live) {
+      mode_ = Mode::kLive;  // the ports' traffic: nothing is held
+      desc_ = live->describe();
+    } else if (o.pcap.empty()) {
       mode_ = Mode::kGenerated;
       desc_ = "generator " + format_gen_spec(gen);
       try {
@@ -270,6 +276,26 @@ int run(const RunOptions& o) {
                      " for the GPU and would do nothing with --device cpu");
   }
   if (!o.out.empty() && o.workers > 1) throw UsageError("--out: writing a capture needs --workers 1");
+  const bool is_live = !o.live.rx.empty();
+  if (is_live) {
+    if (!o.pcap.empty() || !o.gen.empty()) throw UsageError("--rx receives from live ports: give it instead of --pcap or --gen");
+    if (scheduled) throw UsageError("--rx: --schedule shares captures and generated traffic among devices, not live ports yet");
+    if (o.repeat != 1 || o.preload || o.rate_mpps > 0) {
+      throw UsageError("--rx: --repeat, --preload and --rate-mpps are for captures and generated traffic; "
+                       "live traffic comes at its own rate (--duration and --packets end the run)");
+    }
+    if (!o.out.empty() && !o.live.tx.empty()) {
+      throw UsageError("--out with --tx: capture on the far side of --tx instead, or leave out --tx to write to --out "
+                       "what would be sent");
+    }
+    if (given(o, "--gpu-path") && o.gpu_path == "resident") {
+      throw UsageError("--rx: the resident path takes captures and generated traffic; live ports run on the CPU or "
+                       "through the offload path (--gpu-path offload)");
+    }
+  } else if (!o.live.tx.empty() || !o.live.tx_dst_mac.empty() || o.live.duration_s > 0 || o.packets ||
+             !o.live.stats_json.empty()) {
+    throw UsageError("--tx, --tx-dst-mac, --duration, --packets and --stats-json are for live ports (--rx)");
+  }
   // An app whose flags leave it without a GPU path (the ipv4 app's Poptrie) runs on the CPU.
   const std::string no_gpu = no_gpu_path(o.table);
   if (o.device == "gpu" && !no_gpu.empty()) throw UsageError("--device gpu: " + no_gpu + ": use --device cpu");
@@ -317,6 +343,11 @@ int run(const RunOptions& o) {
     }
   }
   const std::string gpu_path = resident_app || scheduled || !gpus.empty() ? "resident" : o.gpu_path;
+  if (is_live && gpu_path == "resident" && (o.device == "gpu" || !gpus.empty())) {
+    throw UsageError("--rx: " + (resident_app ? "the " + o.table.app + " app runs on the GPU through the resident path only, which"
+                                              : std::string("--gpus needs the resident path, which")) +
+                     " takes captures and generated traffic; use --device cpu");
+  }
   // The resident path's own defaults (a resident kernel, batches of 1,024 frames), checked now.
   const std::string resident_mode = given(o, "--gpu-mode") ? o.gpu_mode : "persistent";
   const uint32_t resident_batch = given(o, "--batch") ? o.batch : 1024;
@@ -338,23 +369,37 @@ int run(const RunOptions& o) {
     }
   }
   install_stop_handler();
+  // Live ports are opened before the table loads, so that a missing interface or permission is
+  // reported at once; their rings hold what arrives meanwhile.
+  std::unique_ptr<LiveRun> live;
+  if (is_live) live = std::make_unique<LiveRun>(o.live, o.workers, o.packets);
   std::unique_ptr<PcapSink> sink;
   if (!o.out.empty()) sink = std::make_unique<PcapSink>(o.out, capture_format("--out", o.out));
 
   LoadedApp a = load_app(o.table);
   ForwardApp& app = *a.app;
   std::printf("app: %s; table: %s\n", app.name(), a.table_desc.c_str());
-  RunInput in(o, a, gen);
+  RunInput in(o, a, gen, live.get());
   const std::string& input_desc = in.desc();
-  std::printf("input: %s: %zu packets, %.1f MB%s, ready in %.2f s\n", input_desc.c_str(), in.store().size(),
-              in.store().total_caplen() / 1e6,
-              in.windowed() ? " in the first window" : in.streamed() ? " (all of it, in one window)" : "",
-              in.read_seconds());
-  if (in.store().size() == 0) throw UsageError(input_desc + ": no packets");
+  if (live) {
+    std::printf("input: %s\n", input_desc.c_str());
+    std::fflush(stdout);  // the ports are open: whoever starts the traffic may wait for this line
+  } else {
+    std::printf("input: %s: %zu packets, %.1f MB%s, ready in %.2f s\n", input_desc.c_str(), in.store().size(),
+                in.store().total_caplen() / 1e6,
+                in.windowed() ? " in the first window" : in.streamed() ? " (all of it, in one window)" : "",
+                in.read_seconds());
+    if (in.store().size() == 0) throw UsageError(input_desc + ": no packets");
+  }
 
   Device dev = Device::kCpu;
   if (scheduled) {
     dev = Device::kCpu;  // the devices are the scheduler's (below)
+  } else if (is_live && gpu_path == "resident") {
+    if (o.device == "auto" && gpu::available()) {
+      std::fprintf(stderr, "device auto: the %s app's GPU path (resident) does not take live ports: running on the CPU\n",
+                   o.table.app.c_str());
+    }
   } else if (no_gpu.empty()) {
     dev = choose_device(o.device, false);
   } else if (o.device == "auto" && gpu::available()) {
@@ -491,6 +536,10 @@ int run(const RunOptions& o) {
   for (;;) {
     wc.sink = !in.windowed() || in.pass() == 1 ? sink.get() : nullptr;  // --out: the first pass
     wc.cell_size = cell_size(in.store());
+    if (live) {
+      res = live->run(app, wc, sink.get());
+      break;
+    }
     if (sr) {
       HeteroConfig& hc = sr->config();
       hc.sink = wc.sink;
@@ -563,6 +612,9 @@ int run(const RunOptions& o) {
       std::printf("input preloaded: loading it took %.2f s before the run, not counted in the throughput above\n",
                   in.read_seconds());
       break;
+    case RunInput::Mode::kLive:
+      live->print();
+      break;
     case RunInput::Mode::kGenerated:
       std::printf("input generated in memory: generating it took %.2f s before the run, not counted in the throughput above\n",
                   in.read_seconds());
@@ -596,6 +648,9 @@ int run(const RunOptions& o) {
                 "the streamed capture\n", stop_signal_name(sig), static_cast<unsigned long long>(rx),
                 static_cast<unsigned long long>(in.window_in_pass()), static_cast<unsigned long long>(in.pass()),
                 static_cast<unsigned long long>(o.repeat));
+  } else if (sig && live) {
+    std::printf("interrupted by %s: stopped after receiving %llu packets\n", stop_signal_name(sig),
+                static_cast<unsigned long long>(rx));
   } else if (sig) {
     std::printf("interrupted by %s: stopped after receiving %llu of %llu packets\n", stop_signal_name(sig),
                 static_cast<unsigned long long>(rx), static_cast<unsigned long long>(res.expected));
@@ -639,9 +694,11 @@ int run(const RunOptions& o) {
     report["expected"] = res.expected;  // streamed and interrupted: the packets of the windows read so far
     report["input_mode"] = in.mode() == RunInput::Mode::kStreamed    ? "streamed"
                            : in.mode() == RunInput::Mode::kPreloaded ? "preloaded"
+                           : in.mode() == RunInput::Mode::kLive      ? "live"
                                                                      : "generated";
     report["input_seconds"] = in.read_seconds();
     if (in.streamed()) report["windows"] = in.windows();
+    if (live) report["live"] = live->json();
     report["interrupted"] = sig ? nlohmann::json(stop_signal_name(sig)) : nlohmann::json(nullptr);
     bench::write_json(o.json, report);
   }
@@ -666,6 +723,9 @@ void register_run(CLI::App& app) {
                             "(dst=fib: keys from the app's table; seq=1: a per-flow sequence trailer after each IP datagram)");
   pcap->excludes(gen);
   gen->excludes(pcap);
+  add_live_flags(c, o->live);
+  c->add_option("--packets", o->packets, "--rx: stop once this many packets have been received")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 62));
   c->add_option("--out", o->out,
                 "write forwarded packets here (.pcap or .pcapng; first pass only), replaced only once complete");
   c->add_option("--device", o->device,
@@ -729,7 +789,9 @@ void register_run(CLI::App& app) {
   c->add_flag("--verify", o->verify, "check every lookup decision against the app's reference (trie, map)");
   c->add_option("--json", o->json, "write a JSON summary here");
   c->callback([o, c] {
-    if (o->pcap.empty() && o->gen.empty()) throw UsageError("run: give an input: --pcap FILE or --gen SPEC");
+    if (o->pcap.empty() && o->gen.empty() && o->live.rx.empty()) {
+      throw UsageError("run: give an input: --pcap FILE, --gen SPEC or --rx PORTS");
+    }
     if (o->preload && o->pcap.empty()) {
       throw UsageError("--preload is for --pcap: traffic from --gen is made in memory and replayed from there anyway");
     }

@@ -45,6 +45,19 @@ struct alignas(kCacheLine) Counters {
       ++tx_per_port[port];
     }
   }
+  // A frame counted as forwarded with verdict `v` that the output could not send after all: it
+  // becomes a drop for kTxError.
+  void tx_failed(uint32_t v, uint32_t len) {
+    --tx_packets;
+    tx_bytes -= len;
+    const uint32_t port = Verdict::port(v);
+    if (port == Verdict::kFloodPort) {
+      --tx_flooded;
+    } else if (port < tx_per_port.size()) {
+      --tx_per_port[port];
+    }
+    drop(DropReason::kTxError);
+  }
   uint64_t dropped() const {
     uint64_t s = 0;
     for (uint64_t d : drops) s += d;

@@ -22,6 +22,7 @@ const char* drop_reason_name(DropReason r) {
     case DropReason::kFragmentOverlap: return "fragment_overlap";
     case DropReason::kOversize: return "oversize";
     case DropReason::kGpuFault: return "gpu_fault";
+    case DropReason::kTxError: return "tx_error";
     default: break;
   }
   static const char* const kAppNames[kAppDropReasons] = {

@@ -27,6 +27,7 @@ enum class DropReason : uint8_t {
   kGpuFault,          // the GPU failed while it was writing the frame's batch back: the frame may be
                       // half-rewritten, so it is not sent (the resident path; batches the GPU had not
                       // begun writing are redone on the CPU)
+  kTxError,           // the output port refused the frame (larger than its MTU, the interface down)
   kCoreCount,
   // An app's own reasons (an NDN TLV error, a firewall's deny) are codes from kFirstApp on, declared
   // in the app's folder with app_drop_reason() and named by the app (ForwardApp::drop_reason_name):

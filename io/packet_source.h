@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/batch.h"
+#include "core/counters.h"
 #include "core/packet_pool.h"
 #include "io/packet_store.h"
 
@@ -19,15 +20,28 @@ class PacketSource {
   // verdict is set to Verdict::kUnset. Frames longer than pool.max_frame() are truncated to it
   // and keep their wire_len. Returns the number appended; 0 means the source is exhausted
   // (or the pool is dry: callers check pool.available()). Errors throw tandem::IoError.
+  //
+  // A live source (a network port) returns 0 when nothing has arrived yet; it never runs dry, and
+  // the caller decides when to stop.
   virtual uint32_t rx_burst(PacketPool& pool, PacketBatch& batch) = 0;
   virtual std::string describe() const = 0;
+  virtual bool live() const { return false; }
+  // Live sources: blocks until packets may have arrived, or `timeout_ms` has passed.
+  virtual void wait_for_packets(int /*timeout_ms*/) {}
+  // At most this many frames per rx_burst (a NIC's receive burst; 1..PacketBatch::kCapacity).
+  void set_burst(uint32_t burst) { burst_ = burst; }
+
+ protected:
+  uint32_t burst_ = PacketBatch::kCapacity;
 };
 
 class PacketSink {
  public:
   virtual ~PacketSink() = default;
-  // Writes the frames of `batch` whose verdict is a port (drops are not written).
-  virtual void tx_burst(const PacketPool& pool, const PacketBatch& batch) = 0;
+  // Writes the frames of `batch` whose verdict is a port (drops are not written). A frame the sink
+  // could not send moves in `c` from forwarded to dropped (Counters::tx_failed), so that every
+  // packet stays accounted for.
+  virtual void tx_burst(const PacketPool& pool, const PacketBatch& batch, Counters& c) = 0;
   virtual void flush() {}
 };
 
@@ -38,8 +52,6 @@ class ReplaySource final : public PacketSource {
   ReplaySource(const PacketStore& store, uint64_t loops, const std::vector<uint32_t>* order = nullptr)
       : store_(store), loops_(loops), order_(order) {}
   ReplaySource(PacketStore&&, uint64_t, const std::vector<uint32_t>* = nullptr) = delete;  // the store must outlive the source
-  // At most this many frames per rx_burst (a NIC's receive burst; 1..PacketBatch::kCapacity).
-  void set_burst(uint32_t burst) { burst_ = burst; }
   // Frames one loop serves.
   size_t frames_per_loop() const { return order_ ? order_->size() : store_.size(); }
   uint32_t rx_burst(PacketPool& pool, PacketBatch& batch) override;
@@ -50,7 +62,6 @@ class ReplaySource final : public PacketSource {
   const PacketStore& store_;
   uint64_t loops_;
   const std::vector<uint32_t>* order_;
-  uint32_t burst_ = PacketBatch::kCapacity;
   uint64_t loop_ = 0;
   size_t next_ = 0;
   uint64_t served_ = 0;

@@ -282,7 +282,7 @@ PcapSink::PcapSink(const std::string& path, PacketWriter::Format format, uint32_
 
 PcapSink::PcapSink(const std::string& path) : writer_(path, format_from_path(path)) {}
 
-void PcapSink::tx_burst(const PacketPool& pool, const PacketBatch& batch) {
+void PcapSink::tx_burst(const PacketPool& pool, const PacketBatch& batch, Counters&) {
   for (uint32_t i = 0; i < batch.size; ++i) {
     // kUnset carries the drop flag too, so undecided packets are not written either.
     if (Verdict::is_drop(batch.verdict[i])) continue;

@@ -147,7 +147,7 @@ class PcapSink final : public PacketSink {
   PcapSink(const std::string& path, PacketWriter::Format format, uint32_t snaplen = 262144);
   // The format follows the file name (format_from_path).
   explicit PcapSink(const std::string& path);
-  void tx_burst(const PacketPool& pool, const PacketBatch& batch) override;
+  void tx_burst(const PacketPool& pool, const PacketBatch& batch, Counters& c) override;
   void flush() override;
   // Flushes and puts the file in place; throws IoError on a write error. Without close(), the
   // file is discarded.

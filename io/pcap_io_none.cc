@@ -53,7 +53,7 @@ std::string PcapSource::describe() const { no_pcap(reader_.path()); }
 PcapSink::PcapSink(const std::string& path, PacketWriter::Format format, uint32_t snaplen)
     : writer_(path, format, snaplen) {}
 PcapSink::PcapSink(const std::string& path) : writer_(path, PacketWriter::Format::kPcap) {}
-void PcapSink::tx_burst(const PacketPool&, const PacketBatch&) { no_pcap(writer_.path()); }
+void PcapSink::tx_burst(const PacketPool&, const PacketBatch&, Counters&) { no_pcap(writer_.path()); }
 void PcapSink::flush() { no_pcap(writer_.path()); }
 void PcapSink::close() { no_pcap(writer_.path()); }
 

@@ -522,7 +522,7 @@ void Dispatcher::write_out(Lane& l, uint32_t s, uint64_t j, uint32_t n) {
   PacketBatch b;
   b.size = 0;
   auto flush = [&] {
-    if (b.size) cfg_.sink->tx_burst(*sink_pool_, b);
+    if (b.size) cfg_.sink->tx_burst(*sink_pool_, b, r_.counters);
     b.size = 0;
   };
   for (uint32_t i = 0; i < n; ++i) {

@@ -236,7 +236,7 @@ class Producer {
         b.verdict[i] = verdicts[base + i];
         std::memcpy(sink_pool_->data(i), frames + offsets[base + i], lengths[base + i]);
       }
-      cfg_.sink->tx_burst(*sink_pool_, b);
+      cfg_.sink->tx_burst(*sink_pool_, b, r_.counters);
       sunk_ += b.size;
     }
   }

@@ -28,6 +28,74 @@ bool stop_asked(const WorkersConfig& cfg) {
   return cfg.stop != nullptr && cfg.stop->load(std::memory_order_relaxed) != 0;
 }
 
+// How many more packets a worker may receive. A replay queue has its own share (a count). Live
+// queues share one count: a worker claims up to a burst of it before receiving and gives back what
+// it did not receive, so that the run receives exactly the count, whichever queues it comes on;
+// the run ends when all of it has been received.
+struct SharedCount {
+  std::atomic<uint64_t> unclaimed{0};
+  std::atomic<uint64_t> received{0};
+  uint64_t total = 0;
+};
+
+class RxBudget {
+ public:
+  explicit RxBudget(uint64_t own) : left_(own) {}
+  explicit RxBudget(SharedCount* shared) : shared_(shared) {}
+  uint32_t claim(uint32_t want) {
+    if (!shared_) return static_cast<uint32_t>(std::min<uint64_t>(want, left_));
+    uint64_t cur = shared_->unclaimed.load(std::memory_order_relaxed);
+    while (cur) {
+      const uint64_t take = std::min<uint64_t>(cur, want);
+      if (shared_->unclaimed.compare_exchange_weak(cur, cur - take, std::memory_order_relaxed)) {
+        return static_cast<uint32_t>(take);
+      }
+    }
+    return 0;
+  }
+  void received(uint32_t claimed, uint32_t got) {
+    if (!shared_) {
+      left_ -= got;
+      return;
+    }
+    if (got < claimed) shared_->unclaimed.fetch_add(claimed - got, std::memory_order_relaxed);
+    if (got) shared_->received.fetch_add(got, std::memory_order_relaxed);
+  }
+  bool done() const {
+    return shared_ ? shared_->received.load(std::memory_order_relaxed) >= shared_->total : left_ == 0;
+  }
+
+ private:
+  uint64_t left_ = 0;
+  SharedCount* shared_ = nullptr;
+};
+
+// Why a worker stops receiving before its input ends: a signal, or the run's time is up.
+bool time_to_stop(const WorkersConfig& cfg, uint64_t deadline_ns, WorkersResult& r) {
+  if (stop_asked(cfg)) {
+    r.stopped = true;
+    return true;
+  }
+  return deadline_ns && now_ns() >= deadline_ns;
+}
+
+// A live queue with nothing in it: spin a little (packets come in bursts), then sleep in the
+// kernel until some arrive or a millisecond has passed (a stop request is seen within one).
+class IdleWait {
+ public:
+  void empty(PacketSource& src) {
+    if (++empty_polls_ < 64) {
+      cpu_relax();
+    } else {
+      src.wait_for_packets(1);
+    }
+  }
+  void got() { empty_polls_ = 0; }
+
+ private:
+  uint32_t empty_polls_ = 0;
+};
+
 // Takes the frames longer than kMaxFrame out of a burst just received, as received and dropped
 // (kOversize): the source could only give their first bytes, which the app must not forward as if
 // they were the frame. The others keep their order. Returns how many were taken out.
@@ -67,9 +135,12 @@ class BurstFinisher {
     const uint64_t t = now_ns();
     if (spacing == 0) {
       r_.latency.record(t - first_arrival, b.size);
+      latency_sum_ += (t - first_arrival) * b.size;
     } else {
       for (uint32_t i = 0; i < b.size; ++i) r_.latency.record(t - (first_arrival + i * spacing));
+      latency_sum_ += (t - first_arrival) * b.size - spacing * (uint64_t{b.size} * (b.size - 1) / 2);
     }
+    latency_packets_ += b.size;
   }
 
   // `removed`: frames of the burst taken out before the app saw it (oversize), which count towards
@@ -84,18 +155,30 @@ class BurstFinisher {
     if (sink_ && seen_ < first_pass_) {
       PacketBatch head = b;
       head.size = static_cast<uint32_t>(std::min<uint64_t>(b.size, first_pass_ - seen_));
-      sink_->tx_burst(pool_, head);
+      sink_->tx_burst(pool_, head, r_.counters);
     }
     for (uint32_t i = 0; i < b.size; ++i) r_.wire_bytes += b.wire_len[i] + kWireOverhead;
     seen_ += b.size;
     pool_.free_bulk(b.cell.data(), b.size);
     b.clear();
+    if (progress_) publish();
   }
+  void set_progress(WorkerProgress* p) { progress_ = p; }
   uint64_t verify_ns() const { return verify_ns_; }
 
  private:
   // Every packet that reached the lookup (forwarded, or dropped for lack of a route) must carry
   // the app's reference decision for its key.
+  void publish() {
+    const Counters& c = r_.counters;
+    progress_->received.store(c.rx_packets, std::memory_order_relaxed);
+    progress_->forwarded.store(c.tx_packets, std::memory_order_relaxed);
+    progress_->dropped.store(c.dropped(), std::memory_order_relaxed);
+    progress_->wire_bytes.store(r_.wire_bytes, std::memory_order_relaxed);
+    progress_->latency_ns.store(latency_sum_, std::memory_order_relaxed);
+    progress_->latency_packets.store(latency_packets_, std::memory_order_relaxed);
+  }
+
   void verify(const PacketBatch& b) {
     for (uint32_t i = 0; i < b.size; ++i) {
       uint32_t want = 0;
@@ -112,6 +195,9 @@ class BurstFinisher {
   WorkersResult& r_;
   uint64_t seen_ = 0;
   uint64_t verify_ns_ = 0;
+  WorkerProgress* progress_ = nullptr;
+  uint64_t latency_sum_ = 0;
+  uint64_t latency_packets_ = 0;
 };
 
 // A burst at the GPU engine: its packets, its items and results (the app's data blocks) and the
@@ -127,30 +213,38 @@ struct BurstInFlight {
   uint64_t spacing = 0;
 };
 
-// One worker on a CPU path: receive, forward, finish, one burst at a time.
-void cpu_worker(const ForwardApp& app, ReplaySource& src, uint64_t budget, double rate, const WorkersConfig& cfg,
+// One worker on a CPU path: receive, forward, finish, one burst at a time. `Src` is ReplaySource
+// (its calls inlined: the peak-rate loop) or any PacketSource.
+template <class Src>
+void cpu_worker(const ForwardApp& app, Src& src, RxBudget budget, double rate, const WorkersConfig& cfg,
                 uint64_t start_ns, WorkersResult& r, BurstFinisher& fin, PacketPool& pool) {
   ArrivalClock clock(rate, start_ns);
+  const uint64_t deadline = cfg.duration_ns ? start_ns + cfg.duration_ns : 0;
   PacketBatch b;
-  uint64_t served = 0;
-  while (served < budget) {
+  IdleWait idle;
+  while (!budget.done()) {
     uint32_t n;
     while ((n = clock.available(cfg.burst)) == 0 && !stop_asked(cfg)) cpu_relax();
-    if (stop_asked(cfg)) {
-      r.stopped = true;
-      break;
+    if (time_to_stop(cfg, deadline, r)) break;
+    const uint32_t claimed = budget.claim(n);
+    if (claimed == 0) {  // live: the count is claimed by other queues for now
+      cpu_relax();
+      continue;
     }
-    src.set_burst(static_cast<uint32_t>(std::min<uint64_t>(n, budget - served)));
+    src.set_burst(claimed);
     const uint64_t rx0 = now_ns();
     const uint32_t got = src.rx_burst(pool, b);
     r.rx_seconds += (now_ns() - rx0) / 1e9;
+    budget.received(claimed, got);
     if (got == 0) {
       if (pool.available() < PacketBatch::kCapacity) throw std::logic_error("worker: packet pool ran dry");
-      break;
+      if (!src.live()) break;
+      idle.empty(src);
+      continue;
     }
+    idle.got();
     uint64_t spacing = 0;
     const uint64_t first = clock.take(b.size, &spacing);
-    served += b.size;
     const uint32_t oversize = drop_oversize(pool, b, r.counters);
     if (cfg.path == LookupPath::kScalar) {
       app.forward_scalar(pool, b, r.counters);
@@ -164,9 +258,12 @@ void cpu_worker(const ForwardApp& app, ReplaySource& src, uint64_t budget, doubl
 
 // One worker on the GPU path: bursts go to the engine and are finished in order as they return;
 // up to max_bursts_in_flight are out at once, so the worker keeps receiving while the GPU works.
-void gpu_worker(const ForwardApp& app, int w, ReplaySource& src, uint64_t budget, double rate, const WorkersConfig& cfg, uint64_t start_ns,
-                WorkersResult& r, BurstFinisher& fin, PacketPool& pool) {
+template <class Src>
+void gpu_worker(const ForwardApp& app, int w, Src& src, RxBudget budget, double rate, const WorkersConfig& cfg,
+                uint64_t start_ns, WorkersResult& r, BurstFinisher& fin, PacketPool& pool) {
   ArrivalClock clock(rate, start_ns);
+  const uint64_t deadline = cfg.duration_ns ? start_ns + cfg.duration_ns : 0;
+  IdleWait idle;
   gpu::Engine& engine = *cfg.engine;
   const uint32_t depth = cfg.max_bursts_in_flight;
   std::vector<BurstInFlight> ring(depth);
@@ -174,8 +271,8 @@ void gpu_worker(const ForwardApp& app, int w, ReplaySource& src, uint64_t budget
   const auto submit = [&](BurstInFlight& s) {
     return engine.try_submit(w, s.keys.data(), s.keys.count, s.keys.results(), &s.ticket);
   };
-  uint64_t head = 0, tail = 0, served = 0;
-  bool drained = budget == 0;
+  uint64_t head = 0, tail = 0;
+  bool drained = budget.done();
   try {
     while (!drained || head != tail) {
       bool progress = false;
@@ -202,25 +299,31 @@ void gpu_worker(const ForwardApp& app, int w, ReplaySource& src, uint64_t budget
         ++head;
         progress = true;
       }
-      if (!drained && stop_asked(cfg)) {
-        drained = true;  // the bursts in flight are still finished below
-        r.stopped = true;
-      }
+      if (!drained && time_to_stop(cfg, deadline, r)) drained = true;  // the bursts in flight are still finished below
       uint32_t n;
       const bool waiting = tail != head && ring[(tail - 1) % depth].waiting;
       if (!drained && !waiting && tail - head < depth && (n = clock.available(cfg.burst)) > 0 &&
           (n == cfg.burst || !clock.paced() || now_ns() >= clock.next_arrival() + cfg.rx_hold_ns)) {
         BurstInFlight& s = ring[tail % depth];
-        src.set_burst(static_cast<uint32_t>(std::min<uint64_t>(n, budget - served)));
-        const uint64_t rx0 = now_ns();
-        const uint32_t got = src.rx_burst(pool, s.batch);
-        r.rx_seconds += (now_ns() - rx0) / 1e9;
+        const uint32_t claimed = budget.claim(n);
+        uint32_t got = 0;
+        if (claimed) {
+          src.set_burst(claimed);
+          const uint64_t rx0 = now_ns();
+          got = src.rx_burst(pool, s.batch);
+          r.rx_seconds += (now_ns() - rx0) / 1e9;
+          budget.received(claimed, got);
+        }
         if (got == 0) {
           if (pool.available() < cfg.burst) throw std::logic_error("worker: packet pool ran dry");
-          drained = true;
+          if (!src.live()) {
+            drained = true;
+          } else if (head == tail) {
+            idle.empty(src);  // nothing in flight either: wait for packets
+          }
         } else {
-          served += s.batch.size;
-          drained = served >= budget;
+          idle.got();
+          drained = budget.done();
           s.first_arrival = clock.take(s.batch.size, &s.spacing);
           s.oversize = drop_oversize(pool, s.batch, r.counters);
           app.classify(pool, s.batch, s.keys, r.counters);
@@ -293,7 +396,9 @@ GpuEngine attach_gpu_engine(WorkersConfig& wc, const ForwardApp& app, std::uniqu
   return e;
 }
 
-WorkersResult run_workers(const ForwardApp& app, const PacketStore& input, const WorkersConfig& cfg) {
+namespace {
+
+void check_config(const WorkersConfig& cfg) {
   if (cfg.workers < 1) throw std::invalid_argument("run: at least one worker");
   if (cfg.burst < 1 || cfg.burst > PacketBatch::kCapacity) throw std::invalid_argument("run: burst must be 1..256");
   if (cfg.path == LookupPath::kGpu && !cfg.engine) throw std::invalid_argument("run: the GPU path needs an engine");
@@ -303,12 +408,24 @@ WorkersResult run_workers(const ForwardApp& app, const PacketStore& input, const
                                 " packets) must fit in a GPU batch (" +
                                 std::to_string(cfg.engine->max_batch()) + ")");
   }
-  if (cfg.sink && cfg.workers > 1) throw std::invalid_argument("run: writing an output capture needs one worker");
+}
+
+// What one worker receives from and sends to, made on its own thread (after pinning, so that its
+// memory is local): `setup(w, pool)` returns it.
+struct WorkerIo {
+  ReplaySource* replay = nullptr;  // the peak-rate source, or
+  PacketSource* source = nullptr;  // any other
+  RxBudget budget{uint64_t{0}};
+  double share = 1;                // the worker's share of the offered load
+  PacketSink* sink = nullptr;
+  uint64_t first_pass = UINT64_MAX;  // frames of the first pass (what the sink gets)
+};
+
+// Starts the workers, runs them to the end and merges their results.
+template <class Setup>
+WorkersResult run_threads(const ForwardApp& app, const WorkersConfig& cfg, Setup setup) {
   const int n = cfg.workers;
-  const auto queues = rss_split(input, n);
   const uint32_t depth = cfg.path == LookupPath::kGpu ? std::max<uint32_t>(cfg.max_bursts_in_flight, 1) : 1;
-  const uint64_t expected = cfg.packets ? cfg.packets : input.size() * cfg.repeat;
-  const std::vector<uint64_t> budget = queue_budgets(input, queues, cfg.packets);
   std::vector<WorkersResult> part(n);
   std::vector<uint64_t> verify_ns(n, 0);
   std::vector<std::exception_ptr> error(n);
@@ -324,21 +441,29 @@ WorkersResult run_workers(const ForwardApp& app, const PacketStore& input, const
         // Cells for every burst in flight plus one being received: a pool no larger than that
         // keeps the packets the worker touches twice (classify, then apply) in its caches.
         PacketPool pool((depth + 1) * cfg.burst + PacketBatch::kCapacity, cfg.cell_size);
-        ReplaySource src(input, cfg.packets ? 0 : cfg.repeat, n > 1 ? &queues[w] : nullptr);
+        WorkerIo io = setup(w);
+        PacketSource& src = io.replay ? *io.replay : *io.source;
         src.set_burst(cfg.burst);
         WorkersConfig wc = cfg;
         wc.max_bursts_in_flight = depth;
-        BurstFinisher fin(pool, cfg.verify ? &app : nullptr, cfg.sink, src.frames_per_loop(), r);
+        BurstFinisher fin(pool, cfg.verify ? &app : nullptr, io.sink, io.first_pass, r);
+        if (cfg.progress) fin.set_progress(&cfg.progress[w]);
         // Every worker starts on the same clock, once all pools are built.
         if (ready.fetch_add(1) + 1 == n) start_ns.store(now_ns());
         while (start_ns.load() == 0) std::this_thread::yield();
         // The offered load reaches each queue in proportion to its share of the traffic.
-        const double share = input.size() ? double(src.frames_per_loop()) / input.size() : 0;
-        const double rate = cfg.rate_pps * share;
+        const double rate = cfg.rate_pps * io.share;
+        const uint64_t t0 = start_ns.load();
         if (cfg.path == LookupPath::kGpu) {
-          gpu_worker(app, w, src, budget[w], rate, wc, start_ns.load(), r, fin, pool);
+          if (io.replay) {
+            gpu_worker(app, w, *io.replay, io.budget, rate, wc, t0, r, fin, pool);
+          } else {
+            gpu_worker(app, w, *io.source, io.budget, rate, wc, t0, r, fin, pool);
+          }
+        } else if (io.replay) {
+          cpu_worker(app, *io.replay, io.budget, rate, wc, t0, r, fin, pool);
         } else {
-          cpu_worker(app, src, budget[w], rate, wc, start_ns.load(), r, fin, pool);
+          cpu_worker(app, *io.source, io.budget, rate, wc, t0, r, fin, pool);
         }
         verify_ns[w] = fin.verify_ns();
       } catch (...) {
@@ -368,7 +493,52 @@ WorkersResult run_workers(const ForwardApp& app, const PacketStore& input, const
   // verifying is not time the others would have had anyway, and no share of it can be taken off.
   total.seconds = (end_ns - start_ns.load()) / 1e9;
   for (const uint64_t ns : verify_ns) total.verify_seconds += ns / 1e9;
-  total.expected = expected;
+  return total;
+}
+
+}  // namespace
+
+WorkersResult run_workers(const ForwardApp& app, const PacketStore& input, const WorkersConfig& cfg) {
+  check_config(cfg);
+  if (cfg.sink && cfg.workers > 1) throw std::invalid_argument("run: writing an output capture needs one worker");
+  const int n = cfg.workers;
+  const auto queues = rss_split(input, n);
+  const std::vector<uint64_t> budget = queue_budgets(input, queues, cfg.packets);
+  std::vector<std::unique_ptr<ReplaySource>> sources(n);
+  WorkersResult total = run_threads(app, cfg, [&](int w) {
+    sources[w] = std::make_unique<ReplaySource>(input, cfg.packets ? 0 : cfg.repeat, n > 1 ? &queues[w] : nullptr);
+    WorkerIo io;
+    io.replay = sources[w].get();
+    io.budget = RxBudget(budget[w]);
+    io.share = input.size() ? double(io.replay->frames_per_loop()) / input.size() : 0;
+    io.sink = cfg.sink;
+    io.first_pass = io.replay->frames_per_loop();
+    return io;
+  });
+  // A run cut short by --duration received what it received; otherwise the passes or the count.
+  total.expected = cfg.duration_ns && !total.stopped ? total.counters.rx_packets
+                   : cfg.packets                     ? cfg.packets
+                                                     : input.size() * cfg.repeat;
+  return total;
+}
+
+WorkersResult run_workers_live(const ForwardApp& app, const std::vector<std::unique_ptr<PacketSource>>& sources,
+                               const std::vector<std::unique_ptr<PacketSink>>& sinks, const WorkersConfig& cfg) {
+  check_config(cfg);
+  if (sources.size() != size_t(cfg.workers)) throw std::invalid_argument("run: one live source per worker");
+  if (!sinks.empty() && sinks.size() != size_t(cfg.workers)) throw std::invalid_argument("run: one sink per worker");
+  if (cfg.sink && cfg.workers > 1) throw std::invalid_argument("run: writing an output capture needs one worker");
+  SharedCount count;
+  count.total = cfg.packets ? cfg.packets : UINT64_MAX;
+  count.unclaimed = count.total;
+  WorkersResult total = run_threads(app, cfg, [&](int w) {
+    WorkerIo io;
+    io.source = sources[w].get();
+    io.budget = RxBudget(&count);
+    io.sink = sinks.empty() ? cfg.sink : sinks[w].get();
+    return io;
+  });
+  total.expected = total.counters.rx_packets;  // live traffic: what came is what was expected
   return total;
 }
 

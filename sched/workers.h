@@ -38,6 +38,17 @@ namespace tandem {
 
 enum class LookupPath { kScalar, kBatched, kGpu };
 
+// A worker's figures so far, which it publishes after every burst for a thread that watches the
+// run (the stats line, the metrics endpoint): one writer each, relaxed stores, its own cache line.
+struct alignas(kCacheLine) WorkerProgress {
+  std::atomic<uint64_t> received{0};
+  std::atomic<uint64_t> forwarded{0};
+  std::atomic<uint64_t> dropped{0};
+  std::atomic<uint64_t> wire_bytes{0};
+  std::atomic<uint64_t> latency_ns{0};  // the sum over the packets below
+  std::atomic<uint64_t> latency_packets{0};
+};
+
 struct WorkersConfig {
   int workers = 1;
   LookupPath path = LookupPath::kBatched;
@@ -55,6 +66,8 @@ struct WorkersConfig {
                                          // (ForwardApp::build_reference() must have run)
   PacketSink* sink = nullptr;            // write forwarded frames (first pass; one worker only)
   const std::atomic<int>* stop = nullptr;  // non-zero: receive no more, finish what is in flight
+  uint64_t duration_ns = 0;              // > 0: receive nothing more after this long, finish, return
+  WorkerProgress* progress = nullptr;    // an array of `workers` entries each worker keeps current
 };
 
 struct WorkersResult {
@@ -80,6 +93,13 @@ std::vector<uint64_t> queue_budgets(const PacketStore& input, const std::vector<
 
 // Runs the input through the workers and returns the merged counters and latencies.
 WorkersResult run_workers(const ForwardApp& app, const PacketStore& input, const WorkersConfig& cfg);
+
+// Live ports (a network interface's queues): worker w receives from sources[w] and sends what it
+// forwards through sinks[w] (sinks empty: through cfg.sink, or nowhere). Runs until cfg.packets
+// packets have been received in all (0: no count), cfg.duration_ns has passed, or cfg.stop is
+// set; cfg.repeat and cfg.rate_pps do not apply (the traffic comes as it comes).
+WorkersResult run_workers_live(const ForwardApp& app, const std::vector<std::unique_ptr<PacketSource>>& sources,
+                               const std::vector<std::unique_ptr<PacketSink>>& sinks, const WorkersConfig& cfg);
 
 // Bursts a worker may have at the engine: enough to fill two GPU batches between the workers,
 // and no more, since every burst in flight holds packets that must stay in the caches.

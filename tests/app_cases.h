@@ -113,7 +113,7 @@ inline void expect_same(const WorkersResult& a, const WorkersResult& b, const st
 // Keeps what a path sends to its output: the forwarded frames, in order.
 class CollectingSink final : public PacketSink {
  public:
-  void tx_burst(const PacketPool& pool, const PacketBatch& b) override {
+  void tx_burst(const PacketPool& pool, const PacketBatch& b, Counters&) override {
     for (uint32_t i = 0; i < b.size; ++i) {
       if (Verdict::is_drop(b.verdict[i])) continue;
       frames.emplace_back(pool.data(b.cell[i]), pool.data(b.cell[i]) + b.len[i]);

@@ -415,7 +415,8 @@ TEST_F(PcapTest, PcapSinkWritesForwardedOnly) {
     const std::string path = tmp(name);
     {
       PcapSink sink(path);
-      sink.tx_burst(pool, batch);
+      Counters c;
+      sink.tx_burst(pool, batch, c);
       sink.flush();
       EXPECT_EQ(sink.written(), 2u);
       sink.close();

@@ -1,0 +1,238 @@
+#include "cli/run_live.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "cli/commands.h"
+#include "core/clock.h"
+#include "core/packet_pool.h"
+#include "io/io_error.h"
+
+namespace tandem::cli {
+
+namespace {
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = s.find(',', start);
+    out.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+// A fanout group id of this process's own, so that two runs on one host do not join each other's
+// groups (which would split one run's traffic with the other).
+int fanout_group_base() { return static_cast<int>((getpid() * 16) & 0xFFFF); }
+
+}  // namespace
+
+void add_live_flags(CLI::App* c, LiveFlags& f) {
+  c->add_option("--rx", f.rx,
+                "receive from live ports instead of --pcap/--gen: af_packet:IF[,IF...] (one socket per worker and "
+                "interface, TPACKET_V3 ring, fanout by flow hash)");
+  c->add_option("--tx", f.tx,
+                "send what the app forwards out of these ports: af_packet:IF[,IF...] (port p of the app leaves through "
+                "the (p mod N)-th interface); without it, forwarded packets are counted (and written to --out) only");
+  c->add_option("--tx-dst-mac", f.tx_dst_mac,
+                "--tx: give each frame that leaves this Ethernet destination (the next hop's MAC) and the output "
+                "interface's MAC as its source, as a router does; without it frames leave with the MACs they came with");
+  c->add_option("--duration", f.duration_s,
+                "stop receiving after this many seconds, finish what is in flight and report (0: no limit)")
+      ->check(FiniteRange(0.0, 1e9));
+  c->add_option("--stats", f.stats, "a stats line every interval on standard error: auto (when it is a terminal), on, off")
+      ->capture_default_str()->check(CLI::IsMember({"auto", "on", "off"}));
+  c->add_option("--stats-json", f.stats_json,
+                "append a JSON line of the same figures every interval to this file (- for standard output)");
+  c->add_option("--stats-interval", f.stats_interval_s, "seconds between stats lines")
+      ->capture_default_str()->check(FiniteRange(0.01, 3600.0));
+}
+
+PortSpec parse_port_spec(const char* flag, const std::string& spec) {
+  const size_t colon = spec.find(':');
+  if (colon == std::string::npos || colon + 1 >= spec.size()) {
+    throw UsageError(std::string(flag) + " " + spec + ": expected BACKEND:IF[,IF...], e.g. af_packet:eth1");
+  }
+  PortSpec p;
+  p.backend = spec.substr(0, colon);
+  if (p.backend != "af_packet") {
+    throw UsageError(std::string(flag) + " " + spec + ": backend '" + p.backend +
+                     "' is not one this build has (af_packet)");
+  }
+  p.interfaces = split_commas(spec.substr(colon + 1));
+  std::vector<std::string> seen = p.interfaces;
+  std::sort(seen.begin(), seen.end());
+  for (const std::string& i : p.interfaces) {
+    if (i.empty()) throw UsageError(std::string(flag) + " " + spec + ": an empty interface name");
+  }
+  if (std::adjacent_find(seen.begin(), seen.end()) != seen.end()) {
+    throw UsageError(std::string(flag) + " " + spec + ": an interface is named twice");
+  }
+  return p;
+}
+
+LiveRun::LiveRun(const LiveFlags& f, int workers, uint64_t packets) : flags_(f), workers_(workers), packets_(packets) {
+  const PortSpec rx = parse_port_spec("--rx", f.rx);
+  L2Rewrite rewrite;
+  if (!f.tx_dst_mac.empty()) {
+    if (f.tx.empty()) throw UsageError("--tx-dst-mac rewrites what leaves through --tx: give --tx");
+    try {
+      rewrite.dst = parse_mac(f.tx_dst_mac);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--tx-dst-mac ") + e.what());
+    }
+    rewrite.enabled = true;
+  }
+  try {
+    for (const std::string& i : rx.interfaces) rx_if_.push_back(interface_info(i));
+    if (!f.tx.empty()) {
+      const PortSpec tx = parse_port_spec("--tx", f.tx);
+      for (const std::string& i : tx.interfaces) tx_if_.push_back(interface_info(i));
+    }
+  } catch (const IoError& e) {
+    throw UsageError(e.what());
+  }
+  // Cells hold the largest frame the receive interfaces pass: their MTU, the Ethernet header and
+  // two VLAN tags.
+  uint32_t mtu = 1500;
+  for (const InterfaceInfo& i : rx_if_) mtu = std::max(mtu, i.mtu);
+  cell_size_ = std::max<uint32_t>(PacketPool::kDefaultCellSize,
+                                  (std::min<uint32_t>(mtu + 22, 0xFFFF) + PacketPool::kHeadroom + 63) / 64 * 64);
+  AfPacketRxOptions ro;
+  ro.fanout_group = fanout_group_base();
+  for (int w = 0; w < workers; ++w) {
+    sources_.push_back(std::make_unique<AfPacketRx>(rx_if_, ro));
+    if (!tx_if_.empty()) sinks_.push_back(std::make_unique<AfPacketTx>(tx_if_, rewrite));
+  }
+  desc_ = sources_.front()->describe() + ", " + std::to_string(workers) + " queue(s)";
+  if (!tx_if_.empty()) {
+    desc_ += "; out through af_packet";
+    for (size_t k = 0; k < tx_if_.size(); ++k) desc_ += (k ? "," : ":") + tx_if_[k].name;
+    if (rewrite.enabled) desc_ += " (to " + f.tx_dst_mac + ")";
+  }
+  std::string until;
+  if (packets) until = std::to_string(packets) + " packets";
+  if (f.duration_s > 0) until += (until.empty() ? "" : " or ") + std::to_string(f.duration_s) + " s";
+  desc_ += "; until " + (until.empty() ? std::string("a signal") : until + " or a signal");
+}
+
+LiveRun::~LiveRun() = default;
+
+WorkersResult LiveRun::run(const ForwardApp& app, WorkersConfig wc, PacketSink* out) {
+  wc.packets = packets_;
+  wc.duration_ns = static_cast<uint64_t>(flags_.duration_s * 1e9);
+  wc.cell_size = std::max(wc.cell_size, cell_size_);
+  wc.sink = sinks_.empty() ? out : nullptr;
+  std::vector<WorkerProgress> progress(workers_);
+  wc.progress = progress.data();
+
+  const bool line = flags_.stats == "on" || (flags_.stats == "auto" && isatty(STDERR_FILENO));
+  FILE* json = nullptr;
+  if (flags_.stats_json == "-") {
+    json = stdout;
+  } else if (!flags_.stats_json.empty()) {
+    json = std::fopen(flags_.stats_json.c_str(), "a");
+    if (!json) throw UsageError("--stats-json " + flags_.stats_json + ": cannot open it for appending");
+  }
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  // Samples the workers' published figures every interval: rates over the interval, totals, and
+  // the kernel's ring drops (packets that reached the interface but not a worker).
+  std::thread monitor([&] {
+    const auto interval = std::chrono::duration<double>(flags_.stats_interval_s);
+    const uint64_t t0 = now_ns();
+    uint64_t last_t = t0, last_rx = 0, last_fwd = 0, last_bytes = 0, last_lat = 0, last_latn = 0;
+    std::unique_lock<std::mutex> lock(m);
+    // Every interval, and once more at the end (the run's last figures).
+    for (bool last = false; !last;) {
+      last = cv.wait_for(lock, interval, [&] { return done; });
+      uint64_t rx = 0, fwd = 0, drop = 0, bytes = 0, lat = 0, latn = 0;
+      for (const WorkerProgress& p : progress) {
+        rx += p.received.load(std::memory_order_relaxed);
+        fwd += p.forwarded.load(std::memory_order_relaxed);
+        drop += p.dropped.load(std::memory_order_relaxed);
+        bytes += p.wire_bytes.load(std::memory_order_relaxed);
+        lat += p.latency_ns.load(std::memory_order_relaxed);
+        latn += p.latency_packets.load(std::memory_order_relaxed);
+      }
+      for (auto& s : sources_) static_cast<AfPacketRx&>(*s).kernel_stats(kernel_);
+      const uint64_t t = now_ns();
+      const double dt = (t - last_t) / 1e9;
+      const double pps = (rx - last_rx) / dt, fwd_pps = (fwd - last_fwd) / dt;
+      const double gbps = (bytes - last_bytes) * 8.0 / dt / 1e9;
+      const double lat_us = latn > last_latn ? double(lat - last_lat) / double(latn - last_latn) / 1e3 : 0.0;
+      if (line) {
+        std::fprintf(stderr,
+                     "[%7.1f s] rx %.3f Mpps %.2f Gbps, fwd %.3f Mpps | total rx %llu fwd %llu drop %llu, "
+                     "kernel ring drops %llu | latency mean %.1f us | %s\n",
+                     (t - t0) / 1e9, pps / 1e6, gbps, fwd_pps / 1e6, static_cast<unsigned long long>(rx),
+                     static_cast<unsigned long long>(fwd), static_cast<unsigned long long>(drop),
+                     static_cast<unsigned long long>(kernel_.drops), lat_us,
+                     wc.path == LookupPath::kGpu ? "gpu 100%" : "cpu 100%");
+      }
+      if (json) {
+        const nlohmann::json j = {{"t", (t - t0) / 1e9},         {"received", rx},
+                                  {"forwarded", fwd},            {"dropped", drop},
+                                  {"rx_pps", pps},               {"forwarded_pps", fwd_pps},
+                                  {"gbps_wire", gbps},           {"kernel_ring_drops", kernel_.drops},
+                                  {"latency_us_mean", lat_us},   {"device", wc.path == LookupPath::kGpu ? "gpu" : "cpu"},
+                                  {"final", last}};
+        std::fprintf(json, "%s\n", j.dump().c_str());
+        std::fflush(json);
+      }
+      last_t = t, last_rx = rx, last_fwd = fwd, last_bytes = bytes, last_lat = lat, last_latn = latn;
+    }
+  });
+  WorkersResult r;
+  try {
+    r = run_workers_live(app, sources_, sinks_, wc);
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(m);
+      done = true;
+    }
+    cv.notify_all();
+    monitor.join();
+    if (json && json != stdout) std::fclose(json);
+    throw;
+  }
+  {
+    std::lock_guard<std::mutex> lock(m);
+    done = true;
+  }
+  cv.notify_all();
+  monitor.join();
+  if (json && json != stdout) std::fclose(json);
+  for (auto& s : sources_) static_cast<AfPacketRx&>(*s).kernel_stats(kernel_);
+  for (auto& s : sinks_) sent_ += static_cast<AfPacketTx&>(*s).sent();
+  return r;
+}
+
+void LiveRun::print() const {
+  std::printf("live ports: the kernel dropped %llu packets before a worker saw them (receive rings full); %s\n",
+              static_cast<unsigned long long>(kernel_.drops),
+              sinks_.empty() ? "nothing sent (no --tx)"
+                             : ("sent " + std::to_string(sent_) + " frames through --tx").c_str());
+}
+
+nlohmann::json LiveRun::json() const {
+  nlohmann::json j = {{"kernel_ring_drops", kernel_.drops}, {"rx", flags_.rx}};
+  if (!sinks_.empty()) {
+    j["tx"] = flags_.tx;
+    j["sent"] = sent_;
+  }
+  return j;
+}
+
+}  // namespace tandem::cli

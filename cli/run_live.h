@@ -1,0 +1,71 @@
+// `tandem run --rx PORTS [--tx PORTS]`: forwarding between live network ports, as a service. The
+// ports' flags, the receive and transmit ends of each worker (io/af_packet.h), the stats line and
+// JSON lines while it runs, and its report lines, kept out of cmd_run.cc, which runs every input.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/forward_app.h"
+#include "io/af_packet.h"
+#include "sched/workers.h"
+
+namespace tandem::cli {
+
+struct LiveFlags {
+  std::string rx;           // BACKEND:IF[,IF...]
+  std::string tx;
+  std::string tx_dst_mac;   // rewrite the Ethernet destination (and source) of what leaves
+  double duration_s = 0;    // 0: until the packet count or a signal
+  std::string stats = "auto";  // the stats line on stderr: auto (when it is a terminal), on, off
+  std::string stats_json;   // a JSON line of the same figures every second, to this file
+  double stats_interval_s = 1;
+};
+
+// Adds --rx, --tx, --tx-dst-mac, --duration, --stats, --stats-json, --stats-interval to `run`.
+void add_live_flags(CLI::App* run, LiveFlags& f);
+
+// A port list: the backend and its interfaces. Throws UsageError naming the flag.
+struct PortSpec {
+  std::string backend;  // af_packet
+  std::vector<std::string> interfaces;
+};
+PortSpec parse_port_spec(const char* flag, const std::string& spec);
+
+// The live ports of one run: every worker's receive queue and transmit queue, opened up front so
+// that a missing interface or permission is reported before anything runs.
+class LiveRun {
+ public:
+  // `packets`: stop once this many have been received (0: no count).
+  LiveRun(const LiveFlags& f, int workers, uint64_t packets);
+  ~LiveRun();
+
+  const std::string& describe() const { return desc_; }
+  // The pool cell size the ports' largest frame needs (their MTU).
+  uint32_t cell_size() const { return cell_size_; }
+  // Runs the workers on the ports until the count, the duration or a signal; prints the stats
+  // line while it runs when asked.
+  WorkersResult run(const ForwardApp& app, WorkersConfig wc, PacketSink* out);
+  // Report lines and JSON: what the kernel dropped before Tandem saw it, what was sent.
+  void print() const;
+  nlohmann::json json() const;
+
+ private:
+  LiveFlags flags_;
+  int workers_;
+  uint64_t packets_;
+  std::vector<InterfaceInfo> rx_if_, tx_if_;
+  std::vector<std::unique_ptr<PacketSource>> sources_;
+  std::vector<std::unique_ptr<PacketSink>> sinks_;
+  std::string desc_;
+  uint32_t cell_size_ = 0;
+  AfPacketRxStats kernel_{};
+  uint64_t sent_ = 0;
+};
+
+}  // namespace tandem::cli

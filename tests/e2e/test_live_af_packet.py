@@ -1,0 +1,190 @@
+"""`tandem run --rx af_packet:IF --tx af_packet:IF,IF` between veth pairs in a private network
+namespace, against the real Linux stack: frames sent from one side by a raw socket, Tandem's IPv4
+router forwarding between the interfaces, captures on the far sides checking every packet (the TTL
+and header checksum rewritten, the MACs set for the next hop, each flow complete and in order, out of
+the interface its route names) and the counts (sent = received by Tandem = forwarded + dropped =
+captured + dropped, each drop with its reason, a frame over the output MTU counted as a tx_error).
+Also: SIGINT while forwarding (a final report, balanced), --duration with no traffic, and the errors
+for a missing interface or an unknown backend. Skipped (visibly) where namespaces are not allowed."""
+import json
+import os
+import signal
+import struct
+import subprocess
+import sys
+import time
+
+from e2e_util import SKIP, Checker, args, run, tmpdir
+from netns import Capture, Netns, can_make_namespaces, send
+
+MARK = b"TNDLIVE1"
+NEXT_HOP_MAC = "02:00:00:00:00:99"
+
+
+def frames_for(src_mac, dst_mac):
+    """Routed flows (seq numbers in the payload) interleaved with frames each drop reason takes."""
+    from scapy.all import ARP, IP, UDP, Ether, Raw
+    flows = [(f, 1 + f % 3) for f in range(12)]  # flow f goes to 10.<port>.f.1: port 1, 2 or 3
+    out, expect = [], {"no_route": 0, "ttl_exceeded": 0, "bad_checksum": 0, "martian_address": 0, "not_ip": 0,
+                       "tx_error": 0}
+    eth = Ether(src=src_mac, dst=dst_mac)
+    per_flow = 60
+    for seq in range(per_flow):
+        for f, port in flows:
+            p = eth / IP(src=f"192.0.2.{f + 1}", dst=f"10.{port}.{f}.1", ttl=64 - f) / UDP(sport=1000 + f, dport=2000) / \
+                Raw(MARK + struct.pack("!HI", f, seq) + bytes(20 + (seq * 7 + f) % 200))
+            out.append(bytes(p))
+        if seq % 6 == 0:
+            out.append(bytes(eth / IP(src="192.0.2.99", dst="10.9.0.1") / UDP() / Raw(MARK)))
+            expect["no_route"] += 1
+            out.append(bytes(eth / IP(src="192.0.2.99", dst="10.1.0.1", ttl=1) / UDP() / Raw(MARK)))
+            expect["ttl_exceeded"] += 1
+            bad = bytearray(bytes(eth / IP(src="192.0.2.99", dst="10.2.0.1") / UDP() / Raw(MARK)))
+            bad[24] ^= 0xFF  # the IPv4 header checksum
+            out.append(bytes(bad))
+            expect["bad_checksum"] += 1
+            out.append(bytes(eth / IP(src="192.0.2.99", dst="127.0.0.1") / UDP() / Raw(MARK)))
+            expect["martian_address"] += 1
+            out.append(bytes(eth / ARP(psrc="192.0.2.1", pdst="192.0.2.2")))
+            expect["not_ip"] += 1
+            # Routed to port 1 (c1, MTU 1000) but 1,200 bytes long: the kernel refuses it on the way out.
+            out.append(bytes(eth / IP(src="192.0.2.98", dst="10.1.77.1") / UDP(sport=9, dport=9) / Raw(MARK + bytes(1150))))
+            expect["tx_error"] += 1
+    return out, expect, flows, per_flow
+
+
+def check_captured(c, frames, iface_mac, ports_here, flows, per_flow, what):
+    from scapy.all import IP, UDP, Ether
+    seen = {}
+    for fr in frames:
+        p = Ether(fr)
+        if IP not in p or UDP not in p or not bytes(p[UDP].payload).startswith(MARK):
+            c.check(False, f"{what}: a frame that is not ours: {p.summary()}")
+            continue
+        raw = bytes(p[UDP].payload)
+        f, seq = struct.unpack("!HI", raw[len(MARK):len(MARK) + 6])
+        c.check(p.dst == NEXT_HOP_MAC, f"{what}: flow {f} seq {seq}: destination MAC {p.dst}")
+        c.check(p.src == iface_mac, f"{what}: flow {f} seq {seq}: source MAC {p.src}, want {iface_mac}")
+        c.check(p[IP].ttl == 64 - f - 1, f"{what}: flow {f} seq {seq}: TTL {p[IP].ttl}, want {64 - f - 1}")
+        ip = bytes(p[IP])[:20]
+        s = sum(struct.unpack("!10H", ip))
+        while s >> 16:
+            s = (s & 0xFFFF) + (s >> 16)
+        c.check(s == 0xFFFF, f"{what}: flow {f} seq {seq}: header checksum does not verify")
+        c.check(len(raw) == len(MARK) + 6 + 20 + (seq * 7 + f) % 200, f"{what}: flow {f} seq {seq}: payload length")
+        seen.setdefault(f, []).append(seq)
+    for f, port in flows:
+        if port in ports_here:
+            c.check(seen.get(f) == list(range(per_flow)),
+                    f"{what}: flow {f}: {len(seen.get(f, []))} of {per_flow} packets, in order: "
+                    f"{seen.get(f, [])[:8] == list(range(min(8, per_flow)))}")
+        else:
+            c.check(f not in seen, f"{what}: flow {f} (port {port}) came out of the wrong interface")
+
+
+def start_tandem(ns, cmd):
+    p = subprocess.Popen(ns.exec_cmd(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    while True:
+        line = p.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if line.startswith("input:"):
+            break
+    return p, lines
+
+
+def main():
+    a = args()
+    ok, why = can_make_namespaces()
+    if not ok:
+        print(f"SKIPPED: {why}")
+        sys.exit(SKIP)
+    c = Checker()
+    d = tmpdir()
+    T = os.path.abspath(a.tandem)
+    fib = os.path.join(d, "fib.txt")
+    open(fib, "w").write("10.1.0.0/16 1\n10.2.0.0/16 2\n10.3.0.0/16 3\n")
+
+    with Netns([("a0", "a1"), ("b0", "b1"), ("c0", "c1")]) as ns:
+        ns.sh("ip", "link", "set", "c1", "mtu", "1000")
+        for i in ("a0", "a1", "b0", "b1", "c0", "c1"):
+            ns.wait_up(i)
+        frames, expect, flows, per_flow = frames_for(ns.mac("a0"), ns.mac("a1"))
+        routed = len(flows) * per_flow
+
+        # 1. Forward all of it, two workers, out of two interfaces (port 2 -> b1, ports 1 and 3 -> c1).
+        cap_b = Capture(ns, "b0", os.path.join(d, "b0.frames"))
+        cap_c = Capture(ns, "c0", os.path.join(d, "c0.frames"))
+        js, stats = os.path.join(d, "run.json"), os.path.join(d, "stats.jsonl")
+        p, head = start_tandem(ns, [T, "run", "--app", "ipv4", "--fib", fib, "--device", "cpu", "--workers", "2",
+                                    "--rx", "af_packet:a1", "--tx", "af_packet:b1,c1", "--tx-dst-mac", NEXT_HOP_MAC,
+                                    "--packets", str(len(frames)), "--duration", "120", "--json", js,
+                                    "--stats-json", stats, "--stats-interval", "0.2"])
+        c.check(any(l.startswith("input: af_packet:a1") for l in head), f"input line: {head}")
+        sent = send(ns, "a0", frames, os.path.join(d, "send.frames"))
+        out, err = p.communicate(timeout=180)
+        time.sleep(0.2)
+        got_b, drops_b = cap_b.stop()
+        got_c, drops_c = cap_c.stop()
+        c.check(p.returncode == 0, f"run exit {p.returncode}: {err.strip()[-800:]}")
+        c.check(sent == len(frames), f"sent {sent} of {len(frames)}")
+        r = json.load(open(js))
+        c.check(r["received"] == sent, f"received {r['received']}, sent {sent}")
+        c.check(r["forwarded"] == routed, f"forwarded {r['forwarded']}, want {routed}")
+        c.check(r["received"] == r["forwarded"] + r["dropped"] and r["balanced"], "received = forwarded + dropped")
+        for reason, n in expect.items():
+            c.check(r["drops"].get(reason) == n, f"drops {reason}: {r['drops'].get(reason)}, want {n}")
+        c.check(sum(r["drops"].values()) == sum(expect.values()), f"drops: {r['drops']}")
+        c.check(r["input_mode"] == "live" and r["live"]["kernel_ring_drops"] == 0, f"live: {r.get('live')}")
+        c.check(r["live"].get("sent") == routed, f"sent through --tx: {r['live'].get('sent')}, want {routed}")
+        c.check(drops_b == 0 and drops_c == 0, f"capture sockets dropped {drops_b} + {drops_c}")
+        c.check(len(got_b) + len(got_c) == r["forwarded"], f"captured {len(got_b)} + {len(got_c)}, forwarded {r['forwarded']}")
+        check_captured(c, got_b, ns.mac("b1"), {2}, flows, per_flow, "b0")
+        check_captured(c, got_c, ns.mac("c1"), {1, 3}, flows, per_flow, "c0")
+        c.check("accounting OK" in out, "report says the accounting balances")
+        lines = [json.loads(l) for l in open(stats) if l.strip()] if os.path.exists(stats) else []
+        c.check(len(lines) >= 1 and all(l["received"] <= sent for l in lines), f"stats lines: {lines[-1:]}")
+        c.check(lines and lines[-1]["final"] and lines[-1]["received"] == r["received"] and
+                lines[-1]["forwarded"] == r["forwarded"], f"the last stats line has the final figures: {lines[-1:]}")
+
+        # 2. SIGINT while forwarding: a final report, balanced, exit 130.
+        js2 = os.path.join(d, "sigint.json")
+        p, head = start_tandem(ns, [T, "run", "--app", "ipv4", "--fib", fib, "--device", "cpu",
+                                    "--rx", "af_packet:a1", "--tx", "af_packet:b1", "--json", js2])
+        part = frames[:500]
+        send(ns, "a0", part, os.path.join(d, "send2.frames"))
+        time.sleep(0.5)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        c.check(p.returncode == 130, f"SIGINT: exit {p.returncode}: {err.strip()[-400:]}")
+        c.check("interrupted by SIGINT" in out and "accounting OK" in out, f"SIGINT report: {out[-600:]}")
+        r2 = json.load(open(js2)) if os.path.exists(js2) else {}
+        c.check(r2.get("received") == len(part) and r2.get("balanced") and r2.get("interrupted") == "SIGINT",
+                f"SIGINT JSON: received {r2.get('received')} of {len(part)}, balanced {r2.get('balanced')}")
+
+        # 3. --duration with no traffic: ends on time, nothing received, balanced.
+        t0 = time.time()
+        rc, so, se = run(ns.exec_cmd([T, "run", "--app", "ipv4", "--fib", fib, "--device", "cpu", "--workers", "2",
+                                      "--rx", "af_packet:a1", "--duration", "0.5"]))
+        c.check(rc == 0 and "received 0, forwarded 0, dropped 0" in so, f"--duration 0.5: exit {rc}: {(so + se)[-400:]}")
+        c.check(time.time() - t0 < 20, f"--duration 0.5 took {time.time() - t0:.1f} s")
+
+        # 4. Errors, before anything runs.
+        for cmd, needle in (([T, "run", "--fib", fib, "--rx", "af_packet:nosuch0"], "no such interface"),
+                            ([T, "run", "--fib", fib, "--rx", "af_xdp:a1"], "not one this build has"),
+                            ([T, "run", "--fib", fib, "--rx", "af_packet:a1,a1"], "named twice"),
+                            ([T, "run", "--fib", fib, "--rx", "af_packet:a1", "--repeat", "2"], "--repeat"),
+                            ([T, "run", "--fib", fib, "--rx", "af_packet:a1", "--tx", "af_packet:b1", "--out",
+                              os.path.join(d, "x.pcap")], "--out with --tx"),
+                            ([T, "run", "--fib", fib, "--gen", "count=10", "--tx", "af_packet:b1"], "for live ports"),
+                            ([T, "run", "--fib", fib, "--rx", "af_packet:a1", "--tx", "af_packet:b1", "--tx-dst-mac",
+                              "02:00:00:00:00"], "MAC address")):
+            rc, so, se = run(ns.exec_cmd(cmd))
+            c.check(rc not in (0, None) and needle in so + se, f"{' '.join(cmd[2:])}: exit {rc}: {(so + se)[-300:]}")
+    c.done()
+
+
+if __name__ == "__main__":
+    main()
