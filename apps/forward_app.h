@@ -30,6 +30,8 @@
 
 namespace tandem {
 
+class TableControl;
+
 // The data blocks of a burst on the GPU path (as NBA's datablocks): per packet, a fixed-size item
 // the device reads (a key, a 5-tuple) and a fixed-size result it writes back (a next hop, a
 // verdict and a rewrite, a digest), as the app declares them (item_bytes(), result_bytes()). Both
@@ -150,6 +152,11 @@ class ForwardApp {
   // before it); else true, with the verdict the reference gives in *want.
   virtual bool reference_verdict(const uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t verdict,
                                  uint32_t* want) const = 0;
+
+  // Live updates of the app's table while it forwards on the CPU (apps/table_control.h); nullptr
+  // for an app or table that takes none. The first call may build what updates need (a second
+  // copy of the table).
+  virtual TableControl* table_control() { return nullptr; }
 };
 
 }  // namespace tandem

@@ -193,6 +193,14 @@ class ForwardAppImpl final : public ForwardApp {
 
   void build_reference() override { t_.build_reference(); }
 
+  TableControl* table_control() override {
+    if constexpr (requires { t_.table_control(); }) {
+      return t_.table_control();
+    } else {
+      return nullptr;
+    }
+  }
+
   // True for a drop the lookup (or apply) decided, which the reference must agree with; the other
   // reasons come from classify, before the lookup.
   static constexpr bool lookup_drops(DropReason r) {

@@ -28,7 +28,9 @@
 #include "gpu/offload_engine.h"
 #include "io/pcap_io.h"
 #include "io/traffic_gen.h"
+#include "cli/control_server.h"
 #include "cli/run_live.h"
+#include "apps/table_control.h"
 #include "cli/run_resident.h"
 #include "cli/run_schedule.h"
 #include "sched/resident.h"
@@ -66,6 +68,7 @@ struct RunOptions {
   ScheduleFlags schedule;
   LiveFlags live;
   uint64_t packets = 0;
+  std::string control;
   bool verify = false;
   std::string json;
   std::vector<std::string> gpu_flags;  // flags only the GPU path reads, given on the command line
@@ -292,6 +295,14 @@ int run(const RunOptions& o) {
       throw UsageError("--rx: the resident path takes captures and generated traffic; live ports run on the CPU or "
                        "through the offload path (--gpu-path offload)");
     }
+  }
+  if (!o.control.empty()) {
+    if (scheduled || o.device == "gpu" || (given(o, "--gpu-path") && o.gpu_path == "resident")) {
+      throw UsageError("--control: live table updates reach the CPU paths; use --device cpu");
+    }
+    if (o.verify) throw UsageError("--control: --verify checks against the table as loaded, which updates change");
+  }
+  if (is_live) {
   } else if (!o.live.tx.empty() || !o.live.tx_dst_mac.empty() || o.live.duration_s > 0 || o.packets ||
              !o.live.stats_json.empty()) {
     throw UsageError("--tx, --tx-dst-mac, --duration, --packets and --stats-json are for live ports (--rx)");
@@ -395,6 +406,8 @@ int run(const RunOptions& o) {
   Device dev = Device::kCpu;
   if (scheduled) {
     dev = Device::kCpu;  // the devices are the scheduler's (below)
+  } else if (!o.control.empty()) {
+    if (o.device == "auto" && gpu::available()) std::fprintf(stderr, "device auto: --control: running on the CPU\n");
   } else if (is_live && gpu_path == "resident") {
     if (o.device == "auto" && gpu::available()) {
       std::fprintf(stderr, "device auto: the %s app's GPU path (resident) does not take live ports: running on the CPU\n",
@@ -410,6 +423,19 @@ int run(const RunOptions& o) {
   }
   if (!scheduled) explain_cores(o.cores, cores.size(), o.workers, dev == Device::kGpu);
   if (o.verify) app.build_reference();
+  // Live table updates: the control socket, and the workers' grace periods.
+  std::unique_ptr<Rcu> rcu;
+  std::unique_ptr<ControlServer> control;
+  if (!o.control.empty()) {
+    TableControl* tc = app.table_control();
+    if (!tc) throw UsageError("--control: the " + std::string(app.name()) + " app (with these flags) takes no live updates");
+    rcu = std::make_unique<Rcu>(o.workers);
+    tc->set_rcu(rcu.get());
+    control = std::make_unique<ControlServer>(o.control, *tc);
+    std::printf("control: table updates on %s (tandem ctl --socket %s; %s)\n", o.control.c_str(), o.control.c_str(),
+                tc->syntax().c_str());
+    std::fflush(stdout);
+  }
 
   // Cells hold the largest frame of the input whole (jumbo frames, GRO/TSO captures), so that no
   // frame is cut and then dropped as if it were malformed; frames beyond 0xFFFF bytes are dropped
@@ -438,6 +464,7 @@ int run(const RunOptions& o) {
   wc.verify = o.verify;
   wc.sink = sink.get();
   wc.stop = &stop_flag();
+  wc.rcu = rcu.get();
   const std::string threads = std::to_string(o.workers) + " worker thread" + (o.workers > 1 ? "s" : "");
   std::string dev_desc;
   GpuEngine engine;
@@ -642,6 +669,12 @@ int run(const RunOptions& o) {
                 static_cast<unsigned long long>(res.verify_mismatches), res.verify_seconds);
   }
   if (sink) std::printf("output: %s: %llu packets\n", o.out.c_str(), static_cast<unsigned long long>(sink->written()));
+  if (control) {
+    std::printf("control: %llu command(s) in %llu batch(es), %llu refused; table version %llu\n",
+                static_cast<unsigned long long>(control->commands()), static_cast<unsigned long long>(control->batches()),
+                static_cast<unsigned long long>(control->errors()),
+                static_cast<unsigned long long>(app.table_control()->version()));
+  }
   if (sig && in.windowed()) {
     // The capture's size is known only once it has been read: no "of" count.
     std::printf("interrupted by %s: stopped after receiving %llu packets, in window %llu of pass %llu of %llu over "
@@ -699,6 +732,10 @@ int run(const RunOptions& o) {
     report["input_seconds"] = in.read_seconds();
     if (in.streamed()) report["windows"] = in.windows();
     if (live) report["live"] = live->json();
+    if (control) {
+      report["control"] = {{"commands", control->commands()}, {"batches", control->batches()},
+                           {"refused", control->errors()}, {"version", app.table_control()->version()}};
+    }
     report["interrupted"] = sig ? nlohmann::json(stop_signal_name(sig)) : nlohmann::json(nullptr);
     bench::write_json(o.json, report);
   }
@@ -724,6 +761,9 @@ void register_run(CLI::App& app) {
   pcap->excludes(gen);
   gen->excludes(pcap);
   add_live_flags(c, o->live);
+  c->add_option("--control", o->control,
+                "take live table updates on this Unix socket while forwarding (tandem ctl --socket PATH; ipv4: "
+                "add PREFIX/LEN NEXTHOP, del PREFIX/LEN); CPU paths; every burst sees a batch whole or not at all");
   c->add_option("--packets", o->packets, "--rx: stop once this many packets have been received")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 62));
   c->add_option("--out", o->out,

@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   tandem::cli::register_advise(app);
   tandem::cli::register_scenario(app);
   tandem::cli::register_hog_gpu(app);
+  tandem::cli::register_ctl(app);
   CLI::App* bench = app.add_subcommand("bench", "benchmarks: print a table, write JSON");
   bench->require_subcommand(1);
   tandem::cli::register_bench_ipv4(*bench);

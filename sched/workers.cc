@@ -81,19 +81,26 @@ bool time_to_stop(const WorkersConfig& cfg, uint64_t deadline_ns, WorkersResult&
 
 // A live queue with nothing in it: spin a little (packets come in bursts), then sleep in the
 // kernel until some arrive or a millisecond has passed (a stop request is seen within one).
+// A worker blocked in the kernel is offline to RCU (it holds no table pointer), so that table
+// updates do not wait for its packets.
 class IdleWait {
  public:
+  IdleWait(Rcu* rcu, int w) : rcu_(rcu), w_(w) {}
   void empty(PacketSource& src) {
     if (++empty_polls_ < 64) {
       cpu_relax();
-    } else {
-      src.wait_for_packets(1);
+      return;
     }
+    if (rcu_) rcu_->offline(w_);
+    src.wait_for_packets(1);
+    if (rcu_) rcu_->online(w_);
   }
   void got() { empty_polls_ = 0; }
 
  private:
   uint32_t empty_polls_ = 0;
+  Rcu* rcu_;
+  int w_;
 };
 
 // Takes the frames longer than kMaxFrame out of a burst just received, as received and dropped
@@ -216,13 +223,14 @@ struct BurstInFlight {
 // One worker on a CPU path: receive, forward, finish, one burst at a time. `Src` is ReplaySource
 // (its calls inlined: the peak-rate loop) or any PacketSource.
 template <class Src>
-void cpu_worker(const ForwardApp& app, Src& src, RxBudget budget, double rate, const WorkersConfig& cfg,
+void cpu_worker(const ForwardApp& app, int w, Src& src, RxBudget budget, double rate, const WorkersConfig& cfg,
                 uint64_t start_ns, WorkersResult& r, BurstFinisher& fin, PacketPool& pool) {
   ArrivalClock clock(rate, start_ns);
   const uint64_t deadline = cfg.duration_ns ? start_ns + cfg.duration_ns : 0;
   PacketBatch b;
-  IdleWait idle;
+  IdleWait idle(cfg.rcu, w);
   while (!budget.done()) {
+    if (cfg.rcu) cfg.rcu->quiescent(w);  // between bursts: no table pointer held
     uint32_t n;
     while ((n = clock.available(cfg.burst)) == 0 && !stop_asked(cfg)) cpu_relax();
     if (time_to_stop(cfg, deadline, r)) break;
@@ -263,7 +271,7 @@ void gpu_worker(const ForwardApp& app, int w, Src& src, RxBudget budget, double 
                 uint64_t start_ns, WorkersResult& r, BurstFinisher& fin, PacketPool& pool) {
   ArrivalClock clock(rate, start_ns);
   const uint64_t deadline = cfg.duration_ns ? start_ns + cfg.duration_ns : 0;
-  IdleWait idle;
+  IdleWait idle(nullptr, w);
   gpu::Engine& engine = *cfg.engine;
   const uint32_t depth = cfg.max_bursts_in_flight;
   std::vector<BurstInFlight> ring(depth);
@@ -402,6 +410,9 @@ void check_config(const WorkersConfig& cfg) {
   if (cfg.workers < 1) throw std::invalid_argument("run: at least one worker");
   if (cfg.burst < 1 || cfg.burst > PacketBatch::kCapacity) throw std::invalid_argument("run: burst must be 1..256");
   if (cfg.path == LookupPath::kGpu && !cfg.engine) throw std::invalid_argument("run: the GPU path needs an engine");
+  if (cfg.rcu && (cfg.path == LookupPath::kGpu || cfg.rcu->readers() < cfg.workers)) {
+    throw std::invalid_argument("run: live table updates need the CPU paths and one RCU reader per worker");
+  }
   if (cfg.path == LookupPath::kGpu &&
       cfg.burst > cfg.engine->max_batch()) {
     throw std::invalid_argument("run: a burst (" + std::to_string(cfg.burst) +
@@ -460,13 +471,18 @@ WorkersResult run_threads(const ForwardApp& app, const WorkersConfig& cfg, Setup
           } else {
             gpu_worker(app, w, *io.source, io.budget, rate, wc, t0, r, fin, pool);
           }
-        } else if (io.replay) {
-          cpu_worker(app, *io.replay, io.budget, rate, wc, t0, r, fin, pool);
         } else {
-          cpu_worker(app, *io.source, io.budget, rate, wc, t0, r, fin, pool);
+          if (cfg.rcu) cfg.rcu->online(w);
+          if (io.replay) {
+            cpu_worker(app, w, *io.replay, io.budget, rate, wc, t0, r, fin, pool);
+          } else {
+            cpu_worker(app, w, *io.source, io.budget, rate, wc, t0, r, fin, pool);
+          }
+          if (cfg.rcu) cfg.rcu->offline(w);
         }
         verify_ns[w] = fin.verify_ns();
       } catch (...) {
+        if (cfg.rcu) cfg.rcu->offline(w);
         error[w] = std::current_exception();
         uint64_t none = 0;  // a worker that failed before the start must not hold the others back
         start_ns.compare_exchange_strong(none, now_ns());

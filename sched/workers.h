@@ -28,6 +28,7 @@
 
 #include "apps/forward_app.h"
 #include "core/counters.h"
+#include "core/rcu.h"
 #include "core/latency_histogram.h"
 #include "gpu/offload_engine.h"
 #include "gpu/staged_engine.h"
@@ -68,6 +69,8 @@ struct WorkersConfig {
   const std::atomic<int>* stop = nullptr;  // non-zero: receive no more, finish what is in flight
   uint64_t duration_ns = 0;              // > 0: receive nothing more after this long, finish, return
   WorkerProgress* progress = nullptr;    // an array of `workers` entries each worker keeps current
+  Rcu* rcu = nullptr;                    // CPU paths: worker w is reader w, quiescent between bursts
+                                         // (live table updates, apps/table_control.h)
 };
 
 struct WorkersResult {

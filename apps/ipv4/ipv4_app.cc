@@ -9,11 +9,24 @@
 namespace tandem::ipv4 {
 
 template <class Table>
-Ipv4Traits<Table>::Ipv4Traits(const Table& t, const Fib& f) : table(&t), fib(&f) {}
+Ipv4Traits<Table>::Ipv4Traits(const Table& t, const Fib& f, Table* w) : table(&t), writable(w), current(&t), fib(&f) {}
 template <class Table>
 Ipv4Traits<Table>::~Ipv4Traits() = default;
+// Before any control exists (it holds a reference to `current`).
 template <class Table>
-Ipv4Traits<Table>::Ipv4Traits(Ipv4Traits&&) noexcept = default;
+Ipv4Traits<Table>::Ipv4Traits(Ipv4Traits&& o) noexcept
+    : table(o.table), writable(o.writable), current(o.current.load()), fib(o.fib), ref(std::move(o.ref)),
+      gpu(std::move(o.gpu)) {}
+
+template <class Table>
+TableControl* Ipv4Traits<Table>::table_control() {
+  if constexpr (std::is_same_v<Table, Dir24_8>) {
+    if (!control && writable) control = std::make_unique<RouteControl>(*writable, *fib, current);
+    return control.get();
+  } else {
+    return nullptr;
+  }
+}
 
 template <class Table>
 DropReason Ipv4Traits<Table>::classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off,
@@ -29,9 +42,9 @@ uint32_t Ipv4Traits<Table>::apply(uint8_t* frame, uint32_t, uint16_t l3_off, uin
 template <class Table>
 void Ipv4Traits<Table>::lookup_batch(const Key* keys, uint32_t* results, size_t n) const {
   if constexpr (std::is_same_v<Table, Dir24_8>) {
-    lookup_batched(*table, keys, results, n);
+    lookup_batched(live(), keys, results, n);
   } else {
-    table->lookup_batch(keys, results, n);
+    live().lookup_batch(keys, results, n);
   }
 }
 

@@ -17,6 +17,7 @@
 #include "apps/ipv4/ipv4_table.h"
 #include "apps/ipv4/poptrie.h"
 #include "apps/ipv4/ref_trie.h"
+#include "apps/ipv4/route_control.h"
 
 namespace tandem::ipv4 {
 
@@ -30,7 +31,7 @@ struct Ipv4Traits {
   static constexpr const char* kName = "ipv4";
 
   // `table` and `fib` (the routes it was built from, for the reference) must outlive the app.
-  Ipv4Traits(const Table& table, const Fib& fib);
+  Ipv4Traits(const Table& table, const Fib& fib, Table* writable = nullptr);
   ~Ipv4Traits();
   Ipv4Traits(Ipv4Traits&&) noexcept;
 
@@ -47,12 +48,12 @@ struct Ipv4Traits {
   DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const;
   void prefetch(Key k) const {
     if constexpr (std::is_same_v<Table, Dir24_8>) {
-      prefetch_read(&table->tbl24()[dir24_8_tbl24_index(k)]);
+      prefetch_read(&live().tbl24()[dir24_8_tbl24_index(k)]);
     } else {
-      prefetch_read(&table->view().direct[poptrie_direct_index(table->view(), k)]);
+      prefetch_read(&live().view().direct[poptrie_direct_index(live().view(), k)]);
     }
   }
-  uint32_t lookup(Key k) const { return table->lookup(k); }
+  uint32_t lookup(Key k) const { return live().lookup(k); }
   void lookup_batch(const Key* keys, uint32_t* results, size_t n) const;
   void to_item(Key k, Item* item) const { *item = k; }
   void lookup_items(const Item* items, uint32_t* results, size_t n) const { lookup_batch(items, results, n); }
@@ -63,7 +64,16 @@ struct Ipv4Traits {
   void build_reference();
   uint32_t reference_verdict(const uint8_t* frame, uint32_t len, uint16_t l3_off) const;
 
+  // The table lookups read: `table`, or with live updates the copy the control last published.
+  const Table& live() const { return *current.load(std::memory_order_acquire); }
+  // DIR-24-8: live route updates (route_control.h), made on the first call; the GPU path then reads
+  // a copy of the table as it was, so runs with updates stay on the CPU. Poptrie: none (nullptr).
+  TableControl* table_control();
+
   const Table* table;
+  Table* writable = nullptr;  // DIR-24-8: `table`, which the control may change
+  std::atomic<const Table*> current;
+  std::unique_ptr<RouteControl> control;
   const Fib* fib;
   std::unique_ptr<RefTrie> ref;
   std::unique_ptr<Ipv4GpuTable> gpu;  // made by the first make_gpu_runner
@@ -73,7 +83,8 @@ using Ipv4App = ForwardAppImpl<Ipv4Traits<Dir24_8>>;
 using Ipv4PoptrieApp = ForwardAppImpl<Ipv4Traits<Poptrie>>;
 
 // The router over whichever table `table` holds; `table` and `fib` must outlive it.
-std::unique_ptr<ForwardApp> make_app(const RouteTable& table, const Fib& fib);
+// With a writable DIR-24-8 table, the app takes live route updates (ForwardApp::table_control).
+std::unique_ptr<ForwardApp> make_app(RouteTable& table, const Fib& fib);
 
 // Why the table called `table_name` has no GPU path ("" for DIR-24-8): what --device gpu is
 // refused with (AppSpec::no_gpu_path).

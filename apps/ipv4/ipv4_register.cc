@@ -14,8 +14,8 @@ namespace tandem::ipv4 {
 // The apps are instantiated here, apart from the traits' member definitions (ipv4_app.cc), so
 // that the per-packet path compiles as it was measured (docs/RESULTS.md): classify and
 // lookup_batch stay calls rather than being inlined into ForwardAppImpl's loops.
-std::unique_ptr<ForwardApp> make_app(const RouteTable& table, const Fib& fib) {
-  if (table.dir24_8) return std::make_unique<Ipv4App>(*table.dir24_8, fib);
+std::unique_ptr<ForwardApp> make_app(RouteTable& table, const Fib& fib) {
+  if (table.dir24_8) return std::make_unique<Ipv4App>(*table.dir24_8, fib, table.dir24_8.get());
   return std::make_unique<Ipv4PoptrieApp>(*table.poptrie, fib);
 }
 

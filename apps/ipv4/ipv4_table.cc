@@ -6,8 +6,6 @@
 
 namespace tandem::ipv4 {
 
-namespace {
-
 std::unique_ptr<Dir24_8> build_dir24_8(const Fib& fib) {
   auto table = std::make_unique<Dir24_8>();
   for (const auto& r : fib.routes) {
@@ -19,8 +17,6 @@ std::unique_ptr<Dir24_8> build_dir24_8(const Fib& fib) {
   }
   return table;
 }
-
-}  // namespace
 
 LoadedTable load_table(const std::string& path) {
   LoadedTable t;

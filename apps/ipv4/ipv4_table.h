@@ -21,6 +21,9 @@ struct LoadedTable {
   double build_seconds = 0;
 };
 
+// DIR-24-8 from a Fib's routes, in their order; throws UsageError for a route it cannot take.
+std::unique_ptr<Dir24_8> build_dir24_8(const Fib& fib);
+
 // Loads and builds; throws FibError (a bad line) or UsageError (a route the table cannot take),
 // naming the file. Duplicate routes are warned about on stderr.
 LoadedTable load_table(const std::string& path);

@@ -15,7 +15,7 @@ import sys
 import time
 
 from e2e_util import SKIP, Checker, args, run, tmpdir
-from netns import Capture, Netns, can_make_namespaces, send
+from netns import Capture, Netns, can_make_namespaces, send, write_frames
 
 MARK = b"TNDLIVE1"
 NEXT_HOP_MAC = "02:00:00:00:00:99"
@@ -82,7 +82,8 @@ def check_captured(c, frames, iface_mac, ports_here, flows, per_flow, what):
             c.check(f not in seen, f"{what}: flow {f} (port {port}) came out of the wrong interface")
 
 
-def start_tandem(ns, cmd):
+def start_tandem(ns, cmd, ready="input:"):
+    """Starts a run and returns once it prints the line that says it is ready (its ports open)."""
     p = subprocess.Popen(ns.exec_cmd(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines = []
     while True:
@@ -90,7 +91,7 @@ def start_tandem(ns, cmd):
         if not line:
             break
         lines.append(line)
-        if line.startswith("input:"):
+        if line.startswith(ready):
             break
     return p, lines
 
@@ -171,7 +172,68 @@ def main():
         c.check(rc == 0 and "received 0, forwarded 0, dropped 0" in so, f"--duration 0.5: exit {rc}: {(so + se)[-400:]}")
         c.check(time.time() - t0 < 20, f"--duration 0.5 took {time.time() - t0:.1f} s")
 
-        # 4. Errors, before anything runs.
+        # 4. 10,000 route updates through `tandem ctl` while forwarding: nothing lost, every flow
+        # complete and in order; after them, every flow leaves by the route the updates left.
+        ctl_sock = os.path.join(d, "ctl.sock")
+        js3 = os.path.join(d, "ctl.json")
+        cap_b = Capture(ns, "b0", os.path.join(d, "b0-ctl.frames"))
+        cap_c = Capture(ns, "c0", os.path.join(d, "c0-ctl.frames"))
+        routed_frames = [f for f in frames if struct.unpack_from("!H", f, 12)[0] == 0x0800 and
+                         1000 <= struct.unpack_from("!H", f, 34)[0] < 1012]
+        p, head = start_tandem(ns, [T, "run", "--app", "ipv4", "--fib", fib, "--device", "cpu", "--workers", "2",
+                                    "--rx", "af_packet:a1", "--tx", "af_packet:b1,c1", "--tx-dst-mac", NEXT_HOP_MAC,
+                                    "--control", ctl_sock, "--packets", str(2 * len(routed_frames)),
+                                    "--duration", "120", "--json", js3], ready="control:")
+        updates = []
+        for i in range(10000):
+            f = i % 12
+            # Flow f's /24 (10.<port>.f.0/24) flips between ports 2 and 3 (b1 and c1), or is deleted
+            # (back to its /16); the last update of each flow leaves it on port 2.
+            port = 1 + f % 3
+            if i >= 10000 - 12:
+                updates.append(f"add 10.{port}.{f}.0/24 2")
+            elif i % 5 == 4:
+                updates.append(f"del 10.{port}.{f}.0/24")
+            else:
+                updates.append(f"add 10.{port}.{f}.0/24 {2 + i % 2}")
+        upd = os.path.join(d, "updates.txt")
+        # Deleting a /24 that is not there is refused: start each from an add.
+        open(upd, "w").write("\n".join(f"add 10.{1 + f % 3}.{f}.0/24 2" for f in range(12)) + "\n" + "\n".join(updates) + "\n")
+        write_frames(os.path.join(d, "send3.frames"), routed_frames)
+        sender = subprocess.Popen(ns.exec_cmd([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "netns.py"),
+                                               "send", "a0", os.path.join(d, "send3.frames"), "300"]),
+                                  stdout=subprocess.PIPE, text=True)
+        rc, so, se = run([T, "ctl", "--socket", ctl_sock, "--file", upd])
+        c.check(rc == 0 and "10012 applied, 0 refused" in so, f"ctl: exit {rc}: {(so + se)[-300:]}")
+        sender.communicate(timeout=300)
+        # Then the same flows again, after the last update.
+        send(ns, "a0", routed_frames, os.path.join(d, "send4.frames"))
+        out, err = p.communicate(timeout=180)
+        time.sleep(0.2)
+        got_b, _ = cap_b.stop()
+        got_c, _ = cap_c.stop()
+        c.check(p.returncode == 0, f"ctl run exit {p.returncode}: {err.strip()[-600:]}")
+        r3 = json.load(open(js3)) if os.path.exists(js3) else {}
+        c.check(r3.get("received") == 2 * len(routed_frames) and r3.get("forwarded") == 2 * len(routed_frames),
+                f"with updates: received {r3.get('received')}, forwarded {r3.get('forwarded')}, sent {2 * len(routed_frames)}")
+        c.check(r3.get("control", {}).get("version") == 10012, f"control: {r3.get('control')}")
+        c.check(len(got_b) + len(got_c) == 2 * len(routed_frames), f"captured {len(got_b)} + {len(got_c)}")
+        from scapy.all import UDP, Ether
+        def flows_of(frs):
+            out = {}
+            for fr in frs:
+                raw = bytes(Ether(fr)[UDP].payload)
+                f, seq = struct.unpack("!HI", raw[len(MARK):len(MARK) + 6])
+                out.setdefault(f, []).append(seq)
+            return out
+        fb, fc = flows_of(got_b), flows_of(got_c)
+        for f, _ in flows:
+            merged = sorted(fb.get(f, []) + fc.get(f, []))
+            c.check(merged == sorted(list(range(per_flow)) * 2), f"flow {f}: {len(merged)} of {2 * per_flow} packets")
+            # The second round, after the last update: all on port 2 (b1), in order.
+            c.check(fb.get(f, [])[-per_flow:] == list(range(per_flow)), f"flow {f}: after the updates, not all on b1 in order")
+
+        # 5. Errors, before anything runs.
         for cmd, needle in (([T, "run", "--fib", fib, "--rx", "af_packet:nosuch0"], "no such interface"),
                             ([T, "run", "--fib", fib, "--rx", "af_xdp:a1"], "not one this build has"),
                             ([T, "run", "--fib", fib, "--rx", "af_packet:a1,a1"], "named twice"),

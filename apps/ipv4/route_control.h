@@ -1,0 +1,55 @@
+// Live route updates for the ipv4 app's DIR-24-8 table (apps/table_control.h):
+//   add PREFIX/LEN NEXTHOP    add a route, or change its next hop
+//   del PREFIX/LEN            delete a route (its addresses fall back to the next shorter one)
+// Two copies of the table (left-right): a batch goes into the copy no worker reads, which is then
+// published; after a grace period the same batch goes into the other. Both copies take the same
+// operations in the same order, so they stay equal, and each lookup sees one of them whole.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/ipv4/dir24_8.h"
+#include "apps/ipv4/fib_loader.h"
+#include "apps/table_control.h"
+
+namespace tandem::ipv4 {
+
+class RouteControl final : public TableControl {
+ public:
+  // `live` is the table the data path reads through `current` (which points at it now); the second
+  // copy is built here from `fib`, the routes `live` was built from.
+  RouteControl(Dir24_8& live, const Fib& fib, std::atomic<const Dir24_8*>& current);
+  ~RouteControl() override;
+
+  std::string syntax() const override { return "add PREFIX/LEN NEXTHOP | del PREFIX/LEN"; }
+  void set_rcu(Rcu* rcu) override { rcu_ = rcu; }
+  std::vector<std::string> apply(const std::vector<std::string>& lines) override;
+  uint64_t version() const override { return version_.load(std::memory_order_acquire); }
+  // The version a lookup may see at most now: a batch being published counts already. A lookup
+  // done after reading version() and before reading publishing() saw a table of a version in
+  // between (what tests check every packet against).
+  uint64_t publishing() const { return publishing_.load(std::memory_order_acquire); }
+
+ private:
+  struct Op {
+    bool add = false;
+    uint32_t prefix = 0;
+    uint8_t len = 0;
+    uint32_t next_hop = 0;
+  };
+  static bool parse(const std::string& line, Op* op, std::string* why);
+  static std::string run(Dir24_8& t, const Op& op);
+
+  Dir24_8* copies_[2];
+  std::unique_ptr<Dir24_8> second_;
+  int active_ = 0;
+  std::atomic<const Dir24_8*>& current_;
+  Rcu* rcu_ = nullptr;
+  std::atomic<uint64_t> version_{0};
+  std::atomic<uint64_t> publishing_{0};
+};
+
+}  // namespace tandem::ipv4
