@@ -304,8 +304,8 @@ int run(const RunOptions& o) {
   }
   if (is_live) {
   } else if (!o.live.tx.empty() || !o.live.tx_dst_mac.empty() || o.live.duration_s > 0 || o.packets ||
-             !o.live.stats_json.empty()) {
-    throw UsageError("--tx, --tx-dst-mac, --duration, --packets and --stats-json are for live ports (--rx)");
+             !o.live.stats_json.empty() || !o.live.metrics.empty()) {
+    throw UsageError("--tx, --tx-dst-mac, --duration, --packets, --stats-json and --metrics are for live ports (--rx)");
   }
   // An app whose flags leave it without a GPU path (the ipv4 app's Poptrie) runs on the CPU.
   const std::string no_gpu = no_gpu_path(o.table);
@@ -432,6 +432,7 @@ int run(const RunOptions& o) {
     rcu = std::make_unique<Rcu>(o.workers);
     tc->set_rcu(rcu.get());
     control = std::make_unique<ControlServer>(o.control, *tc);
+    if (live) live->set_control(tc);
     std::printf("control: table updates on %s (tandem ctl --socket %s; %s)\n", o.control.c_str(), o.control.c_str(),
                 tc->syntax().c_str());
     std::fflush(stdout);

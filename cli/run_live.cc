@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/metrics_server.h"
 #include "core/clock.h"
 #include "core/packet_pool.h"
 #include "io/io_error.h"
@@ -56,6 +57,10 @@ void add_live_flags(CLI::App* c, LiveFlags& f) {
                 "append a JSON line of the same figures every interval to this file (- for standard output)");
   c->add_option("--stats-interval", f.stats_interval_s, "seconds between stats lines")
       ->capture_default_str()->check(FiniteRange(0.01, 3600.0));
+  c->add_option("--metrics", f.metrics,
+                "serve the run's counters in the Prometheus text format at http://HOST:PORT/metrics, e.g. "
+                "127.0.0.1:9100 (per worker: received, forwarded, dropped, wire bytes, latency; the kernel's ring "
+                "drops; frames sent; the table version)");
 }
 
 PortSpec parse_port_spec(const char* flag, const std::string& spec) {
@@ -144,6 +149,50 @@ WorkersResult LiveRun::run(const ForwardApp& app, WorkersConfig wc, PacketSink* 
     json = std::fopen(flags_.stats_json.c_str(), "a");
     if (!json) throw UsageError("--stats-json " + flags_.stats_json + ": cannot open it for appending");
   }
+  std::unique_ptr<MetricsServer> metrics;
+  if (!flags_.metrics.empty()) {
+    const uint64_t t0 = now_ns();
+    const std::string device = wc.path == LookupPath::kGpu ? "gpu" : "cpu";
+    const std::string app_name = app.name();
+    metrics = std::make_unique<MetricsServer>(flags_.metrics, [this, &progress, t0, device, app_name] {
+      std::string out;
+      auto per_worker = [&](const char* name, const char* type, const char* help, auto field, double scale = 1) {
+        std::vector<MetricSample> s;
+        for (size_t w = 0; w < progress.size(); ++w) {
+          s.push_back({"worker=\"" + std::to_string(w) + "\"", double((progress[w].*field).load(std::memory_order_relaxed)) * scale});
+        }
+        append_metric(out, name, type, help, s);
+      };
+      append_metric(out, "tandem_info", "gauge", "The run: app and device.",
+                    {{"app=\"" + app_name + "\",device=\"" + device + "\"", 1}});
+      append_metric(out, "tandem_uptime_seconds", "gauge", "Seconds since the workers started.", {{"", (now_ns() - t0) / 1e9}});
+      per_worker("tandem_received_packets_total", "counter", "Packets a worker received.", &WorkerProgress::received);
+      per_worker("tandem_forwarded_packets_total", "counter", "Packets a worker forwarded (sent).", &WorkerProgress::forwarded);
+      per_worker("tandem_dropped_packets_total", "counter", "Packets a worker dropped, for any reason.", &WorkerProgress::dropped);
+      per_worker("tandem_wire_bytes_total", "counter", "Bytes received, with 24 bytes of Ethernet overhead per frame.",
+                 &WorkerProgress::wire_bytes);
+      per_worker("tandem_latency_seconds_sum", "counter", "Receipt to verdict, summed over the packets.",
+                 &WorkerProgress::latency_ns, 1e-9);
+      per_worker("tandem_latency_packets_total", "counter", "Packets in tandem_latency_seconds_sum.",
+                 &WorkerProgress::latency_packets);
+      uint64_t drops;
+      {
+        std::lock_guard<std::mutex> kl(kernel_mutex_);
+        for (auto& s : sources_) static_cast<AfPacketRx&>(*s).kernel_stats(kernel_);
+        drops = kernel_.drops;
+      }
+      append_metric(out, "tandem_kernel_ring_drops_total", "counter",
+                    "Packets the kernel dropped before a worker saw them (receive rings full).", {{"", double(drops)}});
+      uint64_t sent = 0;
+      for (auto& s : sinks_) sent += static_cast<AfPacketTx&>(*s).sent();
+      append_metric(out, "tandem_sent_frames_total", "counter", "Frames sent through --tx.", {{"", double(sent)}});
+      if (control_) {
+        append_metric(out, "tandem_table_version", "gauge", "Table updates applied (tandem ctl).",
+                      {{"", double(control_->version())}});
+      }
+      return out;
+    });
+  }
   std::mutex m;
   std::condition_variable cv;
   bool done = false;
@@ -166,7 +215,12 @@ WorkersResult LiveRun::run(const ForwardApp& app, WorkersConfig wc, PacketSink* 
         lat += p.latency_ns.load(std::memory_order_relaxed);
         latn += p.latency_packets.load(std::memory_order_relaxed);
       }
-      for (auto& s : sources_) static_cast<AfPacketRx&>(*s).kernel_stats(kernel_);
+      uint64_t kernel_drops;
+      {
+        std::lock_guard<std::mutex> kl(kernel_mutex_);
+        for (auto& s : sources_) static_cast<AfPacketRx&>(*s).kernel_stats(kernel_);
+        kernel_drops = kernel_.drops;
+      }
       const uint64_t t = now_ns();
       const double dt = (t - last_t) / 1e9;
       const double pps = (rx - last_rx) / dt, fwd_pps = (fwd - last_fwd) / dt;
@@ -178,14 +232,14 @@ WorkersResult LiveRun::run(const ForwardApp& app, WorkersConfig wc, PacketSink* 
                      "kernel ring drops %llu | latency mean %.1f us | %s\n",
                      (t - t0) / 1e9, pps / 1e6, gbps, fwd_pps / 1e6, static_cast<unsigned long long>(rx),
                      static_cast<unsigned long long>(fwd), static_cast<unsigned long long>(drop),
-                     static_cast<unsigned long long>(kernel_.drops), lat_us,
+                     static_cast<unsigned long long>(kernel_drops), lat_us,
                      wc.path == LookupPath::kGpu ? "gpu 100%" : "cpu 100%");
       }
       if (json) {
         const nlohmann::json j = {{"t", (t - t0) / 1e9},         {"received", rx},
                                   {"forwarded", fwd},            {"dropped", drop},
                                   {"rx_pps", pps},               {"forwarded_pps", fwd_pps},
-                                  {"gbps_wire", gbps},           {"kernel_ring_drops", kernel_.drops},
+                                  {"gbps_wire", gbps},           {"kernel_ring_drops", kernel_drops},
                                   {"latency_us_mean", lat_us},   {"device", wc.path == LookupPath::kGpu ? "gpu" : "cpu"},
                                   {"final", last}};
         std::fprintf(json, "%s\n", j.dump().c_str());
@@ -214,6 +268,8 @@ WorkersResult LiveRun::run(const ForwardApp& app, WorkersConfig wc, PacketSink* 
   cv.notify_all();
   monitor.join();
   if (json && json != stdout) std::fclose(json);
+  metrics.reset();
+  std::lock_guard<std::mutex> kl(kernel_mutex_);
   for (auto& s : sources_) static_cast<AfPacketRx&>(*s).kernel_stats(kernel_);
   for (auto& s : sinks_) sent_ += static_cast<AfPacketTx&>(*s).sent();
   return r;

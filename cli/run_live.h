@@ -8,10 +8,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "apps/forward_app.h"
+#include "apps/table_control.h"
 #include "io/af_packet.h"
 #include "sched/workers.h"
 
@@ -25,6 +27,7 @@ struct LiveFlags {
   std::string stats = "auto";  // the stats line on stderr: auto (when it is a terminal), on, off
   std::string stats_json;   // a JSON line of the same figures every second, to this file
   double stats_interval_s = 1;
+  std::string metrics;      // HOST:PORT of the Prometheus endpoint
 };
 
 // Adds --rx, --tx, --tx-dst-mac, --duration, --stats, --stats-json, --stats-interval to `run`.
@@ -51,6 +54,8 @@ class LiveRun {
   // Runs the workers on the ports until the count, the duration or a signal; prints the stats
   // line while it runs when asked.
   WorkersResult run(const ForwardApp& app, WorkersConfig wc, PacketSink* out);
+  // The table whose version the metrics show (live updates), if any.
+  void set_control(const TableControl* control) { control_ = control; }
   // Report lines and JSON: what the kernel dropped before Tandem saw it, what was sent.
   void print() const;
   nlohmann::json json() const;
@@ -65,6 +70,8 @@ class LiveRun {
   std::string desc_;
   uint32_t cell_size_ = 0;
   AfPacketRxStats kernel_{};
+  std::mutex kernel_mutex_;  // kernel_: the stats thread and the metrics endpoint add to it
+  const TableControl* control_ = nullptr;
   uint64_t sent_ = 0;
 };
 

@@ -142,3 +142,17 @@ if(IPSEC_MB_INCLUDE AND IPSEC_MB_SO)
 else()
   message(STATUS "intel-ipsec-mb not found (scripts/fetch-ipsec-mb.sh): the ipsec app's batched path uses OpenSSL")
 endif()
+
+# cpp-httplib (optional): the HTTP server behind `tandem run --metrics` (Prometheus text format),
+# Debian's libcpp-httplib-dev (a header and a shared library). Without it --metrics says so.
+find_path(HTTPLIB_INCLUDE_DIR httplib.h)
+find_library(HTTPLIB_LIBRARY NAMES cpp-httplib)
+set(TANDEM_HAVE_HTTPLIB OFF)
+if(HTTPLIB_INCLUDE_DIR AND HTTPLIB_LIBRARY)
+  set(TANDEM_HAVE_HTTPLIB ON)
+  add_library(tandem_httplib INTERFACE)
+  target_include_directories(tandem_httplib SYSTEM INTERFACE "${HTTPLIB_INCLUDE_DIR}")
+  target_link_libraries(tandem_httplib INTERFACE "${HTTPLIB_LIBRARY}")
+  target_compile_definitions(tandem_httplib INTERFACE CPPHTTPLIB_OPENSSL_SUPPORT CPPHTTPLIB_ZLIB_SUPPORT
+                             CPPHTTPLIB_BROTLI_SUPPORT TANDEM_HAVE_HTTPLIB=1)
+endif()

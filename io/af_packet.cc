@@ -286,7 +286,7 @@ void AfPacketTx::send(Port& port, const PacketPool& pool, const PacketBatch& bat
       msgs[k].msg_hdr.msg_iovlen = 1;
     }
   }
-  uint32_t done = 0;
+  uint32_t done = 0, failed = 0;
   while (done < n) {
     const int r = sendmmsg(port.fd, msgs + done, n - done, 0);
     if (r > 0) {
@@ -304,9 +304,9 @@ void AfPacketTx::send(Port& port, const PacketPool& pool, const PacketBatch& bat
     // down or gone): count it and go on with the next.
     c.tx_failed(batch.verdict[idx[done]], batch.len[idx[done]]);
     ++done;
-    --sent_;
+    ++failed;
   }
-  sent_ += n;
+  sent_.store(sent_.load(std::memory_order_relaxed) + n - failed, std::memory_order_relaxed);
 }
 
 void AfPacketTx::tx_burst(const PacketPool& pool, const PacketBatch& batch, Counters& c) {
@@ -340,8 +340,9 @@ void AfPacketTx::tx_burst(const PacketPool& pool, const PacketBatch& batch, Coun
     }
     if (!n) break;
     Counters scratch(0);  // copies of a flooded frame: counted by its first copy
+    const uint64_t before = sent();
     send(ports_[p], pool, batch, idx, n, scratch);
-    sent_ -= n;
+    sent_.store(before, std::memory_order_relaxed);
   }
 }
 

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -94,7 +95,8 @@ class AfPacketTx final : public PacketSink {
   AfPacketTx& operator=(const AfPacketTx&) = delete;
 
   void tx_burst(const PacketPool& pool, const PacketBatch& batch, Counters& c) override;
-  uint64_t sent() const { return sent_; }
+  // Frames sent so far (any thread may read it).
+  uint64_t sent() const { return sent_.load(std::memory_order_relaxed); }
 
  private:
   struct Port {
@@ -105,7 +107,7 @@ class AfPacketTx final : public PacketSink {
   void send(Port& port, const PacketPool& pool, const PacketBatch& batch, const uint32_t* idx, uint32_t n, Counters& c);
   std::vector<Port> ports_;
   L2Rewrite rewrite_;
-  uint64_t sent_ = 0;
+  std::atomic<uint64_t> sent_{0};
 };
 
 // Parses a MAC address "aa:bb:cc:dd:ee:ff"; throws std::invalid_argument.
