@@ -14,6 +14,7 @@
 #include "cli/metrics_server.h"
 #include "core/clock.h"
 #include "core/packet_pool.h"
+#include "io/af_xdp.h"
 #include "io/io_error.h"
 
 namespace tandem::cli {
@@ -41,9 +42,10 @@ int fanout_group_base() { return static_cast<int>((getpid() * 16) & 0xFFFF); }
 void add_live_flags(CLI::App* c, LiveFlags& f) {
   c->add_option("--rx", f.rx,
                 "receive from live ports instead of --pcap/--gen: af_packet:IF[,IF...] (one socket per worker and "
-                "interface, TPACKET_V3 ring, fanout by flow hash)");
+                "interface, TPACKET_V3 ring, fanout by flow hash) or af_xdp:IF[,IF...] (worker w on receive queue w, "
+                "zero-copy where the driver allows, else copy mode)");
   c->add_option("--tx", f.tx,
-                "send what the app forwards out of these ports: af_packet:IF[,IF...] (port p of the app leaves through "
+                "send what the app forwards out of these ports: af_packet:IF[,IF...] or af_xdp:IF[,IF...] (port p of the app leaves through "
                 "the (p mod N)-th interface); without it, forwarded packets are counted (and written to --out) only");
   c->add_option("--tx-dst-mac", f.tx_dst_mac,
                 "--tx: give each frame that leaves this Ethernet destination (the next hop's MAC) and the output "
@@ -70,9 +72,13 @@ PortSpec parse_port_spec(const char* flag, const std::string& spec) {
   }
   PortSpec p;
   p.backend = spec.substr(0, colon);
-  if (p.backend != "af_packet") {
+  if (p.backend != "af_packet" && p.backend != "af_xdp") {
     throw UsageError(std::string(flag) + " " + spec + ": backend '" + p.backend +
-                     "' is not one this build has (af_packet)");
+                     "' is not one this build has (af_packet, af_xdp)");
+  }
+  if (p.backend == "af_xdp" && !af_xdp_available()) {
+    throw UsageError(std::string(flag) + " " + spec + ": this build has no AF_XDP (install libxdp-dev and libbpf-dev, "
+                     "then rebuild)");
   }
   p.interfaces = split_commas(spec.substr(colon + 1));
   std::vector<std::string> seen = p.interfaces;
@@ -88,6 +94,7 @@ PortSpec parse_port_spec(const char* flag, const std::string& spec) {
 
 LiveRun::LiveRun(const LiveFlags& f, int workers, uint64_t packets) : flags_(f), workers_(workers), packets_(packets) {
   const PortSpec rx = parse_port_spec("--rx", f.rx);
+  std::string tx_backend;
   L2Rewrite rewrite;
   if (!f.tx_dst_mac.empty()) {
     if (f.tx.empty()) throw UsageError("--tx-dst-mac rewrites what leaves through --tx: give --tx");
@@ -102,7 +109,16 @@ LiveRun::LiveRun(const LiveFlags& f, int workers, uint64_t packets) : flags_(f),
     for (const std::string& i : rx.interfaces) rx_if_.push_back(interface_info(i));
     if (!f.tx.empty()) {
       const PortSpec tx = parse_port_spec("--tx", f.tx);
+      tx_backend = tx.backend;
       for (const std::string& i : tx.interfaces) tx_if_.push_back(interface_info(i));
+      if (rx.backend == "af_xdp" && tx.backend == "af_xdp") {
+        for (const std::string& i : tx.interfaces) {
+          if (std::find(rx.interfaces.begin(), rx.interfaces.end(), i) != rx.interfaces.end()) {
+            throw UsageError("--rx and --tx af_xdp:" + i + ": one interface both ways takes a shared UMEM, which this "
+                             "backend does not set up; use af_packet for it");
+          }
+        }
+      }
     }
   } catch (const IoError& e) {
     throw UsageError(e.what());
@@ -115,23 +131,58 @@ LiveRun::LiveRun(const LiveFlags& f, int workers, uint64_t packets) : flags_(f),
                                   (std::min<uint32_t>(mtu + 22, 0xFFFF) + PacketPool::kHeadroom + 63) / 64 * 64);
   AfPacketRxOptions ro;
   ro.fanout_group = fanout_group_base();
-  for (int w = 0; w < workers; ++w) {
-    sources_.push_back(std::make_unique<AfPacketRx>(rx_if_, ro));
-    if (!tx_if_.empty()) sinks_.push_back(std::make_unique<AfPacketTx>(tx_if_, rewrite));
+  try {
+    for (int w = 0; w < workers; ++w) {
+      if (rx.backend == "af_xdp") {
+        sources_.push_back(std::make_unique<AfXdpRx>(rx_if_, static_cast<uint32_t>(w)));
+      } else {
+        sources_.push_back(std::make_unique<AfPacketRx>(rx_if_, ro));
+      }
+      if (tx_backend == "af_xdp") {
+        sinks_.push_back(std::make_unique<AfXdpTx>(tx_if_, static_cast<uint32_t>(w), rewrite));
+      } else if (!tx_if_.empty()) {
+        sinks_.push_back(std::make_unique<AfPacketTx>(tx_if_, rewrite));
+      }
+    }
+  } catch (const IoError& e) {
+    throw UsageError(e.what());
   }
   desc_ = sources_.front()->describe() + ", " + std::to_string(workers) + " queue(s)";
   if (!tx_if_.empty()) {
-    desc_ += "; out through af_packet";
+    desc_ += "; out through " + tx_backend;
     for (size_t k = 0; k < tx_if_.size(); ++k) desc_ += (k ? "," : ":") + tx_if_[k].name;
     if (rewrite.enabled) desc_ += " (to " + f.tx_dst_mac + ")";
   }
   std::string until;
   if (packets) until = std::to_string(packets) + " packets";
-  if (f.duration_s > 0) until += (until.empty() ? "" : " or ") + std::to_string(f.duration_s) + " s";
+  if (f.duration_s > 0) {
+    char d[32];
+    std::snprintf(d, sizeof d, "%g s", f.duration_s);
+    until += (until.empty() ? "" : " or ") + std::string(d);
+  }
   desc_ += "; until " + (until.empty() ? std::string("a signal") : until + " or a signal");
 }
 
 LiveRun::~LiveRun() = default;
+
+uint64_t LiveRun::kernel_drops_now() {
+  std::lock_guard<std::mutex> lock(kernel_mutex_);
+  uint64_t drops = 0;
+  for (auto& s : sources_) {
+    if (auto* p = dynamic_cast<AfPacketRx*>(s.get())) drops += p->kernel_stats().drops;
+    if (auto* x = dynamic_cast<AfXdpRx*>(s.get())) drops += x->kernel_stats().dropped;
+  }
+  return drops;
+}
+
+uint64_t LiveRun::sent_now() const {
+  uint64_t sent = 0;
+  for (const auto& s : sinks_) {
+    if (auto* p = dynamic_cast<const AfPacketTx*>(s.get())) sent += p->sent();
+    if (auto* x = dynamic_cast<const AfXdpTx*>(s.get())) sent += x->sent();
+  }
+  return sent;
+}
 
 WorkersResult LiveRun::run(const ForwardApp& app, WorkersConfig wc, PacketSink* out) {
   wc.packets = packets_;
@@ -175,16 +226,11 @@ WorkersResult LiveRun::run(const ForwardApp& app, WorkersConfig wc, PacketSink* 
                  &WorkerProgress::latency_ns, 1e-9);
       per_worker("tandem_latency_packets_total", "counter", "Packets in tandem_latency_seconds_sum.",
                  &WorkerProgress::latency_packets);
-      uint64_t drops;
-      {
-        std::lock_guard<std::mutex> kl(kernel_mutex_);
-        for (auto& s : sources_) static_cast<AfPacketRx&>(*s).kernel_stats(kernel_);
-        drops = kernel_.drops;
-      }
+      const uint64_t drops = kernel_drops_now();
       append_metric(out, "tandem_kernel_ring_drops_total", "counter",
                     "Packets the kernel dropped before a worker saw them (receive rings full).", {{"", double(drops)}});
       uint64_t sent = 0;
-      for (auto& s : sinks_) sent += static_cast<AfPacketTx&>(*s).sent();
+      sent = sent_now();
       append_metric(out, "tandem_sent_frames_total", "counter", "Frames sent through --tx.", {{"", double(sent)}});
       if (control_) {
         append_metric(out, "tandem_table_version", "gauge", "Table updates applied (tandem ctl).",
@@ -215,12 +261,7 @@ WorkersResult LiveRun::run(const ForwardApp& app, WorkersConfig wc, PacketSink* 
         lat += p.latency_ns.load(std::memory_order_relaxed);
         latn += p.latency_packets.load(std::memory_order_relaxed);
       }
-      uint64_t kernel_drops;
-      {
-        std::lock_guard<std::mutex> kl(kernel_mutex_);
-        for (auto& s : sources_) static_cast<AfPacketRx&>(*s).kernel_stats(kernel_);
-        kernel_drops = kernel_.drops;
-      }
+      const uint64_t kernel_drops = kernel_drops_now();
       const uint64_t t = now_ns();
       const double dt = (t - last_t) / 1e9;
       const double pps = (rx - last_rx) / dt, fwd_pps = (fwd - last_fwd) / dt;
@@ -269,21 +310,20 @@ WorkersResult LiveRun::run(const ForwardApp& app, WorkersConfig wc, PacketSink* 
   monitor.join();
   if (json && json != stdout) std::fclose(json);
   metrics.reset();
-  std::lock_guard<std::mutex> kl(kernel_mutex_);
-  for (auto& s : sources_) static_cast<AfPacketRx&>(*s).kernel_stats(kernel_);
-  for (auto& s : sinks_) sent_ += static_cast<AfPacketTx&>(*s).sent();
+  kernel_drops_ = kernel_drops_now();
+  sent_ = sent_now();
   return r;
 }
 
 void LiveRun::print() const {
   std::printf("live ports: the kernel dropped %llu packets before a worker saw them (receive rings full); %s\n",
-              static_cast<unsigned long long>(kernel_.drops),
+              static_cast<unsigned long long>(kernel_drops_),
               sinks_.empty() ? "nothing sent (no --tx)"
                              : ("sent " + std::to_string(sent_) + " frames through --tx").c_str());
 }
 
 nlohmann::json LiveRun::json() const {
-  nlohmann::json j = {{"kernel_ring_drops", kernel_.drops}, {"rx", flags_.rx}};
+  nlohmann::json j = {{"kernel_ring_drops", kernel_drops_}, {"rx", flags_.rx}};
   if (!sinks_.empty()) {
     j["tx"] = flags_.tx;
     j["sent"] = sent_;

@@ -69,8 +69,10 @@ class LiveRun {
   std::vector<std::unique_ptr<PacketSink>> sinks_;
   std::string desc_;
   uint32_t cell_size_ = 0;
-  AfPacketRxStats kernel_{};
-  std::mutex kernel_mutex_;  // kernel_: the stats thread and the metrics endpoint add to it
+  uint64_t kernel_drops_now();  // the sources' kernel drops so far
+  uint64_t sent_now() const;    // frames the sinks have sent so far
+  uint64_t kernel_drops_ = 0;   // at the end of the run
+  std::mutex kernel_mutex_;     // the sources' kernel figures: the stats thread and the metrics endpoint read them
   const TableControl* control_ = nullptr;
   uint64_t sent_ = 0;
 };

@@ -156,3 +156,16 @@ if(HTTPLIB_INCLUDE_DIR AND HTTPLIB_LIBRARY)
   target_compile_definitions(tandem_httplib INTERFACE CPPHTTPLIB_OPENSSL_SUPPORT CPPHTTPLIB_ZLIB_SUPPORT
                              CPPHTTPLIB_BROTLI_SUPPORT TANDEM_HAVE_HTTPLIB=1)
 endif()
+
+# libxdp and libbpf (optional): the AF_XDP backend of live ports (io/af_xdp.h), Debian's
+# libxdp-dev and libbpf-dev. Without them `--rx af_xdp:IF` says so.
+find_path(XDP_INCLUDE_DIR xdp/xsk.h)
+find_library(XDP_LIBRARY NAMES xdp)
+find_library(BPF_LIBRARY NAMES bpf)
+set(TANDEM_HAVE_XDP OFF)
+if(XDP_INCLUDE_DIR AND XDP_LIBRARY AND BPF_LIBRARY)
+  set(TANDEM_HAVE_XDP ON)
+  add_library(tandem_xdp INTERFACE)
+  target_include_directories(tandem_xdp SYSTEM INTERFACE "${XDP_INCLUDE_DIR}")
+  target_link_libraries(tandem_xdp INTERFACE "${XDP_LIBRARY}" "${BPF_LIBRARY}")
+endif()

@@ -213,15 +213,16 @@ void AfPacketRx::wait_for_packets(int timeout_ms) {
   poll(fds.data(), fds.size(), timeout_ms);
 }
 
-void AfPacketRx::kernel_stats(AfPacketRxStats& s) {
+AfPacketRxStats AfPacketRx::kernel_stats() {
   for (Ring& r : rings_) {
     tpacket_stats_v3 st{};
     socklen_t len = sizeof st;
     if (getsockopt(r.fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0) {
-      s.packets += st.tp_packets;
-      s.drops += st.tp_drops;
+      total_.packets += st.tp_packets;
+      total_.drops += st.tp_drops;
     }
   }
+  return total_;
 }
 
 std::string AfPacketRx::describe() const {

@@ -59,8 +59,8 @@ class AfPacketRx final : public PacketSource {
   std::string describe() const override;
   bool live() const override { return true; }
   void wait_for_packets(int timeout_ms) override;
-  // Adds the kernel's counts since the last call.
-  void kernel_stats(AfPacketRxStats& s);
+  // The kernel's counts since the socket opened (one thread at a time).
+  AfPacketRxStats kernel_stats();
 
  private:
   struct Ring {
@@ -76,6 +76,7 @@ class AfPacketRx final : public PacketSource {
   std::vector<Ring> rings_;
   AfPacketRxOptions opt_;
   size_t turn_ = 0;
+  AfPacketRxStats total_{};  // PACKET_STATISTICS resets on reading: the sum of the readings
 };
 
 // Rewrites a forwarded frame's Ethernet addresses on the way out (a router's next hop): the source

@@ -6,7 +6,7 @@
 set -euo pipefail
 
 pkgs=(cmake ninja-build g++ make pkg-config zlib1g-dev libpcap-dev libssl-dev libcli11-dev nlohmann-json3-dev
-      libgtest-dev python3 python3-pip python3-matplotlib libcpp-httplib-dev iproute2)
+      libgtest-dev python3 python3-pip python3-matplotlib libcpp-httplib-dev iproute2 libxdp-dev libbpf-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
