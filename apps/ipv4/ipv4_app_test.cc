@@ -190,7 +190,7 @@ TEST(Ipv4Tables, ChosenByNameAndOnlyThoseNames) {
   const RouteTable d = make_table("dir24-8", fib);
   ASSERT_TRUE(d.dir24_8 && !d.poptrie);
   EXPECT_EQ(d.dir24_8->lookup(ip(20, 1, 2, 3)), 3u);
-  const RouteTable p = make_table("poptrie", fib);
+  RouteTable p = make_table("poptrie", fib);
   ASSERT_TRUE(p.poptrie && !p.dir24_8);
   EXPECT_EQ(p.poptrie->lookup(ip(20, 1, 2, 3)), 3u);
   EXPECT_STREQ(make_app(p, fib)->name(), "ipv4");
