@@ -302,10 +302,18 @@ int run(const RunOptions& o) {
     }
     if (o.verify) throw UsageError("--control: --verify checks against the table as loaded, which updates change");
   }
-  if (is_live) {
-  } else if (!o.live.tx.empty() || !o.live.tx_dst_mac.empty() || o.live.duration_s > 0 || o.packets ||
-             !o.live.stats_json.empty() || !o.live.metrics.empty()) {
-    throw UsageError("--tx, --tx-dst-mac, --duration, --packets, --stats-json and --metrics are for live ports (--rx)");
+  if (!is_live && (o.live.duration_s > 0 || o.packets || !o.live.stats_json.empty() || !o.live.metrics.empty())) {
+    throw UsageError("--duration, --packets, --stats-json and --metrics are for live ports (--rx)");
+  }
+  if (!is_live && !o.live.tx.empty()) {
+    // A capture or generated traffic sent out of live ports (a traffic source, as tcpreplay).
+    if (scheduled || (given(o, "--gpu-path") && o.gpu_path == "resident") || given(o, "--gpus") ||
+        resident_only(o.table) || !o.out.empty()) {
+      throw UsageError("--tx with --pcap or --gen: the workers' paths send (not --schedule, the resident path or --out)");
+    }
+  }
+  if (!o.live.tx_dst_mac.empty() && o.live.tx.empty()) {
+    throw UsageError("--tx-dst-mac rewrites what leaves through --tx: give --tx");
   }
   // An app whose flags leave it without a GPU path (the ipv4 app's Poptrie) runs on the CPU.
   const std::string no_gpu = no_gpu_path(o.table);
@@ -385,6 +393,9 @@ int run(const RunOptions& o) {
   std::unique_ptr<LiveRun> live;
   if (is_live) live = std::make_unique<LiveRun>(o.live, o.workers, o.packets);
   std::unique_ptr<PcapSink> sink;
+  std::vector<std::unique_ptr<PacketSink>> tx_ports;  // --tx with --pcap or --gen
+  std::string tx_desc;
+  if (!is_live && !o.live.tx.empty()) tx_ports = open_tx_ports(o.live.tx, o.live.tx_dst_mac, o.workers, &tx_desc);
   if (!o.out.empty()) sink = std::make_unique<PcapSink>(o.out, capture_format("--out", o.out));
 
   LoadedApp a = load_app(o.table);
@@ -466,6 +477,7 @@ int run(const RunOptions& o) {
   wc.sink = sink.get();
   wc.stop = &stop_flag();
   wc.rcu = rcu.get();
+  for (auto& s : tx_ports) wc.sinks.push_back(s.get());
   const std::string threads = std::to_string(o.workers) + " worker thread" + (o.workers > 1 ? "s" : "");
   std::string dev_desc;
   GpuEngine engine;
@@ -670,6 +682,9 @@ int run(const RunOptions& o) {
                 static_cast<unsigned long long>(res.verify_mismatches), res.verify_seconds);
   }
   if (sink) std::printf("output: %s: %llu packets\n", o.out.c_str(), static_cast<unsigned long long>(sink->written()));
+  if (!tx_ports.empty()) {
+    std::printf("output: %s: %llu frames sent\n", tx_desc.c_str(), static_cast<unsigned long long>(frames_sent(tx_ports)));
+  }
   if (control) {
     std::printf("control: %llu command(s) in %llu batch(es), %llu refused; table version %llu\n",
                 static_cast<unsigned long long>(control->commands()), static_cast<unsigned long long>(control->batches()),
@@ -733,6 +748,7 @@ int run(const RunOptions& o) {
     report["input_seconds"] = in.read_seconds();
     if (in.streamed()) report["windows"] = in.windows();
     if (live) report["live"] = live->json();
+    if (!tx_ports.empty()) report["tx"] = {{"ports", o.live.tx}, {"sent", frames_sent(tx_ports)}};
     if (control) {
       report["control"] = {{"commands", control->commands()}, {"batches", control->batches()},
                            {"refused", control->errors()}, {"version", app.table_control()->version()}};

@@ -92,34 +92,50 @@ PortSpec parse_port_spec(const char* flag, const std::string& spec) {
   return p;
 }
 
-LiveRun::LiveRun(const LiveFlags& f, int workers, uint64_t packets) : flags_(f), workers_(workers), packets_(packets) {
-  const PortSpec rx = parse_port_spec("--rx", f.rx);
-  std::string tx_backend;
+std::vector<std::unique_ptr<PacketSink>> open_tx_ports(const std::string& spec, const std::string& dst_mac, int workers,
+                                                       std::string* desc) {
+  const PortSpec tx = parse_port_spec("--tx", spec);
   L2Rewrite rewrite;
-  if (!f.tx_dst_mac.empty()) {
-    if (f.tx.empty()) throw UsageError("--tx-dst-mac rewrites what leaves through --tx: give --tx");
+  if (!dst_mac.empty()) {
     try {
-      rewrite.dst = parse_mac(f.tx_dst_mac);
+      rewrite.dst = parse_mac(dst_mac);
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("--tx-dst-mac ") + e.what());
     }
     rewrite.enabled = true;
   }
+  std::vector<std::unique_ptr<PacketSink>> sinks;
   try {
-    for (const std::string& i : rx.interfaces) rx_if_.push_back(interface_info(i));
-    if (!f.tx.empty()) {
-      const PortSpec tx = parse_port_spec("--tx", f.tx);
-      tx_backend = tx.backend;
-      for (const std::string& i : tx.interfaces) tx_if_.push_back(interface_info(i));
-      if (rx.backend == "af_xdp" && tx.backend == "af_xdp") {
-        for (const std::string& i : tx.interfaces) {
-          if (std::find(rx.interfaces.begin(), rx.interfaces.end(), i) != rx.interfaces.end()) {
-            throw UsageError("--rx and --tx af_xdp:" + i + ": one interface both ways takes a shared UMEM, which this "
-                             "backend does not set up; use af_packet for it");
-          }
-        }
+    std::vector<InterfaceInfo> ifs;
+    for (const std::string& i : tx.interfaces) ifs.push_back(interface_info(i));
+    for (int w = 0; w < workers; ++w) {
+      if (tx.backend == "af_xdp") {
+        sinks.push_back(std::make_unique<AfXdpTx>(ifs, static_cast<uint32_t>(w), rewrite));
+      } else {
+        sinks.push_back(std::make_unique<AfPacketTx>(ifs, rewrite));
       }
     }
+  } catch (const IoError& e) {
+    throw UsageError(e.what());
+  }
+  *desc = "out through " + spec + (rewrite.enabled ? " (to " + dst_mac + ")" : "");
+  return sinks;
+}
+
+LiveRun::LiveRun(const LiveFlags& f, int workers, uint64_t packets) : flags_(f), workers_(workers), packets_(packets) {
+  const PortSpec rx = parse_port_spec("--rx", f.rx);
+  if (!f.tx.empty()) {
+    const PortSpec tx = parse_port_spec("--tx", f.tx);
+    for (const std::string& i : tx.interfaces) {
+      if (rx.backend == "af_xdp" && tx.backend == "af_xdp" &&
+          std::find(rx.interfaces.begin(), rx.interfaces.end(), i) != rx.interfaces.end()) {
+        throw UsageError("--rx and --tx af_xdp:" + i + ": one interface both ways takes a shared UMEM, which this "
+                         "backend does not set up; use af_packet for it");
+      }
+    }
+  }
+  try {
+    for (const std::string& i : rx.interfaces) rx_if_.push_back(interface_info(i));
   } catch (const IoError& e) {
     throw UsageError(e.what());
   }
@@ -138,20 +154,15 @@ LiveRun::LiveRun(const LiveFlags& f, int workers, uint64_t packets) : flags_(f),
       } else {
         sources_.push_back(std::make_unique<AfPacketRx>(rx_if_, ro));
       }
-      if (tx_backend == "af_xdp") {
-        sinks_.push_back(std::make_unique<AfXdpTx>(tx_if_, static_cast<uint32_t>(w), rewrite));
-      } else if (!tx_if_.empty()) {
-        sinks_.push_back(std::make_unique<AfPacketTx>(tx_if_, rewrite));
-      }
     }
   } catch (const IoError& e) {
     throw UsageError(e.what());
   }
   desc_ = sources_.front()->describe() + ", " + std::to_string(workers) + " queue(s)";
-  if (!tx_if_.empty()) {
-    desc_ += "; out through " + tx_backend;
-    for (size_t k = 0; k < tx_if_.size(); ++k) desc_ += (k ? "," : ":") + tx_if_[k].name;
-    if (rewrite.enabled) desc_ += " (to " + f.tx_dst_mac + ")";
+  if (!f.tx.empty()) {
+    std::string tx_desc;
+    sinks_ = open_tx_ports(f.tx, f.tx_dst_mac, workers, &tx_desc);
+    desc_ += "; " + tx_desc;
   }
   std::string until;
   if (packets) until = std::to_string(packets) + " packets";
@@ -175,14 +186,16 @@ uint64_t LiveRun::kernel_drops_now() {
   return drops;
 }
 
-uint64_t LiveRun::sent_now() const {
+uint64_t frames_sent(const std::vector<std::unique_ptr<PacketSink>>& sinks) {
   uint64_t sent = 0;
-  for (const auto& s : sinks_) {
+  for (const auto& s : sinks) {
     if (auto* p = dynamic_cast<const AfPacketTx*>(s.get())) sent += p->sent();
     if (auto* x = dynamic_cast<const AfXdpTx*>(s.get())) sent += x->sent();
   }
   return sent;
 }
+
+uint64_t LiveRun::sent_now() const { return frames_sent(sinks_); }
 
 WorkersResult LiveRun::run(const ForwardApp& app, WorkersConfig wc, PacketSink* out) {
   wc.packets = packets_;

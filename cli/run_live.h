@@ -40,6 +40,14 @@ struct PortSpec {
 };
 PortSpec parse_port_spec(const char* flag, const std::string& spec);
 
+// Opens --tx's ports for `workers` workers (one sink each), with --tx-dst-mac's rewrite; `desc`
+// gets them in words. UsageError for a bad spec, interface or MAC.
+std::vector<std::unique_ptr<PacketSink>> open_tx_ports(const std::string& spec, const std::string& dst_mac, int workers,
+                                                       std::string* desc);
+
+// Frames the --tx sinks have sent so far.
+uint64_t frames_sent(const std::vector<std::unique_ptr<PacketSink>>& sinks);
+
 // The live ports of one run: every worker's receive queue and transmit queue, opened up front so
 // that a missing interface or permission is reported before anything runs.
 class LiveRun {
@@ -64,7 +72,7 @@ class LiveRun {
   LiveFlags flags_;
   int workers_;
   uint64_t packets_;
-  std::vector<InterfaceInfo> rx_if_, tx_if_;
+  std::vector<InterfaceInfo> rx_if_;
   std::vector<std::unique_ptr<PacketSource>> sources_;
   std::vector<std::unique_ptr<PacketSink>> sinks_;
   std::string desc_;

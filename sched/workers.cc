@@ -517,6 +517,7 @@ WorkersResult run_threads(const ForwardApp& app, const WorkersConfig& cfg, Setup
 WorkersResult run_workers(const ForwardApp& app, const PacketStore& input, const WorkersConfig& cfg) {
   check_config(cfg);
   if (cfg.sink && cfg.workers > 1) throw std::invalid_argument("run: writing an output capture needs one worker");
+  if (!cfg.sinks.empty() && cfg.sinks.size() != size_t(cfg.workers)) throw std::invalid_argument("run: one sink per worker");
   const int n = cfg.workers;
   const auto queues = rss_split(input, n);
   const std::vector<uint64_t> budget = queue_budgets(input, queues, cfg.packets);
@@ -527,8 +528,8 @@ WorkersResult run_workers(const ForwardApp& app, const PacketStore& input, const
     io.replay = sources[w].get();
     io.budget = RxBudget(budget[w]);
     io.share = input.size() ? double(io.replay->frames_per_loop()) / input.size() : 0;
-    io.sink = cfg.sink;
-    io.first_pass = io.replay->frames_per_loop();
+    io.sink = cfg.sinks.empty() ? cfg.sink : cfg.sinks[w];
+    io.first_pass = cfg.sinks.empty() ? io.replay->frames_per_loop() : UINT64_MAX;
     return io;
   });
   // A run cut short by --duration received what it received; otherwise the passes or the count.

@@ -66,6 +66,7 @@ struct WorkersConfig {
   bool verify = false;                   // check every lookup decision against the app's reference
                                          // (ForwardApp::build_reference() must have run)
   PacketSink* sink = nullptr;            // write forwarded frames (first pass; one worker only)
+  std::vector<PacketSink*> sinks;        // or: worker w sends every pass's frames to sinks[w] (a live port)
   const std::atomic<int>* stop = nullptr;  // non-zero: receive no more, finish what is in flight
   uint64_t duration_ns = 0;              // > 0: receive nothing more after this long, finish, return
   WorkerProgress* progress = nullptr;    // an array of `workers` entries each worker keeps current

@@ -199,6 +199,20 @@ def main():
         c.check(r2.get("received") == len(part) and r2.get("balanced") and r2.get("interrupted") == "SIGINT",
                 f"SIGINT JSON: received {r2.get('received')} of {len(part)}, balanced {r2.get('balanced')}")
 
+        # 3a. Tandem as the traffic source: generated frames sent out of a port (--gen with --tx),
+        # received by another run on the far side, every one of them.
+        n = 20000
+        js4 = os.path.join(d, "recv.json")
+        p, head = start_tandem(ns, [T, "run", "--app", "echo", "--device", "cpu", "--rx", "af_packet:a1",
+                                    "--packets", str(n), "--duration", "60", "--json", js4])
+        rc, so, se = run(ns.exec_cmd([T, "run", "--app", "echo", "--device", "cpu", "--gen", f"count={n},flows=100",
+                                      "--tx", "af_packet:a0", "--rate-mpps", "0.2"]))
+        c.check(rc == 0 and f"af_packet:a0: {n} frames sent" in so, f"sender: exit {rc}: {(so + se)[-400:]}")
+        out, err = p.communicate(timeout=120)
+        r4 = json.load(open(js4)) if os.path.exists(js4) else {}
+        c.check(p.returncode == 0 and r4.get("received") == n and r4.get("balanced"),
+                f"receiver: exit {p.returncode}, received {r4.get('received')} of {n}: {err[-300:]}")
+
         # 3. --duration with no traffic: ends on time, nothing received, balanced.
         t0 = time.time()
         rc, so, se = run(ns.exec_cmd([T, "run", "--app", "ipv4", "--fib", fib, "--device", "cpu", "--workers", "2",
@@ -274,7 +288,8 @@ def main():
                             ([T, "run", "--fib", fib, "--rx", "af_packet:a1", "--repeat", "2"], "--repeat"),
                             ([T, "run", "--fib", fib, "--rx", "af_packet:a1", "--tx", "af_packet:b1", "--out",
                               os.path.join(d, "x.pcap")], "--out with --tx"),
-                            ([T, "run", "--fib", fib, "--gen", "count=10", "--tx", "af_packet:b1"], "for live ports"),
+                            ([T, "run", "--fib", fib, "--gen", "count=10", "--duration", "1"], "for live ports"),
+                            ([T, "run", "--fib", fib, "--gen", "count=10", "--tx-dst-mac", NEXT_HOP_MAC], "give --tx"),
                             ([T, "run", "--fib", fib, "--rx", "af_packet:a1", "--metrics", "9100"], "HOST:PORT"),
                             ([T, "run", "--fib", fib, "--rx", "af_packet:a1", "--control", fib], "not a socket"),
                             ([T, "run", "--fib", fib, "--rx", "af_packet:a1", "--control", os.path.join(d, "c.sock"),
