@@ -26,5 +26,16 @@ fi
 if [ -d ../shared/data/ids ]; then
   mkdir -p .deps/shared/ids && cp -r ../shared/data/ids/. .deps/shared/ids/
 fi
+# iproute2's ip and the libraries it needs (the GPU machine has none; the live suite makes network
+# namespaces with it), run through the dynamic loader so that its libraries reach it alone.
+mkdir -p .deps/iproute/bin .deps/iproute/lib
+cp "$(command -v ip)" .deps/iproute/ip.real
+for l in $(ldd .deps/iproute/ip.real | awk '/=>/ {print $3}' | grep -v -E 'libc\.so'); do cp "$l" .deps/iproute/lib/; done
+cat > .deps/iproute/bin/ip <<'SH'
+#!/bin/sh
+d=$(dirname "$(readlink -f "$0")")/..
+exec /lib64/ld-linux-x86-64.so.2 --library-path "$d/lib" "$d/ip.real" "$@"
+SH
+chmod +x .deps/iproute/bin/ip
 python3 -m pip download --quiet --no-deps --only-binary=:all: -d .deps/whl scapy pycparser
 du -sh .deps

@@ -5,6 +5,7 @@ namespace (and with it every interface in it) is deleted on any exit, a signal i
 Also a sender and a capture that run inside the namespace (`python3 netns.py send|capture ...`):
 plain AF_PACKET sockets, so that what is sent and seen is what the kernel's own drivers pass."""
 import atexit
+import shutil
 import os
 import signal
 import socket
@@ -22,7 +23,7 @@ def can_make_namespaces():
     """(True, "") where this process may create network namespaces and veth pairs; else (False, why)."""
     if os.geteuid() != 0:
         return False, "not root: network namespaces need CAP_SYS_ADMIN"
-    if subprocess.run(["ip", "-V"], capture_output=True).returncode != 0:
+    if shutil.which("ip") is None:
         return False, "the ip command (iproute2) is missing"
     name = f"tndprobe{os.getpid()}"
     r = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
@@ -48,8 +49,8 @@ class Netns:
         atexit.register(self.close)
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             self._old[sig] = signal.signal(sig, self._on_signal)
-        self.sh("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
-        self.sh("sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1")
+        for conf in ("all", "default"):
+            self.sh("sh", "-c", f"echo 1 > /proc/sys/net/ipv6/conf/{conf}/disable_ipv6")
         self.sh("ip", "link", "set", "lo", "up")
         for a, b in self.pairs:
             self.sh("ip", "link", "add", a, "mtu", str(self.mtu), "type", "veth", "peer", "name", b, "mtu", str(self.mtu))

@@ -1,12 +1,14 @@
 # shellcheck shell=bash
 # description: live ports between veth pairs in a network namespace (issue 19): the live-port test (AF_PACKET; AF_XDP where the build has libxdp); then the IPv4 router on the full BGP table forwarding a1 -> b1 over AF_PACKET with 1, 2 and 4 workers on the CPU and through the GPU offload path, Tandem itself sending 64 B frames into a0 and counting on b0; stats lines every 0.5 s give the rates (live_rates.json)
 LOG="$OUT/live.log"
+# iproute2's ip, carried where the machine has none (scripts/fetch-device-deps.sh).
+[ -x .deps/iproute/bin/ip ] && ! command -v ip > /dev/null && export PATH="$PWD/.deps/iproute/bin:$PATH"
 logged "e2e live ports" 300 python3 tests/e2e/test_live_ports.py --tandem "$T" --source-dir .
 ns=tndlive$$
 ip netns add "$ns" || { echo "no network namespaces here" >> "$LOG"; exit 0; }
 trap 'ip netns del "$ns"' EXIT
 nx() { ip netns exec "$ns" "$@"; }
-nx sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+nx sh -c 'echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6; echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6'
 for p in a b; do
   nx ip link add ${p}0 type veth peer name ${p}1
   nx ip link set ${p}0 up && nx ip link set ${p}1 up
