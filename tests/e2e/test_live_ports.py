@@ -172,9 +172,17 @@ def main():
         # 2. SIGINT while forwarding: a final report, balanced, exit 130; before it, the metrics
         # endpoint (Prometheus text format) shows what was received.
         js2 = os.path.join(d, "sigint.json")
-        p, head = start_tandem(ns, [T, "run", "--app", "ipv4", "--fib", fib, "--device", "cpu", "--workers", "2",
-                                    "--rx", "af_packet:a1", "--tx", "af_packet:b1", "--json", js2,
-                                    "--metrics", "127.0.0.1:19100"])
+        cmd = [T, "run", "--app", "ipv4", "--fib", fib, "--device", "cpu", "--workers", "2",
+               "--rx", "af_packet:a1", "--tx", "af_packet:b1", "--json", js2]
+        p, head = start_tandem(ns, cmd + ["--metrics", "127.0.0.1:19100"])
+        metrics = True
+        if p.poll() is not None or not head:
+            _, err = p.communicate()
+            # A build without cpp-httplib (the GPU machine's); in CI, scripts/install-deps.sh installs it.
+            c.check("no HTTP library" in err and os.environ.get("CI") != "true", f"--metrics: {err.strip()[-300:]}")
+            print("SKIPPED metrics: this build has no HTTP library (libcpp-httplib-dev)")
+            metrics = False
+            p, head = start_tandem(ns, cmd)
         part = frames[:500]
         send(ns, "a0", part, os.path.join(d, "send2.frames"))
         time.sleep(0.5)
@@ -183,18 +191,19 @@ def main():
                  "  try:\n"
                  "    print(urllib.request.urlopen('http://127.0.0.1:19100/metrics', timeout=5).read().decode()); break\n"
                  "  except OSError: time.sleep(0.1)\n")
-        rc, page, se = run(ns.exec_cmd([sys.executable, "-c", fetch]))
+        rc, page, se = run(ns.exec_cmd([sys.executable, "-c", fetch])) if metrics else (0, "", "")
         samples = {}
         for line in page.splitlines():
             if line and not line.startswith("#"):
                 name = line.split("{")[0].split(" ")[0]
                 samples[name] = samples.get(name, 0) + float(line.rsplit(" ", 1)[1])
-        c.check(samples.get("tandem_received_packets_total") == len(part),
+        c.check(not metrics or samples.get("tandem_received_packets_total") == len(part),
                 f"metrics: received {samples.get('tandem_received_packets_total')}, want {len(part)}: {page[:300]!r}")
-        c.check(samples.get("tandem_received_packets_total") ==
+        c.check(not metrics or samples.get("tandem_received_packets_total") ==
                 samples.get("tandem_forwarded_packets_total", -1) + samples.get("tandem_dropped_packets_total", -1),
                 "metrics: received = forwarded + dropped")
-        c.check("# TYPE tandem_received_packets_total counter" in page and 'worker="1"' in page, "metrics: format")
+        c.check(not metrics or ("# TYPE tandem_received_packets_total counter" in page and 'worker="1"' in page),
+                "metrics: format")
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=60)
         c.check(p.returncode == 130, f"SIGINT: exit {p.returncode}: {err.strip()[-400:]}")
@@ -294,7 +303,8 @@ def main():
                               os.path.join(d, "x.pcap")], "--out with --tx"),
                             ([T, "run", "--fib", fib, "--gen", "count=10", "--duration", "1"], "for live ports"),
                             ([T, "run", "--fib", fib, "--gen", "count=10", "--tx-dst-mac", NEXT_HOP_MAC], "give --tx"),
-                            ([T, "run", "--fib", fib, "--rx", "af_packet:a1", "--metrics", "9100"], "HOST:PORT"),
+                            ([T, "run", "--fib", fib, "--rx", "af_packet:a1", "--metrics", "9100"],
+                             "HOST:PORT" if metrics else "no HTTP library"),
                             ([T, "run", "--fib", fib, "--rx", "af_packet:a1", "--control", fib], "not a socket"),
                             ([T, "run", "--fib", fib, "--rx", "af_packet:a1", "--control", os.path.join(d, "c.sock"),
                               "--device", "gpu"], "CPU paths"),
