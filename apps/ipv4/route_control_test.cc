@@ -113,6 +113,15 @@ class StampingSource final : public PacketSource {
     const uint32_t want = std::min<uint32_t>(PacketBatch::kCapacity - b.size, burst_);
     const uint32_t got = pool.alloc_bulk(&b.cell[b.size], want);
     const uint64_t version = rc_.version();
+    // Every other burst is held until the next publish (or 5 ms), so its lookups run on a table
+    // newer than its stamp: lookups that straddle a publish happen on every machine, not only when
+    // the scheduler happens to interleave the threads that way.
+    if (++bursts_ % 2 == 0) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
+      while (rc_.publishing() == version && !quiet_.load() && std::chrono::steady_clock::now() < until) {
+        std::this_thread::yield();
+      }
+    }
     const uint8_t mac[6] = {2, 0, 0, 0, 0, 1};
     for (uint32_t k = 0; k < got; ++k) {
       const uint32_t i = b.size + k;
@@ -139,6 +148,7 @@ class StampingSource final : public PacketSource {
   const RouteControl& rc_;
   std::mt19937 rng_;
   const std::atomic<bool>& quiet_;
+  uint64_t bursts_ = 0;
 };
 
 struct Seen {
