@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/usage_error.h"
 
 namespace tandem::cli {
@@ -21,6 +23,11 @@ namespace {
 constexpr size_t kMaxLine = 4096;
 // At most this many lines per batch, so that replies keep coming during a long burst.
 constexpr size_t kMaxBatch = 4096;
+// A reply that cannot be written in this long ends the session.
+constexpr int kReplyTimeoutS = 5;
+// A session with nothing to read for this long is closed, so that an idle client does not keep
+// the others (one is served at a time) waiting.
+constexpr uint64_t kIdleNs = 10000000000ull;
 
 bool write_all(int fd, const std::string& s) {
   size_t done = 0;
@@ -41,15 +48,20 @@ ControlServer::ControlServer(const std::string& path, TableControl& control) : p
     throw UsageError("--control " + path + ": a socket path of 1 to " + std::to_string(sizeof addr.sun_path - 1) +
                      " characters");
   }
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size());
   struct stat st{};
   if (lstat(path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) throw UsageError("--control " + path + ": exists and is not a socket: not replaced");
-    unlink(path.c_str());  // a socket an earlier run left behind
+    // A socket some run still listens on is not taken from it; one an earlier run left is replaced.
+    const int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const bool in_use = probe >= 0 && connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    if (probe >= 0) close(probe);
+    if (in_use) throw UsageError("--control " + path + ": another run is listening there");
+    unlink(path.c_str());
   }
   listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (listen_fd_ < 0) throw UsageError("--control " + path + ": socket: " + std::strerror(errno));
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.c_str(), path.size());
   // Only this user may send table commands.
   const mode_t old = umask(0077);
   const int b = bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
@@ -75,6 +87,9 @@ void ControlServer::serve() {
     if (poll(&p, 1, 50) <= 0) continue;
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
+    // A client that stops reading its replies cannot hold the run (its end waits for this thread).
+    timeval tv{kReplyTimeoutS, 0};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     session(fd);  // one client at a time: commands from two would interleave anyway
     close(fd);
   }
@@ -84,9 +99,14 @@ void ControlServer::session(int fd) {
   std::string buf;
   char chunk[65536];
   bool open = true;
+  uint64_t last = now_ns();
   while (!stop_ && open) {
     pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 50) <= 0) continue;
+    if (poll(&p, 1, 50) <= 0) {
+      if (now_ns() - last > kIdleNs) break;
+      continue;
+    }
+    last = now_ns();
     const ssize_t n = recv(fd, chunk, sizeof chunk, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {

@@ -1,5 +1,6 @@
 #include "cli/metrics_server.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -56,6 +57,10 @@ MetricsServer::MetricsServer(const std::string& address, std::function<std::stri
     throw UsageError("--metrics " + address + ": cannot listen there (address in use, or not this host's?)");
   }
   impl_->thread = std::thread([this] { impl_->server.listen_after_bind(); });
+  // stop() does nothing before the listen loop runs: wait for it, so that the destructor ends it.
+  for (int i = 0; i < 2000 && !impl_->server.is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 MetricsServer::~MetricsServer() {

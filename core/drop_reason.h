@@ -23,7 +23,8 @@ enum class DropReason : uint8_t {
   kIpv6Rh0,           // IPv6 type 0 routing header with segments left > 0 (deprecated, RFC 5095)
   kTinyFragment,      // filtering apps: a first fragment too short to hold its transport header (RFC 1858)
   kFragmentOverlap,   // filtering apps: a TCP fragment at offset 8 bytes, over the ports and flags (RFC 3128)
-  kOversize,          // longer than 65,535 bytes, more than the data path's 16-bit frame length holds
+  kOversize,          // longer than 65,535 bytes, more than the data path's 16-bit frame length holds;
+                      // from a live port, longer than the cells (a GRO or TSO aggregate)
   kGpuFault,          // the GPU failed while it was writing the frame's batch back: the frame may be
                       // half-rewritten, so it is not sent (the resident path; batches the GPU had not
                       // begun writing are redone on the CPU)

@@ -24,7 +24,12 @@ class Rcu {
   int readers() const { return readers_; }
 
   // Reader r holds no pointer it loaded before this call.
-  void quiescent(int r) { slot_[r].seen.store(epoch_.load(std::memory_order_seq_cst), std::memory_order_seq_cst); }
+  // The fence keeps the reader's later loads of published pointers after the store (a seq_cst
+  // store alone does not order a later acquire load in the C++ model), as liburcu's QSBR does.
+  void quiescent(int r) {
+    slot_[r].seen.store(epoch_.load(std::memory_order_seq_cst), std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
   void online(int r) { quiescent(r); }
   void offline(int r) { slot_[r].seen.store(kOffline, std::memory_order_seq_cst); }
 

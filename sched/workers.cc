@@ -24,8 +24,11 @@ constexpr uint64_t kWireOverhead = 24;
 // The longest frame PacketBatch::len (16 bits) holds.
 constexpr uint32_t kMaxFrame = 0xFFFF;
 
+// A worker that fails sets this for the run's other workers (WorkersConfig::abort), so that a
+// live run, which has no end of its own, ends and reports the failure.
 bool stop_asked(const WorkersConfig& cfg) {
-  return cfg.stop != nullptr && cfg.stop->load(std::memory_order_relaxed) != 0;
+  return (cfg.stop != nullptr && cfg.stop->load(std::memory_order_relaxed) != 0) ||
+         (cfg.abort != nullptr && cfg.abort->load(std::memory_order_relaxed) != 0);
 }
 
 // How many more packets a worker may receive. A replay queue has its own share (a count). Live
@@ -442,6 +445,7 @@ WorkersResult run_threads(const ForwardApp& app, const WorkersConfig& cfg, Setup
   std::vector<std::exception_ptr> error(n);
   std::atomic<int> ready{0};
   std::atomic<uint64_t> start_ns{0};
+  std::atomic<int> abort{0};
   std::vector<std::thread> threads;
   for (int w = 0; w < n; ++w) {
     threads.emplace_back([&, w] {
@@ -457,6 +461,7 @@ WorkersResult run_threads(const ForwardApp& app, const WorkersConfig& cfg, Setup
         src.set_burst(cfg.burst);
         WorkersConfig wc = cfg;
         wc.max_bursts_in_flight = depth;
+        wc.abort = &abort;
         BurstFinisher fin(pool, cfg.verify ? &app : nullptr, io.sink, io.first_pass, r);
         if (cfg.progress) fin.set_progress(&cfg.progress[w]);
         // Every worker starts on the same clock, once all pools are built.
@@ -484,6 +489,7 @@ WorkersResult run_threads(const ForwardApp& app, const WorkersConfig& cfg, Setup
       } catch (...) {
         if (cfg.rcu) cfg.rcu->offline(w);
         error[w] = std::current_exception();
+        abort.store(1);
         uint64_t none = 0;  // a worker that failed before the start must not hold the others back
         start_ns.compare_exchange_strong(none, now_ns());
       }

@@ -70,6 +70,7 @@ struct WorkersConfig {
   const std::atomic<int>* stop = nullptr;  // non-zero: receive no more, finish what is in flight
   uint64_t duration_ns = 0;              // > 0: receive nothing more after this long, finish, return
   WorkerProgress* progress = nullptr;    // an array of `workers` entries each worker keeps current
+  const std::atomic<int>* abort = nullptr;  // set by run_workers: another worker failed
   Rcu* rcu = nullptr;                    // CPU paths: worker w is reader w, quiescent between bursts
                                          // (live table updates, apps/table_control.h)
 };
