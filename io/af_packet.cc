@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
+#include <linux/filter.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
 #include <poll.h>
@@ -17,7 +18,9 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/clock.h"
 #include "io/io_error.h"
+#include "io/tx_split.h"
 
 namespace tandem {
 
@@ -28,6 +31,13 @@ std::string sys_error(const std::string& what) { return what + ": " + std::strer
 // The data path's frame length is 16 bits (core/batch.h); longer frames are cut to it and keep
 // their wire length, so the workers drop them as oversize.
 constexpr uint32_t kMaxLen = 0xFFFF;
+
+// The wire length given to a frame that did not fit its cell: over the data path's 65,535 bytes,
+// so that the workers drop it as oversize (sched/workers.h).
+constexpr uint32_t kOversizeMark = 0x10000;
+
+// How long a send may wait for room in a full device queue before its frames count as refused.
+constexpr uint64_t kTxStallNs = 1000000000;
 
 }  // namespace
 
@@ -100,6 +110,14 @@ AfPacketRx::AfPacketRx(const std::vector<InterfaceInfo>& interfaces, const AfPac
       const int one = 1;
       // Best effort (Linux 4.20+): frames this process sends on the same interface are not received back.
       setsockopt(ring.fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
+      // Until it is in the fanout group, a bound socket would receive every packet of the
+      // interface, as would the other workers' sockets: packets arriving during start-up would be
+      // forwarded twice. A filter that takes nothing keeps the ring empty until then.
+      sock_filter drop_all{BPF_RET | BPF_K, 0, 0, 0};
+      sock_fprog prog{1, &drop_all};
+      if (setsockopt(ring.fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) != 0) {
+        throw IoError(sys_error("af_packet:" + ifc.name + ": attaching the start-up filter"));
+      }
       sockaddr_ll addr{};
       addr.sll_family = AF_PACKET;
       addr.sll_protocol = htons(ETH_P_ALL);
@@ -112,6 +130,10 @@ AfPacketRx::AfPacketRx(const std::vector<InterfaceInfo>& interfaces, const AfPac
       const int fanout = group | (PACKET_FANOUT_HASH << 16);
       if (setsockopt(ring.fd, SOL_PACKET, PACKET_FANOUT, &fanout, sizeof fanout) != 0) {
         throw IoError(sys_error("af_packet:" + ifc.name + ": joining fanout group " + std::to_string(group)));
+      }
+      const int zero = 0;
+      if (setsockopt(ring.fd, SOL_SOCKET, SO_DETACH_FILTER, &zero, sizeof zero) != 0) {
+        throw IoError(sys_error("af_packet:" + ifc.name + ": removing the start-up filter"));
       }
     }
   } catch (...) {
@@ -175,7 +197,9 @@ uint32_t AfPacketRx::rx_ring(Ring& r, PacketPool& pool, PacketBatch& batch, uint
     const uint32_t i = batch.size++;
     batch.cell[i] = cell;
     batch.len[i] = static_cast<uint16_t>(len);
-    batch.wire_len[i] = std::max(wire, len);
+    // A frame the cell cut (a GRO or TSO aggregate longer than the MTU the cells are sized for) is
+    // marked oversize, for the workers to drop: forwarding its first bytes would send a broken frame.
+    batch.wire_len[i] = len < snap + (vlan ? 4 : 0) ? kOversizeMark : std::max(wire, len);
     batch.ts_ns[i] = uint64_t{h->tp_sec} * 1000000000ull + h->tp_nsec;
     batch.verdict[i] = Verdict::kUnset;
     ++got;
@@ -265,8 +289,8 @@ AfPacketTx::~AfPacketTx() {
   for (Port& p : ports_) close(p.fd);
 }
 
-void AfPacketTx::send(Port& port, const PacketPool& pool, const PacketBatch& batch, const uint32_t* idx, uint32_t n,
-                      Counters& c) {
+uint32_t AfPacketTx::send(Port& port, const PacketPool& pool, const PacketBatch& batch, const uint32_t* idx,
+                          uint32_t n, Counters& c) {
   mmsghdr msgs[PacketBatch::kCapacity];
   iovec iov[PacketBatch::kCapacity][2];
   uint8_t macs[PacketBatch::kCapacity][12];
@@ -288,18 +312,26 @@ void AfPacketTx::send(Port& port, const PacketPool& pool, const PacketBatch& bat
     }
   }
   uint32_t done = 0, failed = 0;
+  uint64_t stuck_since = 0;
   while (done < n) {
-    const int r = sendmmsg(port.fd, msgs + done, n - done, 0);
+    const int r = sendmmsg(port.fd, msgs + done, n - done, MSG_DONTWAIT);
     if (r > 0) {
       done += static_cast<uint32_t>(r);
+      stuck_since = 0;
       continue;
     }
     if (errno == EINTR) continue;
     if (errno == ENOBUFS || errno == EAGAIN) {
-      // The device's queue is full: wait for room rather than drop.
-      pollfd p{port.fd, POLLOUT, 0};
-      poll(&p, 1, 1);
-      continue;
+      // The device's queue is full: wait for room rather than drop, but not for ever (a link
+      // without carrier keeps its queue full): after kTxStallNs without progress the frames left
+      // count as refused.
+      const uint64_t t = now_ns();
+      if (!stuck_since) stuck_since = t;
+      if (t - stuck_since < kTxStallNs) {
+        pollfd p{port.fd, POLLOUT, 0};
+        poll(&p, 1, 1);
+        continue;
+      }
     }
     // The frame at `done` is refused (EMSGSIZE: over the MTU; ENETDOWN, ENXIO: the interface is
     // down or gone): count it and go on with the next.
@@ -307,44 +339,17 @@ void AfPacketTx::send(Port& port, const PacketPool& pool, const PacketBatch& bat
     ++done;
     ++failed;
   }
-  sent_.store(sent_.load(std::memory_order_relaxed) + n - failed, std::memory_order_relaxed);
+  return n - failed;
 }
 
 void AfPacketTx::tx_burst(const PacketPool& pool, const PacketBatch& batch, Counters& c) {
-  const uint32_t nports = static_cast<uint32_t>(ports_.size());
-  uint32_t idx[PacketBatch::kCapacity];
-  if (nports == 1) {
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < batch.size; ++i) {
-      if (!Verdict::is_drop(batch.verdict[i])) idx[n++] = i;
-    }
-    if (n) send(ports_[0], pool, batch, idx, n, c);
-    return;
-  }
-  // Several interfaces: each port's frames in their order, flooded frames out of every interface
-  // (counted once as forwarded; a refusal on any interface counts it dropped once).
-  for (uint32_t p = 0; p < nports; ++p) {
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < batch.size; ++i) {
-      const uint32_t v = batch.verdict[i];
-      if (Verdict::is_drop(v)) continue;
-      const uint32_t port = Verdict::port(v);
-      if (port == Verdict::kFloodPort ? p == 0 : port % nports == p) idx[n++] = i;
-    }
-    if (n) send(ports_[p], pool, batch, idx, n, c);
-  }
-  for (uint32_t p = 1; p < nports; ++p) {
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < batch.size; ++i) {
-      const uint32_t v = batch.verdict[i];
-      if (!Verdict::is_drop(v) && Verdict::port(v) == Verdict::kFloodPort) idx[n++] = i;
-    }
-    if (!n) break;
+  uint64_t sent = 0;
+  split_by_interface(batch, static_cast<uint32_t>(ports_.size()), [&](uint32_t p, const uint32_t* idx, uint32_t n, bool counted) {
     Counters scratch(0);  // copies of a flooded frame: counted by its first copy
-    const uint64_t before = sent();
-    send(ports_[p], pool, batch, idx, n, scratch);
-    sent_.store(before, std::memory_order_relaxed);
-  }
+    const uint32_t s = send(ports_[p], pool, batch, idx, n, counted ? c : scratch);
+    if (counted) sent += s;
+  });
+  sent_.store(sent_.load(std::memory_order_relaxed) + sent, std::memory_order_relaxed);
 }
 
 }  // namespace tandem

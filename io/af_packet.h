@@ -104,8 +104,8 @@ class AfPacketTx final : public PacketSink {
     int fd = -1;
     InterfaceInfo info;
   };
-  // Sends n frames on one port; returns how many the kernel refused (each counted in c).
-  void send(Port& port, const PacketPool& pool, const PacketBatch& batch, const uint32_t* idx, uint32_t n, Counters& c);
+  // Sends n frames on one port; returns how many it sent (the ones the kernel refused are counted in c).
+  uint32_t send(Port& port, const PacketPool& pool, const PacketBatch& batch, const uint32_t* idx, uint32_t n, Counters& c);
   std::vector<Port> ports_;
   L2Rewrite rewrite_;
   std::atomic<uint64_t> sent_{0};

@@ -1,6 +1,8 @@
 #include "io/af_xdp.h"
 
+#include "core/clock.h"
 #include "io/io_error.h"
+#include "io/tx_split.h"
 
 #ifdef TANDEM_HAVE_XDP
 
@@ -27,6 +29,8 @@ constexpr uint32_t kFrames = 4096;     // UMEM frames per socket
 constexpr uint32_t kFrameSize = 4096;  // bytes per UMEM frame (aligned mode: 2048 or 4096)
 constexpr uint32_t kRing = 2048;       // RX, TX and completion ring entries
 constexpr uint32_t kMaxLen = 0xFFFF;
+// How long a send may wait for the kernel to make room before its frames count as refused.
+constexpr uint64_t kTxStallNs = 1000000000;
 
 std::string xsk_error(const std::string& what, int err) {
   std::string s = what + ": " + std::strerror(err < 0 ? -err : err);
@@ -76,20 +80,36 @@ bool af_xdp_available() { return true; }
 
 // ---- receive ----
 
-struct AfXdpRx::Port {
-  std::string ifname;
-  uint32_t queue = 0;
+// A UMEM and the socket on it, as the receive and the transmit end each hold one per interface.
+struct UmemSocket {
   Area area{size_t{kFrames} * kFrameSize};
   xsk_umem* umem = nullptr;
   xsk_ring_prod fq{};
   xsk_ring_cons cq{};
   xsk_socket* xsk = nullptr;
-  xsk_ring_cons rx{};
-  bool zc = false;
-  ~Port() {
+  UmemSocket() = default;
+  UmemSocket(const UmemSocket&) = delete;
+  UmemSocket& operator=(const UmemSocket&) = delete;
+  ~UmemSocket() {
     if (xsk) xsk_socket__delete(xsk);
     if (umem) xsk_umem__delete(umem);
   }
+  void create_umem(const std::string& ifname, uint32_t fill_size) {
+    xsk_umem_config uc{};
+    uc.fill_size = fill_size;
+    uc.comp_size = kRing;
+    uc.frame_size = kFrameSize;
+    uc.frame_headroom = 0;
+    const int err = xsk_umem__create(&umem, area.p, area.bytes, &fq, &cq, &uc);
+    if (err) throw IoError(xsk_error("af_xdp:" + ifname + ": UMEM", err));
+  }
+};
+
+struct AfXdpRx::Port : UmemSocket {
+  std::string ifname;
+  uint32_t queue = 0;
+  xsk_ring_cons rx{};
+  bool zc = false;
 };
 
 AfXdpRx::AfXdpRx(const std::vector<InterfaceInfo>& interfaces, uint32_t queue) {
@@ -98,17 +118,11 @@ AfXdpRx::AfXdpRx(const std::vector<InterfaceInfo>& interfaces, uint32_t queue) {
     auto p = std::make_unique<Port>();
     p->ifname = ifc.name;
     p->queue = queue;
-    xsk_umem_config uc{};
-    uc.fill_size = kFrames;
-    uc.comp_size = kRing;
-    uc.frame_size = kFrameSize;
-    uc.frame_headroom = 0;
-    int err = xsk_umem__create(&p->umem, p->area.p, p->area.bytes, &p->fq, &p->cq, &uc);
-    if (err) throw IoError(xsk_error("af_xdp:" + ifc.name + ": UMEM", err));
+    p->create_umem(ifc.name, kFrames);
     xsk_socket_config sc{};
     sc.rx_size = kRing;
     sc.tx_size = kRing;
-    err = xsk_socket__create(&p->xsk, ifc.name.c_str(), queue, p->umem, &p->rx, nullptr, &sc);
+    const int err = xsk_socket__create(&p->xsk, ifc.name.c_str(), queue, p->umem, &p->rx, nullptr, &sc);
     if (err) {
       throw IoError(xsk_error("af_xdp:" + ifc.name + ": socket on queue " + std::to_string(queue) +
                               (queue ? " (one receive queue per worker: does the interface have that many?)" : ""),
@@ -147,7 +161,8 @@ uint32_t AfXdpRx::rx_burst(PacketPool& pool, PacketBatch& batch) {
       const uint32_t j = batch.size + i;
       std::memcpy(pool.data(batch.cell[j]), data, len);
       batch.len[j] = static_cast<uint16_t>(len);
-      batch.wire_len[j] = d->len;
+      // A frame the cell cut is marked oversize for the workers to drop (as io/af_packet.cc does).
+      batch.wire_len[j] = len < d->len ? 0x10000u : d->len;
       batch.ts_ns[j] = 0;
       batch.verdict[j] = Verdict::kUnset;
       *xsk_ring_prod__fill_addr(&p.fq, fill_idx + i) = xsk_umem__extract_addr(d->addr);
@@ -175,7 +190,8 @@ AfXdpRxStats AfXdpRx::kernel_stats() const {
     xdp_statistics st{};
     socklen_t len = sizeof st;
     if (getsockopt(xsk_socket__fd(p->xsk), SOL_XDP, XDP_STATISTICS, &st, &len) == 0) {
-      s.dropped += st.rx_dropped + st.rx_ring_full + st.rx_fill_ring_empty_descs;
+      // rx_fill_ring_empty_descs counts failed reads of the fill ring, not frames lost.
+      s.dropped += st.rx_dropped + st.rx_ring_full;
       s.invalid += st.rx_invalid_descs;
     }
   }
@@ -193,28 +209,24 @@ std::string AfXdpRx::describe() const {
 
 // ---- transmit ----
 
-struct AfXdpTx::Port {
+struct AfXdpTx::Port : UmemSocket {
   InterfaceInfo info;
-  Area area{size_t{kFrames} * kFrameSize};
-  xsk_umem* umem = nullptr;
-  xsk_ring_prod fq{};
-  xsk_ring_cons cq{};
-  xsk_socket* xsk = nullptr;
   xsk_ring_prod tx{};
   std::vector<uint64_t> free;  // UMEM frames not on the TX ring
   uint32_t outstanding = 0;    // submitted, not completed
-  ~Port() {
-    if (xsk) xsk_socket__delete(xsk);
-    if (umem) xsk_umem__delete(umem);
-  }
   void reclaim() {
     uint32_t idx = 0;
     const uint32_t n = xsk_ring_cons__peek(&cq, kRing, &idx);
     for (uint32_t i = 0; i < n; ++i) free.push_back(*xsk_ring_cons__comp_addr(&cq, idx + i));
     xsk_ring_cons__release(&cq, n);
-    outstanding -= n;
+    // Frames given up on (see send) may still complete later.
+    outstanding -= std::min(n, outstanding);
   }
-  void kick() { sendto(xsk_socket__fd(xsk), nullptr, 0, MSG_DONTWAIT, nullptr, 0); }
+  // False when the kernel refuses to send at all (the interface down or gone).
+  bool kick() {
+    if (sendto(xsk_socket__fd(xsk), nullptr, 0, MSG_DONTWAIT, nullptr, 0) >= 0) return true;
+    return errno == EAGAIN || errno == EBUSY || errno == ENOBUFS || errno == EINTR;
+  }
 };
 
 AfXdpTx::AfXdpTx(const std::vector<InterfaceInfo>& interfaces, uint32_t queue, const L2Rewrite& rewrite)
@@ -223,17 +235,12 @@ AfXdpTx::AfXdpTx(const std::vector<InterfaceInfo>& interfaces, uint32_t queue, c
   for (const InterfaceInfo& ifc : interfaces) {
     auto p = std::make_unique<Port>();
     p->info = ifc;
-    xsk_umem_config uc{};
-    uc.fill_size = kRing;
-    uc.comp_size = kRing;
-    uc.frame_size = kFrameSize;
-    int err = xsk_umem__create(&p->umem, p->area.p, p->area.bytes, &p->fq, &p->cq, &uc);
-    if (err) throw IoError(xsk_error("af_xdp:" + ifc.name + ": UMEM", err));
+    p->create_umem(ifc.name, kRing);
     xsk_socket_config sc{};
     sc.rx_size = kRing;
     sc.tx_size = kRing;
     sc.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;  // sends only: no program on the interface
-    err = xsk_socket__create(&p->xsk, ifc.name.c_str(), queue, p->umem, nullptr, &p->tx, &sc);
+    const int err = xsk_socket__create(&p->xsk, ifc.name.c_str(), queue, p->umem, nullptr, &p->tx, &sc);
     if (err) throw IoError(xsk_error("af_xdp:" + ifc.name + ": transmit socket on queue " + std::to_string(queue), err));
     p->free.reserve(kFrames);
     for (uint32_t i = 0; i < kFrames; ++i) p->free.push_back(uint64_t{i} * kFrameSize);
@@ -256,14 +263,28 @@ uint32_t AfXdpTx::send(Port& port, const PacketPool& pool, const PacketBatch& ba
       continue;
     }
     uint32_t slot = 0;
+    uint64_t stuck_since = 0;
+    bool refused = false;
     while (port.free.empty() || xsk_ring_prod__reserve(&port.tx, 1, &slot) != 1) {
-      // The ring or the UMEM is full: let the kernel send and give frames back.
+      // The ring or the UMEM is full: let the kernel send and give frames back, for at most
+      // kTxStallNs without progress (an interface that went down sends nothing).
       if (queued) {
         xsk_ring_prod__submit(&port.tx, queued);
         queued = 0;
       }
-      port.kick();
+      const uint32_t before = port.outstanding;
+      const bool ok = port.kick();
       port.reclaim();
+      const uint64_t t = now_ns();
+      if (port.outstanding < before || !stuck_since) stuck_since = t;
+      if (!ok || t - stuck_since > kTxStallNs) {
+        refused = true;
+        break;
+      }
+    }
+    if (refused) {
+      c.tx_failed(batch.verdict[i], len);
+      continue;
     }
     const uint64_t addr = port.free.back();
     port.free.pop_back();
@@ -283,10 +304,18 @@ uint32_t AfXdpTx::send(Port& port, const PacketPool& pool, const PacketBatch& ba
   }
   if (queued) xsk_ring_prod__submit(&port.tx, queued);
   // The kernel sends a few dozen frames per kick in copy mode: kick until all of them are out, so
-  // that nothing waits in the ring for the next burst.
+  // that nothing waits in the ring for the next burst; but not for ever. Frames given up on were
+  // handed to the kernel, which may still send them: they stay counted as sent.
+  uint64_t stuck_since = now_ns();
   while (port.outstanding) {
-    port.kick();
+    const uint32_t before = port.outstanding;
+    const bool ok = port.kick();
     port.reclaim();
+    if (port.outstanding < before) stuck_since = now_ns();
+    if (!ok || now_ns() - stuck_since > kTxStallNs) {
+      port.outstanding = 0;
+      break;
+    }
     if (port.outstanding) {
       pollfd p{xsk_socket__fd(port.xsk), POLLOUT, 0};
       poll(&p, 1, 0);
@@ -296,31 +325,12 @@ uint32_t AfXdpTx::send(Port& port, const PacketPool& pool, const PacketBatch& ba
 }
 
 void AfXdpTx::tx_burst(const PacketPool& pool, const PacketBatch& batch, Counters& c) {
-  const uint32_t nports = static_cast<uint32_t>(ports_.size());
-  uint32_t own[PacketBatch::kCapacity], flood[PacketBatch::kCapacity];
   uint64_t sent = 0;
-  for (uint32_t p = 0; p < nports; ++p) {
-    uint32_t n = 0, f = 0;
-    for (uint32_t i = 0; i < batch.size; ++i) {
-      const uint32_t v = batch.verdict[i];
-      if (Verdict::is_drop(v)) continue;
-      const uint32_t port = Verdict::port(v);
-      if (port == Verdict::kFloodPort) {
-        if (p == 0) {
-          own[n++] = i;  // the first interface's copy is the one counted
-        } else {
-          flood[f++] = i;
-        }
-      } else if (port % nports == p) {
-        own[n++] = i;
-      }
-    }
-    if (n) sent += send(*ports_[p], pool, batch, own, n, c);
-    if (f) {
-      Counters scratch(0);
-      send(*ports_[p], pool, batch, flood, f, scratch);
-    }
-  }
+  split_by_interface(batch, static_cast<uint32_t>(ports_.size()), [&](uint32_t p, const uint32_t* idx, uint32_t n, bool counted) {
+    Counters scratch(0);  // copies of a flooded frame: counted by its first copy
+    const uint32_t s = send(*ports_[p], pool, batch, idx, n, counted ? c : scratch);
+    if (counted) sent += s;
+  });
   sent_.store(sent_.load(std::memory_order_relaxed) + sent, std::memory_order_relaxed);
 }
 
