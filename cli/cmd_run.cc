@@ -315,6 +315,9 @@ int run(const RunOptions& o) {
   if (!o.live.tx_dst_mac.empty() && o.live.tx.empty()) {
     throw UsageError("--tx-dst-mac rewrites what leaves through --tx: give --tx");
   }
+  if (!o.live.dpdk.empty() && o.live.rx.rfind("dpdk:", 0) != 0 && o.live.tx.rfind("dpdk:", 0) != 0) {
+    throw UsageError("--dpdk starts DPDK for dpdk:PORT ports: give --rx or --tx dpdk:PORT");
+  }
   // An app whose flags leave it without a GPU path (the ipv4 app's Poptrie) runs on the CPU.
   const std::string no_gpu = no_gpu_path(o.table);
   if (o.device == "gpu" && !no_gpu.empty()) throw UsageError("--device gpu: " + no_gpu + ": use --device cpu");
@@ -395,7 +398,7 @@ int run(const RunOptions& o) {
   std::unique_ptr<PcapSink> sink;
   std::vector<std::unique_ptr<PacketSink>> tx_ports;  // --tx with --pcap or --gen
   std::string tx_desc;
-  if (!is_live && !o.live.tx.empty()) tx_ports = open_tx_ports(o.live.tx, o.live.tx_dst_mac, o.workers, &tx_desc);
+  if (!is_live && !o.live.tx.empty()) tx_ports = open_tx_ports(o.live, o.workers, &tx_desc);
   if (!o.out.empty()) sink = std::make_unique<PcapSink>(o.out, capture_format("--out", o.out));
 
   LoadedApp a = load_app(o.table);

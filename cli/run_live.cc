@@ -1,5 +1,6 @@
 #include "cli/run_live.h"
 
+#include <dirent.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -33,6 +35,16 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
+// The interface's receive queues (its rx-N entries in sysfs); 1 when sysfs does not say.
+int receive_queues(const std::string& ifname) {
+  DIR* d = opendir(("/sys/class/net/" + ifname + "/queues").c_str());
+  if (!d) return 1;
+  int n = 0;
+  while (const dirent* e = readdir(d)) n += std::strncmp(e->d_name, "rx-", 3) == 0;
+  closedir(d);
+  return std::max(n, 1);
+}
+
 // A fanout group id of this process's own, so that two runs on one host do not join each other's
 // groups (which would split one run's traffic with the other).
 int fanout_group_base() { return static_cast<int>((getpid() * 16) & 0xFFFF); }
@@ -42,10 +54,11 @@ int fanout_group_base() { return static_cast<int>((getpid() * 16) & 0xFFFF); }
 void add_live_flags(CLI::App* c, LiveFlags& f) {
   c->add_option("--rx", f.rx,
                 "receive from live ports instead of --pcap/--gen: af_packet:IF[,IF...] (one socket per worker and "
-                "interface, TPACKET_V3 ring, fanout by flow hash) or af_xdp:IF[,IF...] (worker w on receive queue w, "
-                "zero-copy where the driver allows, else copy mode)");
+                "interface, TPACKET_V3 ring, fanout by flow hash), af_xdp:IF[,IF...] (worker w on receive queue w, "
+                "zero-copy where the driver allows, else copy mode) or dpdk:PORT[,PORT...] (DPDK ethdev, --dpdk; "
+                "worker w on queue w)");
   c->add_option("--tx", f.tx,
-                "send what the app forwards out of these ports: af_packet:IF[,IF...] or af_xdp:IF[,IF...] (port p of the app leaves through "
+                "send what the app forwards out of these ports: af_packet:IF[,IF...], af_xdp:IF[,IF...] or dpdk:PORT[,PORT...] (port p of the app leaves through "
                 "the (p mod N)-th interface); without it, forwarded packets are counted (and written to --out) only");
   c->add_option("--tx-dst-mac", f.tx_dst_mac,
                 "--tx: give each frame that leaves this Ethernet destination (the next hop's MAC) and the output "
@@ -59,6 +72,9 @@ void add_live_flags(CLI::App* c, LiveFlags& f) {
                 "append a JSON line of the same figures every interval to this file (- for standard output)");
   c->add_option("--stats-interval", f.stats_interval_s, "seconds between stats lines")
       ->capture_default_str()->check(FiniteRange(0.01, 3600.0));
+  c->add_option("--dpdk", f.dpdk,
+                "start DPDK's EAL with these arguments for dpdk:PORT ports (PORT: a port id or device name), e.g. "
+                "\"--no-huge --no-pci -m 512 --no-shconf --vdev net_memif0,role=server\"");
   c->add_option("--metrics", f.metrics,
                 "serve the run's counters in the Prometheus text format at http://HOST:PORT/metrics, e.g. "
                 "127.0.0.1:9100 (per worker: received, forwarded, dropped, wire bytes, latency; the kernel's ring "
@@ -72,9 +88,13 @@ PortSpec parse_port_spec(const char* flag, const std::string& spec) {
   }
   PortSpec p;
   p.backend = spec.substr(0, colon);
-  if (p.backend != "af_packet" && p.backend != "af_xdp") {
+  if (p.backend != "af_packet" && p.backend != "af_xdp" && p.backend != "dpdk") {
     throw UsageError(std::string(flag) + " " + spec + ": backend '" + p.backend +
-                     "' is not one this build has (af_packet, af_xdp)");
+                     "' is not one this build has (af_packet, af_xdp, dpdk)");
+  }
+  if (p.backend == "dpdk" && !dpdk_ports_available()) {
+    throw UsageError(std::string(flag) + " " + spec + ": this build has no DPDK ports (scripts/fetch-dpdk.sh, then "
+                     "rebuild)");
   }
   if (p.backend == "af_xdp" && !af_xdp_available()) {
     throw UsageError(std::string(flag) + " " + spec + ": this build has no AF_XDP (install libxdp-dev and libbpf-dev, "
@@ -92,8 +112,10 @@ PortSpec parse_port_spec(const char* flag, const std::string& spec) {
   return p;
 }
 
-std::vector<std::unique_ptr<PacketSink>> open_tx_ports(const std::string& spec, const std::string& dst_mac, int workers,
-                                                       std::string* desc) {
+std::vector<std::unique_ptr<PacketSink>> open_tx_ports(const LiveFlags& f, int workers, std::string* desc,
+                                                       std::shared_ptr<DpdkPorts> dpdk) {
+  const std::string& spec = f.tx;
+  const std::string& dst_mac = f.tx_dst_mac;
   const PortSpec tx = parse_port_spec("--tx", spec);
   L2Rewrite rewrite;
   if (!dst_mac.empty()) {
@@ -107,9 +129,15 @@ std::vector<std::unique_ptr<PacketSink>> open_tx_ports(const std::string& spec, 
   std::vector<std::unique_ptr<PacketSink>> sinks;
   try {
     std::vector<InterfaceInfo> ifs;
-    for (const std::string& i : tx.interfaces) ifs.push_back(interface_info(i));
+    if (tx.backend == "dpdk") {
+      if (!dpdk) dpdk = std::make_shared<DpdkPorts>(f.dpdk, tx.interfaces, workers);
+    } else {
+      for (const std::string& i : tx.interfaces) ifs.push_back(interface_info(i));
+    }
     for (int w = 0; w < workers; ++w) {
-      if (tx.backend == "af_xdp") {
+      if (tx.backend == "dpdk") {
+        sinks.push_back(std::make_unique<DpdkTx>(dpdk, tx.interfaces, w, rewrite));
+      } else if (tx.backend == "af_xdp") {
         sinks.push_back(std::make_unique<AfXdpTx>(ifs, static_cast<uint32_t>(w), rewrite));
       } else {
         sinks.push_back(std::make_unique<AfPacketTx>(ifs, rewrite));
@@ -135,21 +163,48 @@ LiveRun::LiveRun(const LiveFlags& f, int workers, uint64_t packets) : flags_(f),
     }
   }
   try {
-    for (const std::string& i : rx.interfaces) rx_if_.push_back(interface_info(i));
+    if (rx.backend == "dpdk") {
+      // One set of DPDK ports for both ends: each port is configured once, with every worker's queues.
+      std::vector<std::string> names = rx.interfaces;
+      if (!f.tx.empty()) {
+        const PortSpec tx = parse_port_spec("--tx", f.tx);
+        if (tx.backend == "dpdk") names.insert(names.end(), tx.interfaces.begin(), tx.interfaces.end());
+      }
+      dpdk_ = std::make_shared<DpdkPorts>(f.dpdk, names, workers);
+    } else {
+      for (const std::string& i : rx.interfaces) rx_if_.push_back(interface_info(i));
+    }
   } catch (const IoError& e) {
     throw UsageError(e.what());
+  }
+  // AF_XDP takes one receive queue per worker; libxdp's program hands the frames of queues no
+  // socket is bound to to the kernel's stack, where Tandem would neither see nor count them.
+  if (rx.backend == "af_xdp") {
+    for (const InterfaceInfo& i : rx_if_) {
+      const int queues = receive_queues(i.name);
+      if (queues > workers) {
+        throw UsageError("--rx af_xdp:" + i.name + ": the interface has " + std::to_string(queues) +
+                         " receive queues and each needs a worker: use --workers " + std::to_string(queues) +
+                         " (or give it fewer queues: ethtool -L " + i.name + " combined N)");
+      }
+    }
   }
   // Cells hold the largest frame the receive interfaces pass: their MTU, the Ethernet header and
   // two VLAN tags.
   uint32_t mtu = 1500;
   for (const InterfaceInfo& i : rx_if_) mtu = std::max(mtu, i.mtu);
+  if (dpdk_) {
+    for (const std::string& i : rx.interfaces) mtu = std::max(mtu, dpdk_->port(i).mtu);
+  }
   cell_size_ = std::max<uint32_t>(PacketPool::kDefaultCellSize,
                                   (std::min<uint32_t>(mtu + 22, 0xFFFF) + PacketPool::kHeadroom + 63) / 64 * 64);
   AfPacketRxOptions ro;
   ro.fanout_group = fanout_group_base();
   try {
     for (int w = 0; w < workers; ++w) {
-      if (rx.backend == "af_xdp") {
+      if (rx.backend == "dpdk") {
+        sources_.push_back(std::make_unique<DpdkRx>(dpdk_, rx.interfaces, w));
+      } else if (rx.backend == "af_xdp") {
         sources_.push_back(std::make_unique<AfXdpRx>(rx_if_, static_cast<uint32_t>(w)));
       } else {
         sources_.push_back(std::make_unique<AfPacketRx>(rx_if_, ro));
@@ -161,7 +216,7 @@ LiveRun::LiveRun(const LiveFlags& f, int workers, uint64_t packets) : flags_(f),
   desc_ = sources_.front()->describe() + ", " + std::to_string(workers) + " queue(s)";
   if (!f.tx.empty()) {
     std::string tx_desc;
-    sinks_ = open_tx_ports(f.tx, f.tx_dst_mac, workers, &tx_desc);
+    sinks_ = open_tx_ports(f, workers, &tx_desc, dpdk_);
     desc_ += "; " + tx_desc;
   }
   std::string until;
@@ -183,6 +238,10 @@ uint64_t LiveRun::kernel_drops_now() {
     if (auto* p = dynamic_cast<AfPacketRx*>(s.get())) drops += p->kernel_stats().drops;
     if (auto* x = dynamic_cast<AfXdpRx*>(s.get())) drops += x->kernel_stats().dropped;
   }
+  if (dpdk_) {
+    const DpdkPorts::Stats st = dpdk_->stats(parse_port_spec("--rx", flags_.rx).interfaces);
+    drops += st.missed + st.no_mbuf + st.errors;
+  }
   return drops;
 }
 
@@ -191,6 +250,7 @@ uint64_t frames_sent(const std::vector<std::unique_ptr<PacketSink>>& sinks) {
   for (const auto& s : sinks) {
     if (auto* p = dynamic_cast<const AfPacketTx*>(s.get())) sent += p->sent();
     if (auto* x = dynamic_cast<const AfXdpTx*>(s.get())) sent += x->sent();
+    if (auto* d = dynamic_cast<const DpdkTx*>(s.get())) sent += d->sent();
   }
   return sent;
 }
@@ -329,8 +389,8 @@ WorkersResult LiveRun::run(const ForwardApp& app, WorkersConfig wc, PacketSink* 
 }
 
 void LiveRun::print() const {
-  std::printf("live ports: the kernel dropped %llu packets before a worker saw them (receive rings full); %s\n",
-              static_cast<unsigned long long>(kernel_drops_),
+  std::printf("live ports: %s dropped %llu packets before a worker saw them (receive rings full); %s\n",
+              dpdk_ ? "the ports" : "the kernel", static_cast<unsigned long long>(kernel_drops_),
               sinks_.empty() ? "nothing sent (no --tx)"
                              : ("sent " + std::to_string(sent_) + " frames through --tx").c_str());
 }

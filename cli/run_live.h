@@ -15,6 +15,7 @@
 #include "apps/forward_app.h"
 #include "apps/table_control.h"
 #include "io/af_packet.h"
+#include "io/dpdk_port.h"
 #include "sched/workers.h"
 
 namespace tandem::cli {
@@ -28,22 +29,25 @@ struct LiveFlags {
   std::string stats_json;   // a JSON line of the same figures every second, to this file
   double stats_interval_s = 1;
   std::string metrics;      // HOST:PORT of the Prometheus endpoint
+  std::string dpdk;         // the EAL's arguments, for dpdk: ports
 };
 
-// Adds --rx, --tx, --tx-dst-mac, --duration, --stats, --stats-json, --stats-interval to `run`.
+// Adds --rx, --tx, --tx-dst-mac, --duration, --stats, --stats-json, --stats-interval, --metrics,
+// --dpdk to `run`.
 void add_live_flags(CLI::App* run, LiveFlags& f);
 
 // A port list: the backend and its interfaces. Throws UsageError naming the flag.
 struct PortSpec {
-  std::string backend;  // af_packet
+  std::string backend;  // af_packet, af_xdp, dpdk
   std::vector<std::string> interfaces;
 };
 PortSpec parse_port_spec(const char* flag, const std::string& spec);
 
 // Opens --tx's ports for `workers` workers (one sink each), with --tx-dst-mac's rewrite; `desc`
-// gets them in words. UsageError for a bad spec, interface or MAC.
-std::vector<std::unique_ptr<PacketSink>> open_tx_ports(const std::string& spec, const std::string& dst_mac, int workers,
-                                                       std::string* desc);
+// gets them in words. dpdk: ports are those of `dpdk` (started with the receive ports), or started
+// here with --dpdk's arguments. UsageError for a bad spec, interface or MAC.
+std::vector<std::unique_ptr<PacketSink>> open_tx_ports(const LiveFlags& f, int workers, std::string* desc,
+                                                       std::shared_ptr<DpdkPorts> dpdk = nullptr);
 
 // Frames the --tx sinks have sent so far.
 uint64_t frames_sent(const std::vector<std::unique_ptr<PacketSink>>& sinks);
@@ -73,6 +77,7 @@ class LiveRun {
   int workers_;
   uint64_t packets_;
   std::vector<InterfaceInfo> rx_if_;
+  std::shared_ptr<DpdkPorts> dpdk_;  // dpdk: ports, shared by the sources and sinks
   std::vector<std::unique_ptr<PacketSource>> sources_;
   std::vector<std::unique_ptr<PacketSink>> sinks_;
   std::string desc_;

@@ -1,4 +1,4 @@
-"""`tandem run --rx BACKEND:IF --tx BACKEND:IF,IF` (af_packet, af_xdp) between veth pairs in a private
+"""`tandem run --rx BACKEND:IF --tx BACKEND:IF,IF` (af_packet, af_xdp, dpdk over net_af_packet) between veth pairs in a private
 network namespace, against the real Linux stack: frames sent from one side by a raw socket, Tandem's IPv4
 router forwarding between the interfaces, captures on the far sides checking every packet (the TTL
 and header checksum rewritten, the MACs set for the next hop, each flow complete and in order, out of
@@ -84,26 +84,47 @@ def check_captured(c, frames, iface_mac, ports_here, flows, per_flow, what):
             c.check(f not in seen, f"{what}: flow {f} (port {port}) came out of the wrong interface")
 
 
+def ports_for(backend, workers):
+    """--rx, --tx and the extra flags that put a backend on a1 (in) and b1, c1 (out)."""
+    if backend != "dpdk":
+        return f"{backend}:a1", f"{backend}:b1,c1", []
+    # DPDK's net_af_packet driver on the same interfaces, one queue pair per worker.
+    vdevs = " ".join(f"--vdev net_af_packet{i},iface={n},qpairs={workers}" for i, n in enumerate(("a1", "b1", "c1")))
+    return "dpdk:net_af_packet0", "dpdk:net_af_packet1,net_af_packet2", [
+        "--dpdk", f"--no-huge --no-pci -m 512 --no-shconf --no-telemetry {vdevs}"]
+
+
 def forward_all(c, ns, T, fib, d, backend, workers, frames, expect, flows, per_flow, routed):
     """Forwards every frame through one backend and checks each packet and count."""
     cap_b = Capture(ns, "b0", os.path.join(d, f"b0-{backend}.frames"))
     cap_c = Capture(ns, "c0", os.path.join(d, f"c0-{backend}.frames"))
     js, stats = os.path.join(d, f"run-{backend}.json"), os.path.join(d, f"stats-{backend}.jsonl")
+    rx, tx, extra = ports_for(backend, workers)
     p, head = start_tandem(ns, [T, "run", "--app", "ipv4", "--fib", fib, "--device", "cpu", "--workers", str(workers),
-                                "--rx", f"{backend}:a1", "--tx", f"{backend}:b1,c1", "--tx-dst-mac", NEXT_HOP_MAC,
+                                "--rx", rx, "--tx", tx, "--tx-dst-mac", NEXT_HOP_MAC,
                                 "--packets", str(len(frames)), "--duration", "120", "--json", js,
-                                "--stats-json", stats, "--stats-interval", "0.2"])
+                                "--stats-json", stats, "--stats-interval", "0.2"] + extra)
+    if backend == "dpdk" and p.poll() is not None:
+        _, err = p.communicate()
+        # A build without DPDK's ethdev (scripts/fetch-dpdk.sh failed); in CI, install-deps.sh fetches it.
+        if "this build has no DPDK ports" in err and os.environ.get("CI") != "true":
+            cap_b.stop(), cap_c.stop()
+            print("SKIPPED dpdk: this build has no DPDK ports")
+            return False
+        c.check(False, f"dpdk: the run did not start: {err.strip()[-800:]}")
+        cap_b.stop(), cap_c.stop()
+        return False
     if backend == "af_xdp" and p.poll() is not None:
         _, err = p.communicate()
         cap_b.stop(), cap_c.stop()
         if "Operation not permitted" in err or "not supported" in err.lower():
             print(f"SKIPPED af_xdp: the kernel refuses it here: {err.strip()[-300:]}")
-            return
+            return False
         # A build without libxdp (the GPU machine's); in CI, scripts/install-deps.sh installs it.
         if "this build has no AF_XDP" in err and os.environ.get("CI") != "true":
             print("SKIPPED af_xdp: this build has no AF_XDP (libxdp-dev)")
-            return
-    c.check(any(l.startswith(f"input: {backend}:a1") for l in head), f"{backend}: input line: {head}")
+            return False
+    c.check(any(l.startswith(f"input: {rx.split(',')[0]}") for l in head), f"{backend}: input line: {head}")
     sent = send(ns, "a0", frames, os.path.join(d, "send.frames"))
     out, err = p.communicate(timeout=180)
     time.sleep(0.2)
@@ -129,6 +150,7 @@ def forward_all(c, ns, T, fib, d, backend, workers, frames, expect, flows, per_f
     c.check(len(lines) >= 1 and all(l["received"] <= sent for l in lines), f"stats lines: {lines[-1:]}")
     c.check(lines and lines[-1]["final"] and lines[-1]["received"] == r["received"] and
             lines[-1]["forwarded"] == r["forwarded"], f"the last stats line has the final figures: {lines[-1:]}")
+    return True
 
 
 def start_tandem(ns, cmd, ready="input:"):
@@ -142,6 +164,8 @@ def start_tandem(ns, cmd, ready="input:"):
         lines.append(line)
         if line.startswith(ready):
             break
+    if not lines or not lines[-1].startswith(ready):
+        p.wait()  # it ended before it was ready: let the caller see its exit and errors
     return p, lines
 
 
@@ -166,8 +190,10 @@ def main():
 
         # 1. Forward all of it, out of two interfaces (port 2 -> b1, ports 1 and 3 -> c1): AF_PACKET
         # with two workers (fanout), AF_XDP with one (a veth has one receive queue).
-        for backend, workers in (("af_packet", 2), ("af_xdp", 1)):
-            forward_all(c, ns, T, fib, d, backend, workers, frames, expect, flows, per_flow, routed)
+        ran = set()
+        for backend, workers in (("af_packet", 2), ("af_xdp", 1), ("dpdk", 2)):
+            if forward_all(c, ns, T, fib, d, backend, workers, frames, expect, flows, per_flow, routed):
+                ran.add(backend)
 
         # 2. SIGINT while forwarding: a final report, balanced, exit 130; before it, the metrics
         # endpoint (Prometheus text format) shows what was received.
@@ -266,6 +292,9 @@ def main():
                                   stdout=subprocess.PIPE, text=True)
         rc, so, se = run([T, "ctl", "--socket", ctl_sock, "--file", upd])
         c.check(rc == 0 and "10012 applied, 0 refused" in so, f"ctl: exit {rc}: {(so + se)[-300:]}")
+        # A second run does not take the socket of one that is listening on it.
+        rc, so, se = run([T, "run", "--fib", fib, "--gen", "count=10", "--device", "cpu", "--control", ctl_sock])
+        c.check(rc != 0 and "another run is listening" in se, f"second --control: exit {rc}: {se[-300:]}")
         sender.communicate(timeout=300)
         # Then the same flows again, after the last update.
         send(ns, "a0", routed_frames, os.path.join(d, "send4.frames"))
@@ -313,6 +342,15 @@ def main():
                               "02:00:00:00:00"], "MAC address")):
             rc, so, se = run(ns.exec_cmd(cmd))
             c.check(rc not in (0, None) and needle in so + se, f"{' '.join(cmd[2:])}: exit {rc}: {(so + se)[-300:]}")
+        eal = "--no-huge --no-pci -m 256 --no-shconf --no-telemetry --vdev net_af_packet0,iface=a1"
+        dpdk_errors = (([T, "run", "--fib", fib, "--rx", "dpdk:net_nosuch0", "--dpdk", eal], "no such port; the EAL has 0 (net_af_packet0)"),
+                       ([T, "run", "--fib", fib, "--rx", "dpdk:0", "--workers", "2", "--dpdk", eal], "qpairs=N"),
+                       ([T, "run", "--fib", fib, "--rx", "dpdk:0", "--dpdk", "--no-such-eal-flag"], "the EAL did not start"),
+                       ([T, "run", "--fib", fib, "--rx", "af_packet:a1", "--dpdk", eal], "give --rx or --tx dpdk:PORT"))
+        for cmd, needle in dpdk_errors if "dpdk" in ran else ():
+            rc, so, se = run(ns.exec_cmd(cmd + ["--duration", "5"]))  # ends even if the error is missed
+            c.check(rc not in (0, None) and needle in se, f"{' '.join(cmd[2:])}: exit {rc}: {(so + se)[-300:]}")
+            c.check("Usage" not in so, f"{' '.join(cmd[2:])}: the EAL's usage on standard output")
     c.done()
 
 
