@@ -147,6 +147,11 @@ std::vector<std::unique_ptr<PacketSink>> open_tx_ports(const LiveFlags& f, int w
     throw UsageError(e.what());
   }
   *desc = "out through " + spec + (rewrite.enabled ? " (to " + dst_mac + ")" : "");
+  if (dpdk) {
+    for (const std::string& n : tx.interfaces) {
+      if (!dpdk->port(n).link_up) *desc += " (" + n + ": link down)";
+    }
+  }
   return sinks;
 }
 

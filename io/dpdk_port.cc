@@ -38,8 +38,15 @@ constexpr unsigned kPoolCache = 256;
 constexpr uint32_t kOversizeMark = 0x10000;
 // How long a send may wait for the driver to take frames, or for mbufs, before they count as refused.
 constexpr uint64_t kTxStallNs = 1000000000;
+// How long the start waits for the ports' links to come up.
+constexpr uint64_t kLinkWaitNs = 5000000000;
 
 std::string dpdk_error(const std::string& what) { return "dpdk: " + what + ": " + rte_strerror(rte_errno); }
+
+// ethdev calls return a negative errno.
+void check(int rc, const std::string& what) {
+  if (rc < 0) throw IoError("dpdk:" + what + ": " + rte_strerror(-rc));
+}
 
 // The EAL starts once per process; later callers must ask for the same arguments.
 void start_eal(const std::string& args) {
@@ -139,7 +146,7 @@ DpdkPorts::DpdkPorts(const std::string& eal_args, const std::vector<std::string>
     char dev[RTE_ETH_NAME_MAX_LEN];
     if (rte_eth_dev_get_name_by_port(p.id, dev) == 0) p.device = dev;
     rte_eth_dev_info info{};
-    if (rte_eth_dev_info_get(p.id, &info) != 0) throw IoError(dpdk_error("dpdk:" + n + ": device info"));
+    check(rte_eth_dev_info_get(p.id, &info), n + ": device info");
     p.driver = info.driver_name ? info.driver_name : "?";
     if (info.max_rx_queues < workers || info.max_tx_queues < workers) {
       throw IoError("dpdk:" + n + " (" + p.driver + "): " + std::to_string(info.max_rx_queues) + " receive and " +
@@ -187,21 +194,29 @@ DpdkPorts::DpdkPorts(const std::string& eal_args, const std::vector<std::string>
         conf.rx_adv_conf.rss_conf.rss_hf = rss;
       }
       const uint16_t q = static_cast<uint16_t>(workers);
-      if (rte_eth_dev_configure(p.id, q, q, &conf) != 0) throw IoError(dpdk_error("dpdk:" + p.name + ": configure"));
+      check(rte_eth_dev_configure(p.id, q, q, &conf), p.name + ": configure");
       uint16_t nrx = kRxDescriptors, ntx = kTxDescriptors;
       rte_eth_dev_adjust_nb_rx_tx_desc(p.id, &nrx, &ntx);
       const int s = rte_eth_dev_socket_id(p.id);
       for (uint16_t i = 0; i < q; ++i) {
-        if (rte_eth_rx_queue_setup(p.id, i, nrx, static_cast<unsigned>(s), nullptr, static_cast<rte_mempool*>(pools_[i])) != 0) {
-          throw IoError(dpdk_error("dpdk:" + p.name + ": receive queue " + std::to_string(i)));
-        }
-        if (rte_eth_tx_queue_setup(p.id, i, ntx, static_cast<unsigned>(s), nullptr) != 0) {
-          throw IoError(dpdk_error("dpdk:" + p.name + ": transmit queue " + std::to_string(i)));
-        }
+        check(rte_eth_rx_queue_setup(p.id, i, nrx, static_cast<unsigned>(s), nullptr, static_cast<rte_mempool*>(pools_[i])),
+              p.name + ": receive queue " + std::to_string(i));
+        check(rte_eth_tx_queue_setup(p.id, i, ntx, static_cast<unsigned>(s), nullptr),
+              p.name + ": transmit queue " + std::to_string(i));
       }
-      if (rte_eth_dev_start(p.id) != 0) throw IoError(dpdk_error("dpdk:" + p.name + ": start"));
+      check(rte_eth_dev_start(p.id), p.name + ": start (" + p.driver + ": is its peer or device there?)");
       // A router takes frames for any address (virtual devices may not have the mode: no matter).
       rte_eth_promiscuous_enable(p.id);
+    }
+    // Links come up after the start (a NIC's autonegotiation, a memif peer connecting): wait for
+    // them a while, as DPDK's examples do, so that the first frames sent are not refused.
+    const uint64_t until = now_ns() + kLinkWaitNs;
+    for (Port& p : ports_) {
+      rte_eth_link link{};
+      while (rte_eth_link_get_nowait(p.id, &link) == 0 && !link.link_status && now_ns() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      p.link_up = link.link_status != 0;
     }
   } catch (...) {
     for (const Port& p : ports_) rte_eth_dev_stop(p.id);
@@ -300,7 +315,7 @@ std::string DpdkRx::describe() const {
   std::string s = "dpdk:";
   for (size_t i = 0; i < ids_.size(); ++i) {
     const DpdkPorts::Port& p = ports_->port(std::to_string(ids_[i]));
-    s += (i ? "," : "") + p.device + " (" + p.driver + ")";
+    s += (i ? "," : "") + p.device + " (" + p.driver + (p.link_up ? "" : ", link down") + ")";
   }
   return s;
 }

@@ -43,6 +43,7 @@ class DpdkPorts {
     std::string driver;  // net_memif
     std::array<uint8_t, 6> mac{};
     uint32_t mtu = 1500;
+    bool link_up = false;  // when the start was done
   };
   // Figures of the named ports taken together since they started (rte_eth_stats_get).
   struct Stats {
