@@ -23,6 +23,7 @@ void register_scenario(CLI::App& app);
 void register_hog_gpu(CLI::App& app);
 void register_ctl(CLI::App& app);
 void register_bench_ipv4(CLI::App& bench);
+void register_bench_io(CLI::App& bench);
 void register_bench_gpu_offload(CLI::App& bench);
 void register_bench_gpu_load(CLI::App& bench);
 void register_bench_gpu_stream(CLI::App& bench);

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   CLI::App* bench = app.add_subcommand("bench", "benchmarks: print a table, write JSON");
   bench->require_subcommand(1);
   tandem::cli::register_bench_ipv4(*bench);
+  tandem::cli::register_bench_io(*bench);
   tandem::cli::register_bench_gpu_offload(*bench);
   tandem::cli::register_bench_gpu_load(*bench);
   tandem::cli::register_bench_gpu_stream(*bench);

@@ -91,9 +91,16 @@ void start_eal(const std::string& args) {
   started_with = args;
 }
 
-// Non-EAL threads get an lcore id of their own, so that mempool caches work for them.
+// Non-EAL threads get an lcore id of their own, so that mempool caches work for them (without
+// one, every mbuf allocated or freed is an atomic operation on the pool's ring). Once per thread.
 void register_thread() {
-  if (rte_lcore_id() == LCORE_ID_ANY) rte_thread_register();
+  thread_local bool tried = false;
+  if (tried) return;
+  tried = true;
+  if (rte_lcore_id() == LCORE_ID_ANY && rte_thread_register() != 0) {
+    std::fprintf(stderr, "dpdk: this worker thread could not register with the EAL (%s): mbuf pools work without "
+                 "their per-thread caches, more slowly\n", rte_strerror(rte_errno));
+  }
 }
 
 std::string port_list() {
@@ -268,12 +275,14 @@ uint32_t DpdkRx::rx_burst(PacketPool& pool, PacketBatch& batch) {
   for (size_t k = 0; k < ids_.size() && got < room; ++k) {
     const uint16_t id = ids_[turn_];
     turn_ = (turn_ + 1) % ids_.size();
-    // Cells first: a frame taken from the driver must have somewhere to go.
-    uint32_t* cells = &batch.cell[batch.size];
-    const uint32_t want = pool.alloc_bulk(cells, room - got);
+    // No more frames from the driver than there are cells for: each must have somewhere to go.
+    const uint32_t want = std::min(room - got, pool.available());
     if (want == 0) break;
     rte_mbuf* m[PacketBatch::kCapacity];
     const uint16_t n = rte_eth_rx_burst(id, queue_, m, static_cast<uint16_t>(want));
+    if (n == 0) continue;
+    uint32_t* cells = &batch.cell[batch.size];
+    pool.alloc_bulk(cells, n);
     for (uint16_t i = 0; i < n; ++i) {
       uint8_t* dst = pool.data(cells[i]);
       uint32_t len = 0;
@@ -299,17 +308,14 @@ uint32_t DpdkRx::rx_burst(PacketPool& pool, PacketBatch& batch) {
       batch.ts_ns[j] = 0;
       batch.verdict[j] = Verdict::kUnset;
     }
-    if (n < want) pool.free_bulk(cells + n, want - n);
-    if (n) rte_pktmbuf_free_bulk(m, n);
+    rte_pktmbuf_free_bulk(m, n);
     batch.size += n;
     got += n;
   }
   return got;
 }
 
-void DpdkRx::wait_for_packets(int timeout_ms) {
-  std::this_thread::sleep_for(std::chrono::microseconds(std::min(timeout_ms * 1000, 50)));
-}
+void DpdkRx::wait_for_packets(int) {}
 
 std::string DpdkRx::describe() const {
   std::string s = "dpdk:";

@@ -77,7 +77,9 @@ class DpdkRx final : public PacketSource {
   uint32_t rx_burst(PacketPool& pool, PacketBatch& batch) override;
   std::string describe() const override;
   bool live() const override { return true; }
-  // Polled drivers have nothing to wait on: a short sleep, so that an idle worker gives its core back.
+  // Polled drivers have nothing to wait on: the worker keeps polling, as DPDK applications do (a
+  // sleep, however short, lets a fast sender fill the receive ring meanwhile). A worker on a DPDK
+  // port keeps its core busy, traffic or not.
   void wait_for_packets(int timeout_ms) override;
 
  private:

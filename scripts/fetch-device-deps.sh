@@ -15,6 +15,8 @@ for d in .deps/debs/*.deb; do dpkg -x "$d" .deps/root; done
 rm -rf .deps/debs
 scripts/fetch-dpdk.sh .deps/dpdk
 scripts/fetch-ipsec-mb.sh .deps/ipsec-mb
+# testpmd for `bench io` (the device suite io): its packages only; the machine unpacks them.
+scripts/fetch-testpmd.sh .deps/testpmd && rm -rf .deps/testpmd/root
 # Shared data the GPU machine's tests and benches read (never committed: carried in .deps): the
 # real URL list (NDN), the ClassBench filter sets (firewall), the Emerging Threats rules (DPI).
 if [ -d ../shared/data/names ]; then

@@ -48,3 +48,5 @@ fi
 # DPDK's LPM, hash and ACL libraries: the comparators of `tandem bench anchors` (optional; without
 # them the command says so).
 "$(dirname "$0")/fetch-dpdk.sh"
+# DPDK's testpmd, the anchor of `tandem bench io` (optional; without it bench io reports it).
+"$(dirname "$0")/fetch-testpmd.sh"

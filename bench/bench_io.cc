@@ -1,0 +1,409 @@
+// `tandem bench io`: the forwarding rate of live ports between processes, Tandem against DPDK's
+// testpmd on the same virtual devices, in the same run. Three processes in a line, each on cores
+// of its own:
+//
+//   generator (testpmd txonly) -> port in -> FORWARDER -> port out -> sink (testpmd rxonly)
+//
+// The forwarder is Tandem (the ipv4 app on a FIB, the full BGP table by default, dpdk: ports) or
+// testpmd in io mode (the anchor: it forwards without looking at the packets). The rate is what
+// the sink receives, sampled every second by testpmd; each row is the median of the samples after
+// a warm-up. The generator's offered rate is printed beside it, so a row the generator limits is
+// visible as such. Backends: memif (two memif links, shared memory between the processes) and
+// veth (two veth pairs; DPDK's af_packet driver on them, and Tandem's own AF_PACKET as well).
+#include <fcntl.h>
+#include <signal.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/bench_report.h"
+#include "cli/commands.h"
+#include "core/machine_info.h"
+#include "core/usage_error.h"
+
+namespace tandem::cli {
+
+namespace {
+
+struct BenchIoOptions {
+  std::string fib = "data/fib/iprbench_tier1_fulltable_prefixes.txt.gz";
+  std::string testpmd;  // default: .deps/testpmd/testpmd, then dpdk-testpmd on the PATH
+  std::string backends = "memif";
+  std::string sizes = "64,1500";
+  std::string queues = "1";
+  std::string forwarders = "tandem,testpmd";
+  std::string dst = "8.8.8.8";
+  std::string cores;
+  std::string tandem_args;  // more flags for Tandem's run (e.g. --app echo, --burst 32)
+  double seconds = 5;
+  double warmup = 2;
+  std::string json;
+};
+
+using Clock = std::chrono::steady_clock;
+
+// A child process whose standard output and error are read, line by line, by a thread.
+class Child {
+ public:
+  Child(const std::vector<std::string>& argv, const std::vector<int>& cpus) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("bench io: pipe");
+    pid_ = fork();
+    if (pid_ < 0) throw std::runtime_error("bench io: fork");
+    if (pid_ == 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      for (int c : cpus) CPU_SET(c, &set);
+      if (!cpus.empty()) sched_setaffinity(0, sizeof set, &set);
+      dup2(fds[1], STDOUT_FILENO);
+      dup2(fds[1], STDERR_FILENO);
+      const int null = open("/dev/null", O_RDONLY);
+      if (null >= 0) dup2(null, STDIN_FILENO);
+      std::vector<char*> a;
+      for (const std::string& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+      a.push_back(nullptr);
+      execvp(a[0], a.data());
+      std::fprintf(stderr, "bench io: cannot run %s\n", a[0]);
+      _exit(127);
+    }
+    close(fds[1]);
+    fd_ = fds[0];
+    reader_ = std::thread([this] {
+      std::string part;
+      char buf[4096];
+      for (ssize_t n; (n = read(fd_, buf, sizeof buf)) > 0;) {
+        part.append(buf, static_cast<size_t>(n));
+        for (size_t nl; (nl = part.find('\n')) != std::string::npos; part.erase(0, nl + 1)) {
+          std::lock_guard<std::mutex> lock(mutex_);
+          lines_.push_back({Clock::now(), part.substr(0, nl)});
+        }
+      }
+    });
+  }
+  ~Child() { stop(); }
+
+  // Waits until a line holding `needle` has come (true), the process has ended or `timeout_s` passed.
+  bool wait_for(const std::string& needle, double timeout_s) {
+    const auto until = Clock::now() + std::chrono::duration<double>(timeout_s);
+    for (size_t seen = 0; Clock::now() < until;) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (; seen < lines_.size(); ++seen) {
+          if (lines_[seen].text.find(needle) != std::string::npos) return true;
+        }
+      }
+      if (ended()) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+  // The numbers after `key` in the lines that came between t0 and t1.
+  std::vector<double> values(const std::string& key, Clock::time_point t0, Clock::time_point t1) {
+    std::vector<double> v;
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const Line& l : lines_) {
+      const size_t k = l.text.find(key);
+      if (l.at < t0 || l.at > t1 || k == std::string::npos) continue;
+      v.push_back(std::strtod(l.text.c_str() + k + key.size(), nullptr));
+    }
+    return v;
+  }
+  // The lines that start with `prefix`.
+  std::vector<std::string> starting(const std::string& prefix) {
+    std::vector<std::string> v;
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const Line& l : lines_) {
+      if (l.text.rfind(prefix, 0) == 0) v.push_back(l.text);
+    }
+    return v;
+  }
+  std::string tail(size_t n) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::string s;
+    for (size_t i = lines_.size() > n ? lines_.size() - n : 0; i < lines_.size(); ++i) s += lines_[i].text + "\n";
+    return s;
+  }
+  bool ended() {
+    if (status_ >= 0) return true;
+    int st = 0;
+    if (waitpid(pid_, &st, WNOHANG) == pid_) status_ = st;
+    return status_ >= 0;
+  }
+  // SIGINT (testpmd and Tandem both drain and exit), SIGKILL after 10 s.
+  void stop() {
+    if (pid_ > 0 && !ended()) {
+      kill(pid_, SIGINT);
+      const auto until = Clock::now() + std::chrono::seconds(10);
+      while (!ended() && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (!ended()) {
+        kill(pid_, SIGKILL);
+        int st = 0;
+        waitpid(pid_, &st, 0);
+        status_ = st;
+      }
+    }
+    if (reader_.joinable()) reader_.join();
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  struct Line {
+    Clock::time_point at;
+    std::string text;
+  };
+  pid_t pid_ = -1;
+  int fd_ = -1;
+  int status_ = -1;
+  std::thread reader_;
+  std::mutex mutex_;
+  std::vector<Line> lines_;
+};
+
+std::string join_cpus(const std::vector<int>& c) {
+  std::string s;
+  for (int x : c) s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s;
+}
+
+// The EAL arguments every process gets: no hugepages, PCI, shared files or telemetry, so that
+// nothing on the machine needs setting up and the processes do not see each other's state.
+std::string eal_base(const std::vector<int>& lcores) {
+  return "--no-huge --no-pci -m 1024 --no-shconf --no-telemetry -l " + join_cpus(lcores);
+}
+
+std::vector<std::string> words(const std::string& s) {
+  std::vector<std::string> w;
+  std::string cur;
+  for (char c : s) {
+    if (c == ' ') {
+      if (!cur.empty()) w.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) w.push_back(cur);
+  return w;
+}
+
+struct Ports {
+  std::string gen, fwd, sink;       // the --vdev arguments of each process
+  std::string tandem_rx, tandem_tx;  // Tandem's --rx and --tx for the forwarder's
+};
+
+Ports memif_ports(const std::string& dir) {
+  const auto m = [&](int i, const char* role, const char* sock) {
+    return "--vdev net_memif" + std::to_string(i) + ",role=" + role + ",socket=" + dir + "/" + sock +
+           ",socket-abstract=no";
+  };
+  return {m(0, "client", "in.sock"), m(0, "server", "in.sock") + " " + m(1, "client", "out.sock"),
+          m(0, "server", "out.sock"), "dpdk:net_memif0", "dpdk:net_memif1"};
+}
+
+struct Result {
+  std::string backend, forwarder;
+  int size = 0, queues = 0;
+  std::vector<double> mpps;       // the sink's samples
+  std::vector<double> offered;    // the generator's
+  std::vector<std::string> report;  // Tandem's report lines: its counts, drops, latency
+  std::string error;
+  double median() const { return mpps.empty() ? 0 : bench::median(mpps); }
+};
+
+Result measure(const BenchIoOptions& o, const std::string& tp, const std::string& backend, int size, int q,
+               const std::string& fwd, const std::vector<int>& cpus, const std::string& dir) {
+  Result r{backend, fwd, size, q, {}, {}, {}};
+  std::filesystem::remove(dir + "/in.sock");
+  std::filesystem::remove(dir + "/out.sock");
+  const Ports p = memif_ports(dir);
+  // CPUs: the generator's main lcore and q forwarding lcores, the same for the sink, then the
+  // forwarder's (testpmd: a main lcore and q forwarding ones; Tandem: q workers).
+  size_t next = 0;
+  auto take = [&](size_t n) {
+    std::vector<int> c(cpus.begin() + static_cast<long>(next), cpus.begin() + static_cast<long>(next + n));
+    next += n;
+    return c;
+  };
+  const std::vector<int> gen_cpus = take(1 + q), sink_cpus = take(1 + q), fwd_cpus = take(fwd == "testpmd" ? 1 + q : q);
+  const std::string qs = std::to_string(q);
+  const std::string testpmd_app = " --auto-start --stats-period 1 --nb-cores=" + qs + " --rxq=" + qs + " --txq=" + qs +
+                                  " --total-num-mbufs=65536";
+  auto testpmd = [&](const std::vector<int>& c, const std::string& vdevs, const std::string& app) {
+    std::vector<std::string> a = words(tp + " " + eal_base(c) + " " + vdevs + " -- " + app + testpmd_app);
+    return std::make_unique<Child>(a, c);
+  };
+  auto sink = testpmd(sink_cpus, p.sink, "--forward-mode=rxonly --port-topology=loop");
+  if (!sink->wait_for("Rx-pps", 20)) {
+    r.error = "the sink did not start: " + sink->tail(6);
+    return r;
+  }
+  std::unique_ptr<Child> f;
+  if (fwd == "testpmd") {
+    f = testpmd(fwd_cpus, p.fwd, "--forward-mode=io --port-topology=paired");
+    if (!f->wait_for("Rx-pps", 20)) r.error = "testpmd did not start: " + f->tail(6);
+  } else {
+    std::vector<std::string> a = {"/proc/self/exe", "run", "--app", "ipv4", "--fib", o.fib, "--device", "cpu",
+                                  "--workers", qs, "--cores", join_cpus(fwd_cpus), "--stats", "off",
+                                  "--dpdk", eal_base({fwd_cpus.front()}) + " " + p.fwd,
+                                  "--rx", p.tandem_rx, "--tx", p.tandem_tx};
+    for (const std::string& w : words(o.tandem_args)) a.push_back(w);
+    f = std::make_unique<Child>(a, fwd_cpus);
+    if (!f->wait_for("input:", 120)) r.error = "Tandem did not start: " + f->tail(6);
+  }
+  if (!r.error.empty()) return r;
+  auto gen = testpmd(gen_cpus, p.gen,
+                     "--forward-mode=txonly --port-topology=loop --txpkts=" + std::to_string(size) +
+                         " --tx-ip=198.18.0.1," + o.dst);
+  if (!gen->wait_for("Tx-pps", 20)) {
+    r.error = "the generator did not start: " + gen->tail(6);
+    return r;
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(o.warmup));
+  const auto t0 = Clock::now();
+  std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
+  const auto t1 = Clock::now();
+  for (double v : sink->values("Rx-pps:", t0, t1)) r.mpps.push_back(v / 1e6);
+  for (double v : gen->values("Tx-pps:", t0, t1)) r.offered.push_back(v / 1e6);
+  if (r.mpps.empty()) r.error = "no samples from the sink: " + sink->tail(6);
+  gen->stop();
+  f->stop();
+  sink->stop();
+  for (const char* k : {"packets:", "dropped per reason:", "live ports:", "latency per packet"}) {
+    for (const std::string& l : f->starting(k)) r.report.push_back(l);
+  }
+  return r;
+}
+
+int run_bench_io(const BenchIoOptions& o) {
+  std::string tp = o.testpmd;
+  if (tp.empty()) tp = std::filesystem::exists(".deps/testpmd/testpmd") ? ".deps/testpmd/testpmd" : "dpdk-testpmd";
+  if (tp.find('/') != std::string::npos) tp = std::filesystem::absolute(tp).lexically_normal().string();
+  std::vector<int> cpus;
+  if (!o.cores.empty()) {
+    cpus = parse_cpu_list(o.cores);
+  } else {
+    cpu_set_t set;
+    sched_getaffinity(0, sizeof set, &set);
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    }
+  }
+  std::vector<int> sizes, queues;
+  for (const std::string& s : bench::split_list(o.sizes)) sizes.push_back(std::stoi(s));
+  for (const std::string& s : bench::split_list(o.queues)) queues.push_back(std::stoi(s));
+  const std::vector<std::string> fwds = bench::split_list(o.forwarders);
+  for (const std::string& b : bench::split_list(o.backends)) {
+    if (b != "memif") throw UsageError("bench io --backends: " + b + ": not one bench io has (memif)");
+  }
+  for (const std::string& f : fwds) {
+    if (f != "tandem" && f != "testpmd") throw UsageError("bench io --forwarders: " + f + ": tandem or testpmd");
+  }
+  int most = 0;
+  for (int q : queues) most = std::max(most, 2 * (1 + q) + 1 + q);
+  if (static_cast<int>(cpus.size()) < most) {
+    std::fprintf(stderr, "bench io: %d CPUs given, the largest row takes %d (generator, sink, forwarder): rows share CPUs, "
+                 "which lowers their rates\n", static_cast<int>(cpus.size()), most);
+    const std::vector<int> given = cpus;
+    while (static_cast<int>(cpus.size()) < most) cpus.push_back(given[cpus.size() % given.size()]);
+  }
+  char tmpl[] = "/tmp/tandem-bench-io-XXXXXX";
+  if (!mkdtemp(tmpl)) throw std::runtime_error("bench io: mkdtemp");
+  const std::string dir = tmpl;
+  std::vector<Result> results;
+  for (const std::string& b : bench::split_list(o.backends)) {
+    for (int size : sizes) {
+      for (int q : queues) {
+        for (const std::string& f : fwds) {
+          results.push_back(measure(o, tp, b, size, q, f, cpus, dir));
+          const Result& r = results.back();
+          if (!r.error.empty()) std::fprintf(stderr, "bench io: %s %d B %d queue(s) %s: %s\n", b.c_str(), size, q, f.c_str(), r.error.c_str());
+        }
+      }
+    }
+  }
+  std::filesystem::remove_all(dir);
+
+  std::printf("bench io: forwarding between processes, generator -> forwarder -> sink (testpmd txonly / rxonly), "
+              "the sink's rate, median of %g s of 1 s samples after %g s\n", o.seconds, o.warmup);
+  std::printf("%-7s %6s %6s  %-28s %10s %10s %8s\n", "backend", "bytes", "queues", "forwarder", "Mpps", "offered", "ratio");
+  nlohmann::json rows = nlohmann::json::array();
+  for (const Result& r : results) {
+    double anchor = 0;
+    for (const Result& a : results) {
+      if (a.forwarder == "testpmd" && a.backend == r.backend && a.size == r.size && a.queues == r.queues) anchor = a.median();
+    }
+    const std::string name = r.forwarder == "tandem" ? "tandem ipv4 (" + std::filesystem::path(o.fib).filename().string() + ")"
+                                                     : "testpmd io";
+    const double offered = r.offered.empty() ? 0 : bench::median(r.offered);
+    std::printf("%-7s %6d %6d  %-28.28s %10.2f %10.2f %8s\n", r.backend.c_str(), r.size, r.queues, name.c_str(), r.median(),
+                offered, anchor > 0 ? (std::to_string(r.median() / anchor).substr(0, 5)).c_str() : "-");
+    rows.push_back({{"backend", r.backend}, {"size", r.size}, {"queues", r.queues}, {"forwarder", r.forwarder},
+                    {"mpps", r.median()}, {"samples_mpps", r.mpps}, {"offered_mpps", offered},
+                    {"ratio_to_testpmd", anchor > 0 ? nlohmann::json(r.median() / anchor) : nlohmann::json(nullptr)},
+                    {"forwarder_report", r.report},
+                    {"error", r.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.error)}});
+  }
+  // The acceptance: memif, 64 B, one queue, Tandem's router at 80% of testpmd's io forwarding or more.
+  for (const Result& r : results) {
+    if (r.forwarder != "tandem" || r.size != 64 || r.queues != 1) continue;
+    for (const Result& a : results) {
+      if (a.forwarder == "testpmd" && a.backend == r.backend && a.size == 64 && a.queues == 1 && a.median() > 0) {
+        std::printf("%s, 64 B, 1 queue: Tandem %.2f Mpps = %.0f%% of testpmd io (%.2f Mpps)\n", r.backend.c_str(),
+                    r.median(), 100 * r.median() / a.median(), a.median());
+      }
+    }
+  }
+  for (const Result& r : results) {
+    for (const std::string& l : r.report) std::printf("  tandem %s %d B %d q: %s\n", r.backend.c_str(), r.size, r.queues, l.c_str());
+  }
+  if (!o.json.empty()) {
+    bench::write_json(o.json, {{"bench", "io"}, {"machine", bench::machine_json()}, {"fib", o.fib}, {"dst", o.dst},
+                               {"testpmd", tp}, {"seconds", o.seconds}, {"warmup", o.warmup}, {"rows", rows}});
+  }
+  bool failed = false;
+  for (const Result& r : results) failed |= !r.error.empty();
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+void register_bench_io(CLI::App& bench) {
+  auto o = std::make_shared<BenchIoOptions>();
+  CLI::App* c = bench.add_subcommand(
+      "io", "live ports between processes: Tandem's IPv4 router on dpdk: ports against testpmd io forwarding, "
+            "generator and sink testpmd (memif)");
+  c->add_option("--fib", o->fib, "the routes Tandem forwards on")->capture_default_str();
+  c->add_option("--dst", o->dst, "the generated packets' destination (routed by --fib)")->capture_default_str();
+  c->add_option("--testpmd", o->testpmd, "testpmd to run (default: .deps/testpmd/testpmd from scripts/fetch-testpmd.sh, "
+                "else dpdk-testpmd)");
+  c->add_option("--backends", o->backends, "memif")->capture_default_str();
+  c->add_option("--sizes", o->sizes, "frame sizes in bytes")->capture_default_str();
+  c->add_option("--queues", o->queues, "queues per port (and forwarding cores) to measure")->capture_default_str();
+  c->add_option("--forwarders", o->forwarders, "tandem, testpmd")->capture_default_str();
+  c->add_option("--tandem-args", o->tandem_args, "more flags for Tandem's run, after the others (e.g. \"--burst 32\"; "
+                "a second --app replaces ipv4)");
+  c->add_option("--cores", o->cores, "CPUs to use (generator, sink, then forwarder; default: every CPU allowed)");
+  c->add_option("--seconds", o->seconds, "measured seconds per row (1 s samples)")->capture_default_str()
+      ->check(CLI::Range(1.0, 3600.0));
+  c->add_option("--warmup", o->warmup, "seconds before the measurement")->capture_default_str()->check(CLI::Range(0.0, 600.0));
+  c->add_option("--json", o->json, "write the report here");
+  c->callback([o] {
+    const int rc = run_bench_io(*o);
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace tandem::cli

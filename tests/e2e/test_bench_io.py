@@ -1,0 +1,57 @@
+"""`tandem bench io` end to end on memif: a testpmd generator and sink around Tandem's IPv4 router,
+one short row. Checks the orchestration, not the rates (this machine may have two cores for five
+busy threads): the row has samples above zero, Tandem's report balances, the JSON holds the row,
+and no process or socket is left behind. Skipped (visibly) without DPDK ports or testpmd
+(scripts/fetch-testpmd.sh), except in CI."""
+import glob
+import json
+import os
+import subprocess
+import sys
+
+from e2e_util import SKIP, Checker, args, run, tmpdir
+
+
+def main():
+    a = args()
+    T = os.path.abspath(a.tandem)
+    tp = os.path.join(a.source_dir, ".deps", "testpmd", "testpmd")
+    rc, so, se = run([T, "run", "--gen", "count=1", "--tx", "dpdk:0", "--dpdk", "--no-such-eal-flag"])
+    missing = "this build has no DPDK ports" in se and "the build has no DPDK ports" or \
+        (not os.path.exists(tp) and "no testpmd (scripts/fetch-testpmd.sh)")
+    if missing:
+        if os.environ.get("CI") == "true":
+            print(f"FAIL: CI has DPDK ports and testpmd (scripts/install-deps.sh): {missing}")
+            sys.exit(1)
+        print(f"SKIPPED: {missing}")
+        sys.exit(SKIP)
+    c = Checker()
+    d = tmpdir()
+    fib = os.path.join(d, "fib.txt")
+    open(fib, "w").write("10.0.0.0/8 1\n")
+    js = os.path.join(d, "io.json")
+    before = set(glob.glob("/tmp/tandem-bench-io-*"))
+    rc, so, se = run([T, "bench", "io", "--fib", fib, "--dst", "10.1.2.3", "--testpmd", tp, "--sizes", "64", "--queues", "1",
+                      "--forwarders", "tandem", "--seconds", "3", "--warmup", "1", "--json", js], cwd=a.source_dir)
+    c.check(rc == 0, f"bench io: exit {rc}: {(so + se).strip()[-800:]}")
+    c.check(any(l.startswith("memif") and "tandem ipv4" in l for l in so.splitlines()), f"the table: {so[-600:]}")
+    r = json.load(open(js)) if os.path.exists(js) else {}
+    rows = r.get("rows", [])
+    c.check(len(rows) == 1 and rows[0]["forwarder"] == "tandem" and rows[0]["size"] == 64, f"rows: {rows}")
+    if rows:
+        row = rows[0]
+        c.check(row["error"] is None and len(row["samples_mpps"]) >= 1 and row["mpps"] > 0, f"row: {row}")
+        c.check(any("accounting OK" in l for l in row["forwarder_report"]), f"Tandem's report: {row['forwarder_report']}")
+    c.check(r.get("machine") is not None and r.get("testpmd") == os.path.realpath(tp), f"report: {list(r)}")
+    c.check(set(glob.glob("/tmp/tandem-bench-io-*")) == before, "the socket folder is removed")
+    left = subprocess.run(["pgrep", "-f", "dpdk-testpmd"], capture_output=True, text=True).stdout.split()
+    c.check(not left, f"testpmd processes left: {left}")
+    # A testpmd that is not there: an error naming it, no hang.
+    rc, so, se = run([T, "bench", "io", "--fib", fib, "--testpmd", os.path.join(d, "no-testpmd"), "--sizes", "64",
+                      "--forwarders", "testpmd", "--seconds", "1", "--warmup", "0"], cwd=a.source_dir)
+    c.check(rc != 0 and "the sink did not start" in se, f"missing testpmd: exit {rc}: {(so + se).strip()[-300:]}")
+    c.done()
+
+
+if __name__ == "__main__":
+    main()
