@@ -40,7 +40,9 @@ def main():
     c.check(len(rows) == 1 and rows[0]["forwarder"] == "tandem" and rows[0]["size"] == 64, f"rows: {rows}")
     if rows:
         row = rows[0]
-        c.check(row["error"] is None and len(row["samples_mpps"]) >= 1 and row["mpps"] > 0, f"row: {row}")
+        # Rates may be near zero where five busy threads share two cores: what passed is the check.
+        received = [int(l.split("received ")[1].split(",")[0]) for l in row["forwarder_report"] if l.startswith("packets:")]
+        c.check(row["error"] is None and len(row["samples_mpps"]) >= 1 and received and received[0] > 0, f"row: {row}")
         c.check(any("accounting OK" in l for l in row["forwarder_report"]), f"Tandem's report: {row['forwarder_report']}")
     c.check(r.get("machine") is not None and r.get("testpmd") == os.path.realpath(tp), f"report: {list(r)}")
     c.check(set(glob.glob("/tmp/tandem-bench-io-*")) == before, "the socket folder is removed")
