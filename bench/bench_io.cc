@@ -135,6 +135,13 @@ class Child {
     for (size_t i = lines_.size() > n ? lines_.size() - n : 0; i < lines_.size(); ++i) s += lines_[i].text + "\n";
     return s;
   }
+  // The exit status in words ("exit 0", "signal 9"), once it has ended.
+  std::string status() {
+    if (!ended()) return "running";
+    if (WIFEXITED(status_)) return "exit " + std::to_string(WEXITSTATUS(status_));
+    if (WIFSIGNALED(status_)) return "signal " + std::to_string(WTERMSIG(status_));
+    return "?";
+  }
   bool ended() {
     if (status_ >= 0) return true;
     int st = 0;
@@ -283,6 +290,9 @@ Result measure(const BenchIoOptions& o, const std::string& tp, const std::string
   sink->stop();
   for (const char* k : {"packets:", "dropped per reason:", "live ports:", "latency per packet"}) {
     for (const std::string& l : f->starting(k)) r.report.push_back(l);
+  }
+  if (fwd == "tandem" && (f->status() != "exit 130" || r.report.empty())) {
+    r.error = "Tandem ended with " + f->status() + " after SIGINT (130 expected): " + f->tail(8);
   }
   return r;
 }

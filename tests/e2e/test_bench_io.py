@@ -42,7 +42,8 @@ def main():
         row = rows[0]
         # Rates may be near zero where five busy threads share two cores: what passed is the check.
         received = [int(l.split("received ")[1].split(",")[0]) for l in row["forwarder_report"] if l.startswith("packets:")]
-        c.check(row["error"] is None and len(row["samples_mpps"]) >= 1 and received and received[0] > 0, f"row: {row}")
+        c.check(row["error"] is None, f"bench io's error: {row['error']}")
+        c.check(len(row["samples_mpps"]) >= 1 and received and received[0] > 0, f"row: {row}")
         c.check(any("accounting OK" in l for l in row["forwarder_report"]), f"Tandem's report: {row['forwarder_report']}")
     c.check(r.get("machine") is not None and r.get("testpmd") == os.path.realpath(tp), f"report: {list(r)}")
     c.check(set(glob.glob("/tmp/tandem-bench-io-*")) == before, "the socket folder is removed")
