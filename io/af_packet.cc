@@ -32,12 +32,7 @@ std::string sys_error(const std::string& what) { return what + ": " + std::strer
 // their wire length, so the workers drop them as oversize.
 constexpr uint32_t kMaxLen = 0xFFFF;
 
-// The wire length given to a frame that did not fit its cell: over the data path's 65,535 bytes,
-// so that the workers drop it as oversize (sched/workers.h).
-constexpr uint32_t kOversizeMark = 0x10000;
 
-// How long a send may wait for room in a full device queue before its frames count as refused.
-constexpr uint64_t kTxStallNs = 1000000000;
 
 }  // namespace
 
@@ -343,12 +338,10 @@ uint32_t AfPacketTx::send(Port& port, const PacketPool& pool, const PacketBatch&
 }
 
 void AfPacketTx::tx_burst(const PacketPool& pool, const PacketBatch& batch, Counters& c) {
-  uint64_t sent = 0;
-  split_by_interface(batch, static_cast<uint32_t>(ports_.size()), [&](uint32_t p, const uint32_t* idx, uint32_t n, bool counted) {
-    Counters scratch(0);  // copies of a flooded frame: counted by its first copy
-    const uint32_t s = send(ports_[p], pool, batch, idx, n, counted ? c : scratch);
-    if (counted) sent += s;
-  });
+  const uint64_t sent = send_split(batch, static_cast<uint32_t>(ports_.size()), c,
+                                   [&](uint32_t p, const uint32_t* idx, uint32_t n, Counters& cs) {
+                                     return send(ports_[p], pool, batch, idx, n, cs);
+                                   });
   sent_.store(sent_.load(std::memory_order_relaxed) + sent, std::memory_order_relaxed);
 }
 

@@ -29,8 +29,6 @@ constexpr uint32_t kFrames = 4096;     // UMEM frames per socket
 constexpr uint32_t kFrameSize = 4096;  // bytes per UMEM frame (aligned mode: 2048 or 4096)
 constexpr uint32_t kRing = 2048;       // RX, TX and completion ring entries
 constexpr uint32_t kMaxLen = 0xFFFF;
-// How long a send may wait for the kernel to make room before its frames count as refused.
-constexpr uint64_t kTxStallNs = 1000000000;
 
 std::string xsk_error(const std::string& what, int err) {
   std::string s = what + ": " + std::strerror(err < 0 ? -err : err);
@@ -162,7 +160,7 @@ uint32_t AfXdpRx::rx_burst(PacketPool& pool, PacketBatch& batch) {
       std::memcpy(pool.data(batch.cell[j]), data, len);
       batch.len[j] = static_cast<uint16_t>(len);
       // A frame the cell cut is marked oversize for the workers to drop (as io/af_packet.cc does).
-      batch.wire_len[j] = len < d->len ? 0x10000u : d->len;
+      batch.wire_len[j] = len < d->len ? kOversizeMark : d->len;
       batch.ts_ns[j] = 0;
       batch.verdict[j] = Verdict::kUnset;
       *xsk_ring_prod__fill_addr(&p.fq, fill_idx + i) = xsk_umem__extract_addr(d->addr);
@@ -325,12 +323,10 @@ uint32_t AfXdpTx::send(Port& port, const PacketPool& pool, const PacketBatch& ba
 }
 
 void AfXdpTx::tx_burst(const PacketPool& pool, const PacketBatch& batch, Counters& c) {
-  uint64_t sent = 0;
-  split_by_interface(batch, static_cast<uint32_t>(ports_.size()), [&](uint32_t p, const uint32_t* idx, uint32_t n, bool counted) {
-    Counters scratch(0);  // copies of a flooded frame: counted by its first copy
-    const uint32_t s = send(*ports_[p], pool, batch, idx, n, counted ? c : scratch);
-    if (counted) sent += s;
-  });
+  const uint64_t sent = send_split(batch, static_cast<uint32_t>(ports_.size()), c,
+                                   [&](uint32_t p, const uint32_t* idx, uint32_t n, Counters& cs) {
+                                     return send(*ports_[p], pool, batch, idx, n, cs);
+                                   });
   sent_.store(sent_.load(std::memory_order_relaxed) + sent, std::memory_order_relaxed);
 }
 

@@ -34,10 +34,6 @@ namespace {
 constexpr uint16_t kRxDescriptors = 1024;
 constexpr uint16_t kTxDescriptors = 1024;
 constexpr unsigned kPoolCache = 256;
-// The wire length given to a frame that did not fit its cell (as io/af_packet.cc does).
-constexpr uint32_t kOversizeMark = 0x10000;
-// How long a send may wait for the driver to take frames, or for mbufs, before they count as refused.
-constexpr uint64_t kTxStallNs = 1000000000;
 // How long the start waits for the ports' links to come up.
 constexpr uint64_t kLinkWaitNs = 5000000000;
 
@@ -392,12 +388,10 @@ uint32_t DpdkTx::send(const DpdkPorts::Port& port, const PacketPool& pool, const
 
 void DpdkTx::tx_burst(const PacketPool& pool, const PacketBatch& batch, Counters& c) {
   register_thread();
-  uint64_t sent = 0;
-  split_by_interface(batch, static_cast<uint32_t>(out_.size()), [&](uint32_t p, const uint32_t* idx, uint32_t n, bool counted) {
-    Counters scratch(0);  // copies of a flooded frame: counted by its first copy
-    const uint32_t s = send(*out_[p], pool, batch, idx, n, counted ? c : scratch);
-    if (counted) sent += s;
-  });
+  const uint64_t sent = send_split(batch, static_cast<uint32_t>(out_.size()), c,
+                                   [&](uint32_t p, const uint32_t* idx, uint32_t n, Counters& cs) {
+                                     return send(*out_[p], pool, batch, idx, n, cs);
+                                   });
   sent_.store(sent_.load(std::memory_order_relaxed) + sent, std::memory_order_relaxed);
 }
 

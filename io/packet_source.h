@@ -12,6 +12,14 @@
 
 namespace tandem {
 
+// Live sources: the wire length given to a frame that did not fit its cell (a GRO or TSO aggregate
+// longer than the MTU the cells are sized for): over the data path's 65,535 bytes, so that the
+// workers drop it as oversize rather than forward its first bytes as if they were the frame.
+constexpr uint32_t kOversizeMark = 0x10000;
+// Live sinks: how long a send may wait for room (a full device queue or ring) before the frames
+// left count as refused (DropReason::kTxError): a link without carrier keeps its queue full.
+constexpr uint64_t kTxStallNs = 1000000000;
+
 class PacketSource {
  public:
   virtual ~PacketSource() = default;

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "core/batch.h"
+#include "core/counters.h"
 
 namespace tandem {
 
@@ -34,6 +35,20 @@ void split_by_interface(const PacketBatch& batch, uint32_t interfaces, Send&& se
     if (n) send(p, own, n, true);
     if (f) send(p, copies, f, false);
   }
+}
+
+// A transmit end's tx_burst over its interfaces: send(interface, idx, n, counters) sends the
+// frames and returns how many left; the flooded copies beyond the first are counted nowhere.
+// Returns the frames sent that count (each forwarded frame once).
+template <class Send>
+uint64_t send_split(const PacketBatch& batch, uint32_t interfaces, Counters& c, Send&& send) {
+  uint64_t sent = 0;
+  split_by_interface(batch, interfaces, [&](uint32_t p, const uint32_t* idx, uint32_t n, bool counted) {
+    Counters scratch(0);  // copies of a flooded frame: counted by its first copy
+    const uint32_t s = send(p, idx, n, counted ? c : scratch);
+    if (counted) sent += s;
+  });
+  return sent;
 }
 
 }  // namespace tandem
