@@ -536,6 +536,9 @@ int run(const RunOptions& o) {
     }
   } else if (dev == Device::kCpu) {
     wc.path = o.cpu_path == "scalar" ? LookupPath::kScalar : LookupPath::kBatched;
+    // Live ports: DPDK's customary burst, whose frames, buffers and descriptors stay in the L1
+    // cache from receipt to transmission (256 spill it: measured slower on memif).
+    if (is_live && !given(o, "--burst")) wc.burst = 32;
     dev_desc = (o.cpu_path == "scalar" ? "cpu (scalar: one packet at a time), "
                                        : "cpu (batched: keys extracted per burst, looked up with prefetching), ") + threads;
   } else {
@@ -806,7 +809,8 @@ void register_run(CLI::App& app) {
               "time, and memory stays flat. Refused with --gen, whose traffic is made in memory anyway");
   c->add_option("--workers", o->workers, "worker threads, each with its own receive queue (RSS by flow hash)")
       ->capture_default_str()->check(CLI::Range(1, 256));
-  c->add_option("--burst", o->burst, "frames per receive burst")->capture_default_str()->check(CLI::Range(1u, 256u));
+  c->add_option("--burst", o->burst, "frames per receive burst (live ports on the CPU: 32 unless given)")
+      ->capture_default_str()->check(CLI::Range(1u, 256u));
   c->add_option("--rate-mpps", o->rate_mpps,
                 "offered load in Mpps over all workers, released on a schedule (0: as fast as possible)")
       ->capture_default_str()->check(FiniteRange(0.0, 1e5));

@@ -8,7 +8,7 @@
 namespace tandem {
 
 PacketPool::PacketPool(uint32_t num_cells, uint32_t cell_size)
-    : num_cells_(num_cells), cell_size_(cell_size) {
+    : num_cells_(num_cells), cell_size_(cell_size), max_frame_(cell_size - kHeadroom) {
   if (num_cells == 0 || cell_size < kHeadroom + 64 || cell_size % kCacheLine != 0) {
     throw std::invalid_argument("PacketPool: cell size must be a multiple of 64 and > headroom");
   }
@@ -21,9 +21,16 @@ PacketPool::PacketPool(uint32_t num_cells, uint32_t cell_size)
 }
 
 PacketPool::PacketPool(View, uint8_t* base, uint32_t num_cells, uint32_t cell_size)
-    : base_(base), num_cells_(num_cells), cell_size_(cell_size) {
+    : base_(base), num_cells_(num_cells), cell_size_(cell_size), max_frame_(cell_size - kHeadroom) {
   if (base == nullptr || cell_size < kHeadroom + 64 || cell_size % kCacheLine != 0) {
     throw std::invalid_argument("PacketPool view: cell size must be a multiple of 64 and > headroom");
+  }
+}
+
+PacketPool::PacketPool(View, uint8_t* base, uint32_t num_cells, uint32_t cell_size, uint32_t max_frame, Owner* owner)
+    : base_(base), num_cells_(num_cells), cell_size_(cell_size), max_frame_(max_frame), owner_(owner) {
+  if (base == nullptr || owner == nullptr || max_frame < 64 || max_frame > cell_size - kHeadroom) {
+    throw std::invalid_argument("PacketPool owned view: needs a base, an owner and 64..cell_size - headroom bytes a frame");
   }
 }
 
@@ -34,6 +41,7 @@ uint32_t PacketPool::alloc_bulk(uint32_t* out, uint32_t n) {
 }
 
 void PacketPool::free_bulk(const uint32_t* cells, uint32_t n) {
+  if (owner_) return owner_->release(cells, n);
   if (free_.empty()) return;  // a view: its cells belong to someone else
   // More frees than cells means a cell was freed twice: stop before writing past the stack.
   if (TANDEM_UNLIKELY(free_top_ + n > num_cells_)) {

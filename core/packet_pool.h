@@ -26,14 +26,29 @@ class PacketPool {
   // no memory and hands out no cells (alloc_bulk returns 0).
   struct View {};
   PacketPool(View, uint8_t* base, uint32_t num_cells, uint32_t cell_size);
+  // Cells that a port's driver hands out and takes back (DPDK mbufs: io/dpdk_port.h), so that a
+  // worker processes frames where they arrived. The pool hands out no cells itself; freeing one
+  // gives it back to its owner.
+  class Owner {
+   public:
+    virtual ~Owner() = default;
+    virtual void release(const uint32_t* cells, uint32_t n) = 0;
+  };
+  // A view whose cells belong to `owner`: cell i starts at base + i x cell_size, its frame
+  // kHeadroom bytes in, with room for `max_frame` bytes (less than the stride: the owner keeps
+  // its own bookkeeping between cells).
+  PacketPool(View, uint8_t* base, uint32_t num_cells, uint32_t cell_size, uint32_t max_frame, Owner* owner);
   PacketPool(const PacketPool&) = delete;
   PacketPool& operator=(const PacketPool&) = delete;
 
   uint32_t num_cells() const { return num_cells_; }
   uint32_t cell_size() const { return cell_size_; }
   // Largest frame a cell holds after the headroom.
-  uint32_t max_frame() const { return cell_size_ - kHeadroom; }
-  uint32_t available() const { return static_cast<uint32_t>(free_top_); }
+  uint32_t max_frame() const { return max_frame_; }
+  // Cells alloc_bulk can hand out now. An owned view has none to hand out, and never runs dry
+  // either: its owner's driver receives into them (and counts its own shortage).
+  uint32_t available() const { return owner_ ? UINT32_MAX : static_cast<uint32_t>(free_top_); }
+  Owner* owner() const { return owner_; }
 
   // Start of the frame stored in cell `idx` (after the headroom).
   uint8_t* data(uint32_t idx) { return base_ + static_cast<size_t>(idx) * cell_size_ + kHeadroom; }
@@ -52,6 +67,8 @@ class PacketPool {
   uint8_t* base_ = nullptr;
   uint32_t num_cells_ = 0;
   uint32_t cell_size_ = 0;
+  uint32_t max_frame_ = 0;
+  Owner* owner_ = nullptr;
   std::vector<uint32_t> free_;  // LIFO stack: recently freed cells are still warm in cache
   size_t free_top_ = 0;
 };

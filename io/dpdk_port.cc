@@ -18,6 +18,7 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
 #include <rte_mempool.h>
 #include <net/if.h>
 #include <sched.h>
@@ -34,6 +35,8 @@ namespace {
 constexpr uint16_t kRxDescriptors = 1024;
 constexpr uint16_t kTxDescriptors = 1024;
 constexpr unsigned kPoolCache = 256;
+// mbufs a worker may hold beyond the ports' rings: the bursts it is processing (eight full ones).
+constexpr unsigned kCellsInFlight = 8 * PacketBatch::kCapacity;
 // How long the start waits for the ports' links to come up.
 constexpr uint64_t kLinkWaitNs = 5000000000;
 
@@ -123,11 +126,36 @@ uint16_t resolve(const std::string& name) {
   throw IoError("dpdk:" + name + ": no such port; the EAL has " + port_list());
 }
 
+// An mbuf pool as rte_pktmbuf_pool_create makes one, but where addresses are IOVAs (IOVA as VA:
+// an IOMMU, or no device DMA at all) with its objects allowed to cross page boundaries: the pool
+// is then reserved in one piece, its objects at one stride, which lets them be cells (MbufCells).
+// With physical addresses an object must stay within a page, and pages leave gaps.
+rte_mempool* make_pool_on(const std::string& name, unsigned mbufs, uint16_t data_room, int socket) {
+  const unsigned flags = rte_eal_iova_mode() == RTE_IOVA_VA ? RTE_MEMPOOL_F_NO_IOVA_CONTIG : 0;
+  rte_mempool* mp = rte_mempool_create_empty(name.c_str(), mbufs, sizeof(rte_mbuf) + data_room, kPoolCache,
+                                             sizeof(rte_pktmbuf_pool_private), socket, flags);
+  if (!mp) return nullptr;
+  rte_pktmbuf_pool_private priv{};
+  priv.mbuf_data_room_size = data_room;
+  priv.mbuf_priv_size = 0;
+  if (rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), nullptr) != 0) {
+    rte_mempool_free(mp);
+    return nullptr;
+  }
+  rte_pktmbuf_pool_init(mp, &priv);
+  if (rte_mempool_populate_default(mp) < 0) {
+    rte_mempool_free(mp);
+    return nullptr;
+  }
+  rte_mempool_obj_iter(mp, rte_pktmbuf_init, nullptr);
+  return mp;
+}
+
 rte_mempool* make_pool(int worker, unsigned mbufs, uint16_t data_room, int socket) {
   const std::string name = "tandem_rx" + std::to_string(worker);
-  rte_mempool* mp = rte_pktmbuf_pool_create(name.c_str(), mbufs, kPoolCache, 0, data_room, socket);
+  rte_mempool* mp = make_pool_on(name, mbufs, data_room, socket);
   // Memory may exist on another node only (--no-huge): any node rather than none.
-  if (!mp && socket != SOCKET_ID_ANY) mp = rte_pktmbuf_pool_create(name.c_str(), mbufs, kPoolCache, 0, data_room, SOCKET_ID_ANY);
+  if (!mp && socket != SOCKET_ID_ANY) mp = make_pool_on(name, mbufs, data_room, SOCKET_ID_ANY);
   if (!mp) {
     throw IoError(dpdk_error("worker " + std::to_string(worker) + ": a pool of " + std::to_string(mbufs) +
                              " mbufs (give the EAL more memory: -m MiB)"));
@@ -135,7 +163,84 @@ rte_mempool* make_pool(int worker, unsigned mbufs, uint16_t data_room, int socke
   return mp;
 }
 
+// The frames of an mbuf: where the cells put them, kHeadroom bytes into the data room.
+static_assert(RTE_PKTMBUF_HEADROOM == PacketPool::kHeadroom, "mbuf frames start where cell frames do");
+
 }  // namespace
+
+// A worker's mbuf pool seen as pool cells: object i of the pool (in address order) is cell i, its
+// frame at buf_addr + RTE_PKTMBUF_HEADROOM. Exists only where every object lies at one stride
+// from the first, which one memory chunk gives (the usual case: the pool is reserved in one go).
+class DpdkPorts::MbufCells final : public PacketPool::Owner {
+ public:
+  static std::unique_ptr<MbufCells> of(rte_mempool* mp) {
+    struct Span {
+      uintptr_t lo = UINTPTR_MAX, hi = 0;
+      std::vector<uintptr_t> all;
+    } span;
+    rte_mempool_obj_iter(
+        mp,
+        [](rte_mempool*, void* arg, void* obj, unsigned) {
+          auto* sp = static_cast<Span*>(arg);
+          const auto a = reinterpret_cast<uintptr_t>(obj);
+          sp->lo = std::min(sp->lo, a);
+          sp->hi = std::max(sp->hi, a);
+          sp->all.push_back(a);
+        },
+        &span);
+    const size_t stride = size_t{mp->header_size} + mp->elt_size + mp->trailer_size;
+    if (span.all.empty() || stride % 64 != 0) return nullptr;
+    const size_t cells = (span.hi - span.lo) / stride + 1;
+    // Chunks far apart would make a sparse index; their objects off the stride, none at all.
+    if (cells > 2 * span.all.size() || cells > UINT32_MAX / 2) return nullptr;
+    for (const uintptr_t a : span.all) {
+      if ((a - span.lo) % stride != 0) return nullptr;
+    }
+    const uint32_t room = rte_pktmbuf_data_room_size(mp);
+    if (room < RTE_PKTMBUF_HEADROOM + 64) return nullptr;
+    return std::unique_ptr<MbufCells>(new MbufCells(mp, span.lo, static_cast<uint32_t>(stride),
+                                                    static_cast<uint32_t>(cells), room - RTE_PKTMBUF_HEADROOM));
+  }
+
+  PacketPool& pool() { return pool_; }
+  rte_mbuf* mbuf(uint32_t cell) const { return reinterpret_cast<rte_mbuf*>(first_ + uintptr_t{cell} * stride_); }
+  // An mbuf's offset from the first is a multiple of the stride (2^shift x odd): the quotient is
+  // the offset without its low zero bits times the odd part's inverse modulo 2^32, no division.
+  uint32_t cell(const rte_mbuf* m) const {
+    return static_cast<uint32_t>((reinterpret_cast<uintptr_t>(m) - first_) >> shift_) * inverse_;
+  }
+  void release(const uint32_t* cells, uint32_t n) override {
+    rte_mbuf* m[PacketBatch::kCapacity];
+    while (n) {
+      const uint32_t k = std::min<uint32_t>(n, PacketBatch::kCapacity);
+      for (uint32_t i = 0; i < k; ++i) m[i] = mbuf(cells[i]);
+      rte_pktmbuf_free_bulk(m, k);
+      cells += k;
+      n -= k;
+    }
+  }
+
+ private:
+  MbufCells(rte_mempool* mp, uintptr_t first, uint32_t stride, uint32_t cells, uint32_t max_frame)
+      : first_(first),
+        stride_(stride),
+        shift_(static_cast<uint32_t>(__builtin_ctz(stride))),
+        inverse_(odd_inverse(stride >> __builtin_ctz(stride))),
+        pool_(PacketPool::View{},
+              reinterpret_cast<uint8_t*>(first + sizeof(rte_mbuf) + rte_pktmbuf_priv_size(mp)), cells, stride,
+              max_frame, this) {}
+  // x with x * odd = 1 modulo 2^32 (Newton's iteration: each step doubles the correct low bits).
+  static uint32_t odd_inverse(uint32_t odd) {
+    uint32_t x = odd;  // correct to 3 bits: odd * odd = 1 modulo 8
+    for (int i = 0; i < 4; ++i) x *= 2 - odd * x;
+    return x;
+  }
+  uintptr_t first_;
+  uint32_t stride_;
+  uint32_t shift_;
+  uint32_t inverse_;
+  PacketPool pool_;
+};
 
 bool dpdk_ports_available() { return true; }
 
@@ -179,12 +284,14 @@ DpdkPorts::DpdkPorts(const std::string& eal_args, const std::vector<std::string>
   for (const Port& p : ports_) mtu = std::max(mtu, p.mtu);
   const uint32_t room = RTE_PKTMBUF_HEADROOM + std::max<uint32_t>(RTE_MBUF_DEFAULT_DATAROOM, mtu + 22);
   if (room > UINT16_MAX) throw IoError("dpdk: an MTU of " + std::to_string(mtu) + " needs mbufs larger than DPDK has");
+  // The worker holds mbufs too: the bursts it processes (cells), a GPU path's bursts in flight.
   unsigned mbufs = 1;
-  while (mbufs < ports_.size() * (kRxDescriptors + kTxDescriptors) + 2 * kPoolCache + 2 * PacketBatch::kCapacity) mbufs <<= 1;
+  while (mbufs < ports_.size() * (kRxDescriptors + kTxDescriptors) + 2 * kPoolCache + kCellsInFlight) mbufs <<= 1;
   const int socket = rte_eth_dev_socket_id(ports_.front().id);
   try {
     for (int w = 0; w < workers; ++w) {
       pools_.push_back(make_pool(w, mbufs - 1, static_cast<uint16_t>(room), socket < 0 ? SOCKET_ID_ANY : socket));
+      cells_.push_back(MbufCells::of(static_cast<rte_mempool*>(pools_.back())));
     }
     for (Port& p : ports_) {
       rte_eth_dev_info info{};
@@ -233,8 +340,17 @@ DpdkPorts::~DpdkPorts() {
     rte_eth_dev_stop(p.id);
     rte_eth_dev_close(p.id);
   }
+  cells_.clear();
   for (void* mp : pools_) rte_mempool_free(static_cast<rte_mempool*>(mp));
 }
+
+PacketPool* DpdkPorts::cells(int w) const {
+  MbufCells* c = cells_[static_cast<size_t>(w)].get();
+  return c ? &c->pool() : nullptr;
+}
+
+uint32_t DpdkPorts::free_mbufs(int w) const { return rte_mempool_avail_count(static_cast<rte_mempool*>(pool(w))); }
+uint32_t DpdkPorts::all_mbufs(int w) const { return static_cast<rte_mempool*>(pool(w))->size; }
 
 const DpdkPorts::Port& DpdkPorts::port(const std::string& name) const {
   const uint16_t id = resolve(name);
@@ -266,49 +382,94 @@ DpdkRx::DpdkRx(std::shared_ptr<DpdkPorts> ports, const std::vector<std::string>&
 uint32_t DpdkRx::rx_burst(PacketPool& pool, PacketBatch& batch) {
   register_thread();
   const uint32_t room = std::min<uint32_t>(PacketBatch::kCapacity - batch.size, burst_);
-  const uint32_t max_len = std::min<uint32_t>(pool.max_frame(), 0xFFFF);
+  const bool in_place = &pool == own_cells();
   uint32_t got = 0;
   for (size_t k = 0; k < ids_.size() && got < room; ++k) {
     const uint16_t id = ids_[turn_];
     turn_ = (turn_ + 1) % ids_.size();
     // No more frames from the driver than there are cells for: each must have somewhere to go.
-    const uint32_t want = std::min(room - got, pool.available());
+    const uint32_t want = in_place ? room - got : std::min(room - got, pool.available());
     if (want == 0) break;
     rte_mbuf* m[PacketBatch::kCapacity];
     const uint16_t n = rte_eth_rx_burst(id, queue_, m, static_cast<uint16_t>(want));
     if (n == 0) continue;
-    uint32_t* cells = &batch.cell[batch.size];
-    pool.alloc_bulk(cells, n);
-    for (uint16_t i = 0; i < n; ++i) {
-      uint8_t* dst = pool.data(cells[i]);
-      uint32_t len = 0;
-      for (const rte_mbuf* seg = m[i]; seg && len < max_len; seg = seg->next) {
-        const uint32_t take = std::min<uint32_t>(seg->data_len, max_len - len);
-        std::memcpy(dst + len, rte_pktmbuf_mtod(seg, const uint8_t*), take);
-        len += take;
-      }
-      uint32_t wire = m[i]->pkt_len;
-      if ((m[i]->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED) && len >= 12) {
-        // The driver took the 802.1Q tag out of the frame: put it back after the MACs.
-        const uint32_t rest = std::min(len, max_len - 4) - 12;
-        std::memmove(dst + 16, dst + 12, rest);
-        const uint16_t tci = m[i]->vlan_tci;
-        const uint8_t tag[4] = {0x81, 0x00, uint8_t(tci >> 8), uint8_t(tci)};
-        std::memcpy(dst + 12, tag, 4);
-        len = 16 + rest;
-        wire += 4;
-      }
-      const uint32_t j = batch.size + i;
-      batch.len[j] = static_cast<uint16_t>(len);
-      batch.wire_len[j] = len < wire ? kOversizeMark : wire;
-      batch.ts_ns[j] = 0;
-      batch.verdict[j] = Verdict::kUnset;
-    }
-    rte_pktmbuf_free_bulk(m, n);
-    batch.size += n;
-    got += n;
+    got += in_place ? take_in_place(reinterpret_cast<void* const*>(m), n, batch)
+                    : copy_out(reinterpret_cast<void* const*>(m), n, pool, batch);
   }
   return got;
+}
+
+namespace {
+
+// The driver took the 802.1Q tag out of the frame (`len` bytes at `frame`, room for `max_len`):
+// puts it back after the MACs. Returns the new length; the frame's last bytes are cut where the
+// room ends.
+uint32_t reinsert_vlan(uint8_t* frame, uint32_t len, uint32_t max_len, uint16_t tci) {
+  const uint32_t rest = std::min(len, max_len - 4) - 12;
+  std::memmove(frame + 16, frame + 12, rest);
+  const uint8_t tag[4] = {0x81, 0x00, uint8_t(tci >> 8), uint8_t(tci)};
+  std::memcpy(frame + 12, tag, 4);
+  return 16 + rest;
+}
+
+}  // namespace
+
+uint32_t DpdkRx::take_in_place(void* const* mbufs, uint32_t n, PacketBatch& batch) {
+  const DpdkPorts::MbufCells& cells = *ports_->cells_of(queue_);
+  const uint32_t max_len = std::min<uint32_t>(own_cells()->max_frame(), 0xFFFF);
+  for (uint32_t i = 0; i < n; ++i) {
+    auto* m = static_cast<rte_mbuf*>(mbufs[i]);
+    const uint32_t j = batch.size + i;
+    batch.cell[j] = cells.cell(m);
+    uint32_t len = m->data_len, wire = m->pkt_len;
+    // Frames are processed at the cell's frame offset: one a driver put elsewhere moves there.
+    if (TANDEM_UNLIKELY(m->data_off != RTE_PKTMBUF_HEADROOM)) {
+      len = std::min(len, max_len);
+      std::memmove(static_cast<uint8_t*>(m->buf_addr) + RTE_PKTMBUF_HEADROOM, rte_pktmbuf_mtod(m, uint8_t*), len);
+      m->data_off = RTE_PKTMBUF_HEADROOM;
+    }
+    if (TANDEM_UNLIKELY((m->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED) && len >= 12)) {
+      len = reinsert_vlan(rte_pktmbuf_mtod(m, uint8_t*), len, max_len, m->vlan_tci);
+      wire += 4;
+      m->ol_flags &= ~RTE_MBUF_F_RX_VLAN_STRIPPED;
+    }
+    // A chained frame (longer than an mbuf) is cut at its first segment: dropped as oversize.
+    batch.len[j] = static_cast<uint16_t>(len);
+    batch.wire_len[j] = len < wire ? kOversizeMark : wire;
+    batch.ts_ns[j] = 0;
+    batch.verdict[j] = Verdict::kUnset;
+  }
+  batch.size += n;
+  return n;
+}
+
+uint32_t DpdkRx::copy_out(void* const* mbufs, uint32_t n, PacketPool& pool, PacketBatch& batch) {
+  const uint32_t max_len = std::min<uint32_t>(pool.max_frame(), 0xFFFF);
+  uint32_t* cells = &batch.cell[batch.size];
+  pool.alloc_bulk(cells, n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const auto* m = static_cast<const rte_mbuf*>(mbufs[i]);
+    uint8_t* dst = pool.data(cells[i]);
+    uint32_t len = 0;
+    for (const rte_mbuf* seg = m; seg && len < max_len; seg = seg->next) {
+      const uint32_t take = std::min<uint32_t>(seg->data_len, max_len - len);
+      std::memcpy(dst + len, rte_pktmbuf_mtod(seg, const uint8_t*), take);
+      len += take;
+    }
+    uint32_t wire = m->pkt_len;
+    if ((m->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED) && len >= 12) {
+      len = reinsert_vlan(dst, len, max_len, m->vlan_tci);
+      wire += 4;
+    }
+    const uint32_t j = batch.size + i;
+    batch.len[j] = static_cast<uint16_t>(len);
+    batch.wire_len[j] = len < wire ? kOversizeMark : wire;
+    batch.ts_ns[j] = 0;
+    batch.verdict[j] = Verdict::kUnset;
+  }
+  rte_pktmbuf_free_bulk(reinterpret_cast<rte_mbuf**>(const_cast<void**>(mbufs)), n);
+  batch.size += n;
+  return n;
 }
 
 void DpdkRx::wait_for_packets(int) {}
@@ -329,17 +490,16 @@ DpdkTx::DpdkTx(std::shared_ptr<DpdkPorts> ports, const std::vector<std::string>&
   for (const std::string& n : names) out_.push_back(&ports_->port(n));
 }
 
-uint32_t DpdkTx::send(const DpdkPorts::Port& port, const PacketPool& pool, const PacketBatch& batch, const uint32_t* idx,
-                      uint32_t n, Counters& c) {
+uint32_t DpdkTx::send_copies(const DpdkPorts::Port& port, const PacketPool& pool, const PacketBatch& batch,
+                             const uint32_t* idx, uint32_t n, Counters& c) {
   auto* mp = static_cast<rte_mempool*>(ports_->pool(queue_));
   // Ethernet header and up to two VLAN tags over the MTU's IP datagram.
   const uint32_t max_len = port.mtu + 22;
   uint32_t take[PacketBatch::kCapacity];
-  uint32_t count = 0, failed = 0;
+  uint32_t count = 0;
   for (uint32_t k = 0; k < n; ++k) {
     if (batch.len[idx[k]] > max_len) {
       c.tx_failed(batch.verdict[idx[k]], batch.len[idx[k]]);
-      ++failed;
     } else {
       take[count++] = idx[k];
     }
@@ -357,14 +517,48 @@ uint32_t DpdkTx::send(const DpdkPorts::Port& port, const PacketPool& pool, const
   }
   for (uint32_t k = 0; k < count; ++k) {
     const uint32_t i = take[k];
-    const uint8_t* frame = pool.data(batch.cell[i]);
     auto* dst = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m[k], batch.len[i]));
-    std::memcpy(dst, frame, batch.len[i]);
+    std::memcpy(dst, pool.data(batch.cell[i]), batch.len[i]);
     if (rewrite_ && batch.len[i] >= 12) {
       std::memcpy(dst, dst_mac_.data(), 6);
       std::memcpy(dst + 6, port.mac.data(), 6);
     }
   }
+  return transmit(port, reinterpret_cast<void**>(m), take, count, batch, c);
+}
+
+uint32_t DpdkTx::send_in_place(const DpdkPorts::Port& port, const PacketPool& pool, const PacketBatch& batch,
+                               const uint32_t* idx, uint32_t n, Counters& c) {
+  const DpdkPorts::MbufCells& cells = *ports_->cells_of(queue_);
+  const uint32_t max_len = port.mtu + 22;
+  rte_mbuf* m[PacketBatch::kCapacity];
+  uint32_t take[PacketBatch::kCapacity];
+  uint32_t count = 0;
+  for (uint32_t k = 0; k < n; ++k) {
+    const uint32_t i = idx[k];
+    rte_mbuf* mb = cells.mbuf(batch.cell[i]);
+    if (batch.len[i] > max_len) {
+      c.tx_failed(batch.verdict[i], batch.len[i]);
+      rte_pktmbuf_free(mb);
+      continue;
+    }
+    // The app may have changed the frame's length (an ESP tunnel's header and trailer).
+    mb->data_len = batch.len[i];
+    mb->pkt_len = batch.len[i];
+    if (rewrite_ && batch.len[i] >= 12) {
+      uint8_t* d = const_cast<uint8_t*>(pool.data(batch.cell[i]));
+      std::memcpy(d, dst_mac_.data(), 6);
+      std::memcpy(d + 6, port.mac.data(), 6);
+    }
+    m[count] = mb;
+    take[count++] = i;
+  }
+  return count ? transmit(port, reinterpret_cast<void**>(m), take, count, batch, c) : 0;
+}
+
+uint32_t DpdkTx::transmit(const DpdkPorts::Port& port, void** mv, const uint32_t* idx, uint32_t count,
+                          const PacketBatch& batch, Counters& c) {
+  auto** m = reinterpret_cast<rte_mbuf**>(mv);
   uint32_t done = 0;
   uint64_t stuck_since = 0;
   while (done < count) {
@@ -379,19 +573,32 @@ uint32_t DpdkTx::send(const DpdkPorts::Port& port, const PacketPool& pool, const
     if (!stuck_since) stuck_since = t;
     if (t - stuck_since > kTxStallNs) break;
   }
-  for (uint32_t k = done; k < count; ++k) {
-    c.tx_failed(batch.verdict[take[k]], batch.len[take[k]]);
-    rte_pktmbuf_free(m[k]);
-  }
+  for (uint32_t k = done; k < count; ++k) c.tx_failed(batch.verdict[idx[k]], batch.len[idx[k]]);
+  if (done < count) rte_pktmbuf_free_bulk(m + done, count - done);
   return done;
 }
 
 void DpdkTx::tx_burst(const PacketPool& pool, const PacketBatch& batch, Counters& c) {
   register_thread();
-  const uint64_t sent = send_split(batch, static_cast<uint32_t>(out_.size()), c,
-                                   [&](uint32_t p, const uint32_t* idx, uint32_t n, Counters& cs) {
-                                     return send(*out_[p], pool, batch, idx, n, cs);
-                                   });
+  const auto interfaces = static_cast<uint32_t>(out_.size());
+  uint64_t sent = 0;
+  if (!takes_cells(pool)) {
+    sent = send_split(batch, interfaces, c, [&](uint32_t p, const uint32_t* idx, uint32_t n, Counters& cs) {
+      return send_copies(*out_[p], pool, batch, idx, n, cs);
+    });
+  } else {
+    // A flooded frame's extra copies first (one interface has none): its own mbuf, sent below, is
+    // the driver's to free.
+    if (interfaces > 1) {
+      split_by_interface(batch, interfaces, [&](uint32_t p, const uint32_t* idx, uint32_t n, bool counted) {
+        Counters extra(0);
+        if (!counted) send_copies(*out_[p], pool, batch, idx, n, extra);
+      });
+    }
+    split_by_interface(batch, interfaces, [&](uint32_t p, const uint32_t* idx, uint32_t n, bool counted) {
+      if (counted) sent += send_in_place(*out_[p], pool, batch, idx, n, c);
+    });
+  }
   sent_.store(sent_.load(std::memory_order_relaxed) + sent, std::memory_order_relaxed);
 }
 
@@ -412,12 +619,26 @@ DpdkPorts::DpdkPorts(const std::string&, const std::vector<std::string>&, int) {
 DpdkPorts::~DpdkPorts() = default;
 const DpdkPorts::Port& DpdkPorts::port(const std::string&) const { no_dpdk(); }
 DpdkPorts::Stats DpdkPorts::stats(const std::vector<std::string>&) const { return {}; }
+class DpdkPorts::MbufCells {};
+PacketPool* DpdkPorts::cells(int) const { return nullptr; }
+uint32_t DpdkPorts::free_mbufs(int) const { return 0; }
+uint32_t DpdkPorts::all_mbufs(int) const { return 0; }
 DpdkRx::DpdkRx(std::shared_ptr<DpdkPorts>, const std::vector<std::string>&, int) { no_dpdk(); }
 uint32_t DpdkRx::rx_burst(PacketPool&, PacketBatch&) { return 0; }
+uint32_t DpdkRx::take_in_place(void* const*, uint32_t, PacketBatch&) { return 0; }
+uint32_t DpdkRx::copy_out(void* const*, uint32_t, PacketPool&, PacketBatch&) { return 0; }
 void DpdkRx::wait_for_packets(int) {}
 std::string DpdkRx::describe() const { return "dpdk"; }
 DpdkTx::DpdkTx(std::shared_ptr<DpdkPorts>, const std::vector<std::string>&, int, const L2Rewrite&) { no_dpdk(); }
-uint32_t DpdkTx::send(const DpdkPorts::Port&, const PacketPool&, const PacketBatch&, const uint32_t*, uint32_t, Counters&) {
+uint32_t DpdkTx::send_copies(const DpdkPorts::Port&, const PacketPool&, const PacketBatch&, const uint32_t*, uint32_t,
+                             Counters&) {
+  return 0;
+}
+uint32_t DpdkTx::send_in_place(const DpdkPorts::Port&, const PacketPool&, const PacketBatch&, const uint32_t*, uint32_t,
+                               Counters&) {
+  return 0;
+}
+uint32_t DpdkTx::transmit(const DpdkPorts::Port&, void**, const uint32_t*, uint32_t, const PacketBatch&, Counters&) {
   return 0;
 }
 void DpdkTx::tx_burst(const PacketPool&, const PacketBatch&, Counters&) {}

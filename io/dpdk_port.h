@@ -8,10 +8,12 @@
 // Ports are named by their DPDK port id or device name (net_memif0, 0000:3b:00.0). Every port gets
 // one receive and one transmit queue per worker (worker w polls queue w of each port; RSS spreads
 // flows over the queues where the driver has it, so one flow stays on one worker and in order) and
-// one mbuf pool per worker, on the port's NUMA node. Received frames are copied from their mbufs
-// into the worker's pool cells, as the other backends copy from their rings; frames sent are copied
-// into mbufs of the worker's pool. A frame the driver does not take within a second (a link that
-// is down) counts as dropped (DropReason::kTxError), as does one over the port's MTU.
+// one mbuf pool per worker, on the port's NUMA node. The worker's mbufs are its cells: frames are
+// processed in the mbufs they arrived in and those mbufs are transmitted, as DPDK applications do
+// (PacketSource::own_cells; the pool's objects lie at one stride, so an mbuf and its cell index
+// convert both ways). Frames that come from elsewhere (another backend's cells) are copied into
+// mbufs. A frame the driver does not take within a second (a link that is down) counts as dropped
+// (DropReason::kTxError), as does one over the port's MTU.
 #pragma once
 
 #include <array>
@@ -63,10 +65,20 @@ class DpdkPorts {
   Stats stats(const std::vector<std::string>& names) const;
   // Worker w's mbuf pool (an rte_mempool).
   void* pool(int w) const { return pools_[static_cast<size_t>(w)]; }
+  // Of worker w's mbufs, how many are in its pool and how many it has (none may leak).
+  uint32_t free_mbufs(int w) const;
+  uint32_t all_mbufs(int w) const;
+  // Worker w's mbufs as pool cells; nullptr where the pool's objects do not lie at one stride
+  // (its frames are then copied).
+  PacketPool* cells(int w) const;
+
+  class MbufCells;
+  const MbufCells* cells_of(int w) const { return cells_[static_cast<size_t>(w)].get(); }
 
  private:
   std::vector<Port> ports_;
   std::vector<void*> pools_;
+  std::vector<std::unique_ptr<MbufCells>> cells_;
   int workers_ = 0;
 };
 
@@ -81,8 +93,11 @@ class DpdkRx final : public PacketSource {
   // sleep, however short, lets a fast sender fill the receive ring meanwhile). A worker on a DPDK
   // port keeps its core busy, traffic or not.
   void wait_for_packets(int timeout_ms) override;
+  PacketPool* own_cells() override { return ports_->cells(queue_); }
 
  private:
+  uint32_t take_in_place(void* const* mbufs, uint32_t n, PacketBatch& batch);
+  uint32_t copy_out(void* const* mbufs, uint32_t n, PacketPool& pool, PacketBatch& batch);
   std::shared_ptr<DpdkPorts> ports_;
   std::vector<uint16_t> ids_;
   uint16_t queue_;
@@ -94,12 +109,21 @@ class DpdkTx final : public PacketSink {
  public:
   DpdkTx(std::shared_ptr<DpdkPorts> ports, const std::vector<std::string>& names, int queue, const L2Rewrite& rewrite);
   void tx_burst(const PacketPool& pool, const PacketBatch& batch, Counters& c) override;
+  // The mbufs of this worker's pool go out as they are.
+  bool takes_cells(const PacketPool& pool) const override { return &pool == ports_->cells(queue_); }
   // Frames the drivers took so far (any thread may read it).
   uint64_t sent() const { return sent_.load(std::memory_order_relaxed); }
 
  private:
-  uint32_t send(const DpdkPorts::Port& port, const PacketPool& pool, const PacketBatch& batch, const uint32_t* idx,
-                uint32_t n, Counters& c);
+  // Copies the frames into fresh mbufs and sends those.
+  uint32_t send_copies(const DpdkPorts::Port& port, const PacketPool& pool, const PacketBatch& batch,
+                       const uint32_t* idx, uint32_t n, Counters& c);
+  // Sends the mbufs the frames are in (cells of this worker's pool), which the driver frees.
+  uint32_t send_in_place(const DpdkPorts::Port& port, const PacketPool& pool, const PacketBatch& batch,
+                         const uint32_t* idx, uint32_t n, Counters& c);
+  // Hands `m` to the driver, waiting for room a while; frees and counts what it would not take.
+  uint32_t transmit(const DpdkPorts::Port& port, void** m, const uint32_t* idx, uint32_t n, const PacketBatch& batch,
+                    Counters& c);
   std::shared_ptr<DpdkPorts> ports_;
   std::vector<const DpdkPorts::Port*> out_;
   uint16_t queue_;

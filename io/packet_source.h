@@ -38,6 +38,10 @@ class PacketSource {
   virtual void wait_for_packets(int /*timeout_ms*/) {}
   // At most this many frames per rx_burst (a NIC's receive burst; 1..PacketBatch::kCapacity).
   void set_burst(uint32_t burst) { burst_ = burst; }
+  // A source whose driver receives into buffers of its own (DPDK mbufs) offers them as the
+  // worker's pool: rx_burst then hands over the cells the frames arrived in, copying nothing, and
+  // must be given this pool. nullptr: the source copies into any pool it is given.
+  virtual PacketPool* own_cells() { return nullptr; }
 
  protected:
   uint32_t burst_ = PacketBatch::kCapacity;
@@ -51,6 +55,10 @@ class PacketSink {
   // packet stays accounted for.
   virtual void tx_burst(const PacketPool& pool, const PacketBatch& batch, Counters& c) = 0;
   virtual void flush() {}
+  // Whether tx_burst takes the cells of `pool` it sends (a driver that transmits the buffer the
+  // frame arrived in): it then owns every cell of the batch whose verdict is a port, sent or
+  // refused, and the caller frees only the others.
+  virtual bool takes_cells(const PacketPool& /*pool*/) const { return false; }
 };
 
 // Serves the frames of a PacketStore in order, `loops` times over (loops = 0: forever). With

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -162,14 +163,29 @@ class BurstFinisher {
       verify(b);
       verify_ns_ += now_ns() - t0;
     }
+    uint32_t taken = 0;  // the first frames went to a sink that took their cells if forwarded
     if (sink_ && seen_ < first_pass_) {
-      PacketBatch head = b;
-      head.size = static_cast<uint32_t>(std::min<uint64_t>(b.size, first_pass_ - seen_));
-      sink_->tx_burst(pool_, head, r_.counters);
+      const uint32_t head = static_cast<uint32_t>(std::min<uint64_t>(b.size, first_pass_ - seen_));
+      if (head == b.size) {
+        sink_->tx_burst(pool_, b, r_.counters);
+      } else {
+        PacketBatch part = b;
+        part.size = head;
+        sink_->tx_burst(pool_, part, r_.counters);
+      }
+      if (sink_->takes_cells(pool_)) taken = head;
     }
     for (uint32_t i = 0; i < b.size; ++i) r_.wire_bytes += b.wire_len[i] + kWireOverhead;
     seen_ += b.size;
-    pool_.free_bulk(b.cell.data(), b.size);
+    if (taken == 0) {
+      pool_.free_bulk(b.cell.data(), b.size);
+    } else {
+      uint32_t left[PacketBatch::kCapacity], n = 0;
+      for (uint32_t i = 0; i < b.size; ++i) {
+        if (i >= taken || Verdict::is_drop(b.verdict[i])) left[n++] = b.cell[i];
+      }
+      pool_.free_bulk(left, n);
+    }
     b.clear();
     if (progress_) publish();
   }
@@ -453,10 +469,14 @@ WorkersResult run_threads(const ForwardApp& app, const WorkersConfig& cfg, Setup
         WorkersResult& r = part[w];
         r.counters = Counters(cfg.ports);
         if (!cfg.cores.empty()) pin_this_thread(cfg.cores[w % cfg.cores.size()]);
-        // Cells for every burst in flight plus one being received: a pool no larger than that
-        // keeps the packets the worker touches twice (classify, then apply) in its caches.
-        PacketPool pool((depth + 1) * cfg.burst + PacketBatch::kCapacity, cfg.cell_size);
         WorkerIo io = setup(w);
+        // Cells for every burst in flight plus one being received: a pool no larger than that
+        // keeps the packets the worker touches twice (classify, then apply) in its caches. On
+        // the CPU paths, a source with buffers of its own has the frames processed where they
+        // arrived (the GPU path holds more bursts than a port's buffers are meant to cover).
+        std::optional<PacketPool> own_pool;
+        PacketPool* own = io.source && cfg.path != LookupPath::kGpu ? io.source->own_cells() : nullptr;
+        PacketPool& pool = own ? *own : own_pool.emplace((depth + 1) * cfg.burst + PacketBatch::kCapacity, cfg.cell_size);
         PacketSource& src = io.replay ? *io.replay : *io.source;
         src.set_burst(cfg.burst);
         WorkersConfig wc = cfg;
