@@ -18,6 +18,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -49,6 +50,7 @@ struct BenchIoOptions {
   std::string tandem_args;  // more flags for Tandem's run (e.g. --app echo, --burst 32)
   double seconds = 5;
   double warmup = 2;
+  int repeat = 3;  // each row this many times, the forwarders taking turns
   std::string json;
 };
 
@@ -230,6 +232,46 @@ struct Result {
   double median() const { return mpps.empty() ? 0 : bench::median(mpps); }
 };
 
+// A row: its repetitions, each the median of its samples.
+struct Row {
+  std::string backend, forwarder;
+  int size = 0, queues = 0;
+  std::vector<Result> reps;
+  std::vector<double> medians() const {
+    std::vector<double> m;
+    for (const Result& r : reps) m.push_back(r.median());
+    return m;
+  }
+  double median() const { return reps.empty() ? 0 : bench::median(medians()); }
+};
+
+// The CPUs in the order rows take them: one hyperthread of each physical core first, then their
+// siblings, so that no two busy-polling processes share a core while cores are left.
+std::vector<int> physical_cores_first(const std::vector<int>& cpus) {
+  auto read_id = [](int cpu, const char* what) {
+    std::FILE* f = std::fopen(("/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/" + what).c_str(), "r");
+    int v = -1;
+    if (f) {
+      if (std::fscanf(f, "%d", &v) != 1) v = -1;
+      std::fclose(f);
+    }
+    return v;
+  };
+  std::vector<int> first, rest;
+  std::vector<std::pair<int, int>> seen;
+  for (int c : cpus) {
+    const std::pair<int, int> core{read_id(c, "physical_package_id"), read_id(c, "core_id")};
+    if (core.second >= 0 && std::find(seen.begin(), seen.end(), core) != seen.end()) {
+      rest.push_back(c);
+    } else {
+      seen.push_back(core);
+      first.push_back(c);
+    }
+  }
+  first.insert(first.end(), rest.begin(), rest.end());
+  return first;
+}
+
 Result measure(const BenchIoOptions& o, const std::string& tp, const std::string& backend, int size, int q,
                const std::string& fwd, const std::vector<int>& cpus, const std::string& dir) {
   Result r{backend, fwd, size, q, {}, {}, {}};
@@ -285,14 +327,19 @@ Result measure(const BenchIoOptions& o, const std::string& tp, const std::string
   for (double v : sink->values("Rx-pps:", t0, t1)) r.mpps.push_back(v / 1e6);
   for (double v : gen->values("Tx-pps:", t0, t1)) r.offered.push_back(v / 1e6);
   if (r.mpps.empty()) r.error = "no samples from the sink: " + sink->tail(6);
-  gen->stop();
+  // The forwarder stops while its peers are up: DPDK's memif driver unmaps a departed peer's
+  // shared memory from its interrupt thread while a polling thread may be reading it (a race in
+  // the driver, which testpmd meets as well), and the process measured must not meet it.
   f->stop();
+  gen->stop();
   sink->stop();
   for (const char* k : {"packets:", "dropped per reason:", "live ports:", "latency per packet"}) {
     for (const std::string& l : f->starting(k)) r.report.push_back(l);
   }
   if (fwd == "tandem" && (f->status() != "exit 130" || r.report.empty())) {
-    r.error = "Tandem ended with " + f->status() + " after SIGINT (130 expected): " + f->tail(8);
+    // A fatal signal comes with Tandem's stack (cli/crash_report.h): enough lines to hold it.
+    r.error = "Tandem ended with " + f->status() + " after SIGINT (130 expected): " +
+              f->tail(f->status().rfind("signal", 0) == 0 ? 48 : 8);
   }
   return r;
 }
@@ -310,6 +357,7 @@ int run_bench_io(const BenchIoOptions& o) {
     for (int c = 0; c < CPU_SETSIZE; ++c) {
       if (CPU_ISSET(c, &set)) cpus.push_back(c);
     }
+    cpus = physical_cores_first(cpus);
   }
   std::vector<int> sizes, queues;
   for (const std::string& s : bench::split_list(o.sizes)) sizes.push_back(std::stoi(s));
@@ -332,59 +380,96 @@ int run_bench_io(const BenchIoOptions& o) {
   char tmpl[] = "/tmp/tandem-bench-io-XXXXXX";
   if (!mkdtemp(tmpl)) throw std::runtime_error("bench io: mkdtemp");
   const std::string dir = tmpl;
-  std::vector<Result> results;
+  // The forwarders take turns, repetition by repetition, so that a slow spell of the machine falls
+  // on both rather than on whichever row ran then.
+  std::vector<Row> results;
   for (const std::string& b : bench::split_list(o.backends)) {
     for (int size : sizes) {
       for (int q : queues) {
-        for (const std::string& f : fwds) {
-          results.push_back(measure(o, tp, b, size, q, f, cpus, dir));
-          const Result& r = results.back();
-          if (!r.error.empty()) std::fprintf(stderr, "bench io: %s %d B %d queue(s) %s: %s\n", b.c_str(), size, q, f.c_str(), r.error.c_str());
+        const size_t first = results.size();
+        for (const std::string& f : fwds) results.push_back(Row{b, f, size, q, {}});
+        for (int rep = 0; rep < o.repeat; ++rep) {
+          for (size_t k = 0; k < fwds.size(); ++k) {
+            Row& row = results[first + k];
+            row.reps.push_back(measure(o, tp, b, size, q, row.forwarder, cpus, dir));
+            const Result& r = row.reps.back();
+            if (!r.error.empty()) {
+              std::fprintf(stderr, "bench io: %s %d B %d queue(s) %s: %s\n", b.c_str(), size, q, row.forwarder.c_str(),
+                           r.error.c_str());
+            }
+          }
         }
       }
     }
   }
   std::filesystem::remove_all(dir);
+  // A row's ratio to testpmd: the median of the ratios of repetitions run one after the other.
+  const auto ratio = [&](const Row& r) -> double {
+    for (const Row& a : results) {
+      if (a.forwarder != "testpmd" || a.backend != r.backend || a.size != r.size || a.queues != r.queues) continue;
+      std::vector<double> q;
+      for (size_t i = 0; i < r.reps.size() && i < a.reps.size(); ++i) {
+        if (a.reps[i].median() > 0) q.push_back(r.reps[i].median() / a.reps[i].median());
+      }
+      return q.empty() ? 0 : bench::median(q);
+    }
+    return 0;
+  };
 
   std::printf("bench io: forwarding between processes, generator -> forwarder -> sink (testpmd txonly / rxonly), "
-              "the sink's rate, median of %g s of 1 s samples after %g s\n", o.seconds, o.warmup);
-  std::printf("%-7s %6s %6s  %-28s %10s %10s %8s\n", "backend", "bytes", "queues", "forwarder", "Mpps", "offered", "ratio");
+              "the sink's rate: median of %d repetitions (the forwarders in turn), each the median of %g s of 1 s "
+              "samples after %g s; ratio: median of the repetitions' ratios\n", o.repeat, o.seconds, o.warmup);
+  std::printf("%-7s %6s %6s  %-28s %10s %10s %8s  %s\n", "backend", "bytes", "queues", "forwarder", "Mpps", "offered",
+              "ratio", "repetitions (Mpps)");
   nlohmann::json rows = nlohmann::json::array();
-  for (const Result& r : results) {
-    double anchor = 0;
-    for (const Result& a : results) {
-      if (a.forwarder == "testpmd" && a.backend == r.backend && a.size == r.size && a.queues == r.queues) anchor = a.median();
-    }
+  for (const Row& r : results) {
+    const double rt = ratio(r);
     const std::string name = r.forwarder == "tandem" ? "tandem ipv4 (" + std::filesystem::path(o.fib).filename().string() + ")"
                                                      : "testpmd io";
-    const double offered = r.offered.empty() ? 0 : bench::median(r.offered);
-    std::printf("%-7s %6d %6d  %-28.28s %10.2f %10.2f %8s\n", r.backend.c_str(), r.size, r.queues, name.c_str(), r.median(),
-                offered, anchor > 0 ? (std::to_string(r.median() / anchor).substr(0, 5)).c_str() : "-");
+    std::vector<double> offered;
+    for (const Result& x : r.reps) {
+      if (!x.offered.empty()) offered.push_back(bench::median(x.offered));
+    }
+    const double off = offered.empty() ? 0 : bench::median(offered);
+    std::string reps;
+    for (double m : r.medians()) reps += (reps.empty() ? "" : " ") + std::to_string(m).substr(0, 5);
+    std::printf("%-7s %6d %6d  %-28.28s %10.2f %10.2f %8s  %s\n", r.backend.c_str(), r.size, r.queues, name.c_str(),
+                r.median(), off, rt > 0 ? std::to_string(rt).substr(0, 5).c_str() : "-", reps.c_str());
+    nlohmann::json jreps = nlohmann::json::array();
+    for (const Result& x : r.reps) {
+      jreps.push_back({{"mpps", x.median()}, {"samples_mpps", x.mpps}, {"offered_mpps", x.offered},
+                       {"forwarder_report", x.report},
+                       {"error", x.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(x.error)}});
+    }
     rows.push_back({{"backend", r.backend}, {"size", r.size}, {"queues", r.queues}, {"forwarder", r.forwarder},
-                    {"mpps", r.median()}, {"samples_mpps", r.mpps}, {"offered_mpps", offered},
-                    {"ratio_to_testpmd", anchor > 0 ? nlohmann::json(r.median() / anchor) : nlohmann::json(nullptr)},
-                    {"forwarder_report", r.report},
-                    {"error", r.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.error)}});
+                    {"mpps", r.median()}, {"offered_mpps", off},
+                    {"ratio_to_testpmd", rt > 0 ? nlohmann::json(rt) : nlohmann::json(nullptr)}, {"repetitions", jreps}});
   }
   // The acceptance: memif, 64 B, one queue, Tandem's router at 80% of testpmd's io forwarding or more.
-  for (const Result& r : results) {
+  for (const Row& r : results) {
     if (r.forwarder != "tandem" || r.size != 64 || r.queues != 1) continue;
-    for (const Result& a : results) {
+    for (const Row& a : results) {
       if (a.forwarder == "testpmd" && a.backend == r.backend && a.size == 64 && a.queues == 1 && a.median() > 0) {
-        std::printf("%s, 64 B, 1 queue: Tandem %.2f Mpps = %.0f%% of testpmd io (%.2f Mpps)\n", r.backend.c_str(),
-                    r.median(), 100 * r.median() / a.median(), a.median());
+        std::printf("%s, 64 B, 1 queue: Tandem %.2f Mpps, testpmd io %.2f Mpps: %.0f%% (median of the repetitions' "
+                    "ratios)\n", r.backend.c_str(), r.median(), a.median(), 100 * ratio(r));
       }
     }
   }
-  for (const Result& r : results) {
-    for (const std::string& l : r.report) std::printf("  tandem %s %d B %d q: %s\n", r.backend.c_str(), r.size, r.queues, l.c_str());
+  for (const Row& r : results) {
+    if (r.reps.empty()) continue;
+    for (const std::string& l : r.reps.back().report) {
+      std::printf("  tandem %s %d B %d q (last repetition): %s\n", r.backend.c_str(), r.size, r.queues, l.c_str());
+    }
   }
   if (!o.json.empty()) {
     bench::write_json(o.json, {{"bench", "io"}, {"machine", bench::machine_json()}, {"fib", o.fib}, {"dst", o.dst},
-                               {"testpmd", tp}, {"seconds", o.seconds}, {"warmup", o.warmup}, {"rows", rows}});
+                               {"testpmd", tp}, {"seconds", o.seconds}, {"warmup", o.warmup}, {"repeat", o.repeat},
+                               {"cpus", cpus}, {"rows", rows}});
   }
   bool failed = false;
-  for (const Result& r : results) failed |= !r.error.empty();
+  for (const Row& r : results) {
+    for (const Result& x : r.reps) failed |= !x.error.empty();
+  }
   return failed ? 1 : 0;
 }
 
@@ -408,6 +493,8 @@ void register_bench_io(CLI::App& bench) {
   c->add_option("--cores", o->cores, "CPUs to use (generator, sink, then forwarder; default: every CPU allowed)");
   c->add_option("--seconds", o->seconds, "measured seconds per row (1 s samples)")->capture_default_str()
       ->check(CLI::Range(1.0, 3600.0));
+  c->add_option("--repeat", o->repeat, "repetitions of each row, the forwarders taking turns")
+      ->capture_default_str()->check(CLI::Range(1, 100));
   c->add_option("--warmup", o->warmup, "seconds before the measurement")->capture_default_str()->check(CLI::Range(0.0, 600.0));
   c->add_option("--json", o->json, "write the report here");
   c->callback([o] {
