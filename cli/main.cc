@@ -4,6 +4,7 @@
 
 #include "apps/ipv4/fib_loader.h"
 #include "cli/commands.h"
+#include "cli/crash_report.h"
 #include "cli/output_guard.h"
 #include "core/flow_hash.h"
 #include "gpu/gpu_runtime.h"
@@ -22,6 +23,7 @@ void fill_uniform_addresses(uint32_t* out, size_t n, uint64_t seed) {
 }  // namespace tandem::cli
 
 int main(int argc, char** argv) {
+  tandem::cli::install_crash_report();
   CLI::App app{"tandem: packet processing on CPUs and GPUs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "tandem 0.1.0");
