@@ -118,8 +118,10 @@ int ctl(const CtlOptions& o) {
         version = r.substr(3);
       } else {
         ++refused;
-        std::fprintf(stderr, "line %zu: %s: %s\n", k + 1, lines[k].c_str(),
-                     r.rfind("error ", 0) == 0 ? r.c_str() + 6 : r.c_str());
+        // The line is named by its number and command only: its arguments may be key material
+        // (an IPsec SA's key), which never goes to a log.
+        const std::string verb = lines[k].substr(0, lines[k].find_first_of(" \t"));
+        std::fprintf(stderr, "line %zu (%s): %s\n", k + 1, verb.c_str(), r.rfind("error ", 0) == 0 ? r.c_str() + 6 : r.c_str());
       }
     }
   }

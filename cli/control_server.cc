@@ -95,9 +95,27 @@ void ControlServer::serve() {
   }
 }
 
+namespace {
+
+// Command lines may carry key material (an IPsec SA's key): their bytes are wiped before the memory
+// holding them goes back to the heap.
+void wipe(std::string& s) {
+  if (!s.empty()) explicit_bzero(s.data(), s.size());
+  s.clear();
+}
+void wipe(std::vector<std::string>& v) {
+  for (std::string& s : v) wipe(s);
+  v.clear();
+}
+
+}  // namespace
+
 void ControlServer::session(int fd) {
-  std::string buf;
   char chunk[65536];
+  // Room for the longest line and a chunk: the buffer never moves, so no copy of a line is left
+  // behind in memory it was moved out of.
+  std::string buf;
+  buf.reserve(kMaxLine + sizeof chunk + 1);
   bool open = true;
   uint64_t last = now_ns();
   while (!stop_ && open) {
@@ -157,18 +175,25 @@ void ControlServer::session(int fd) {
           reply += "ok " + version + "\n";
         }
       }
+      wipe(lines);
+      wipe(table_lines);
       if (!write_all(fd, reply)) {
         open = false;
         break;
       }
     }
+    // The lines taken out are wiped where they were; the rest moves to the front.
+    explicit_bzero(buf.data(), start);
     buf.erase(0, start);
+    if (buf.size() < buf.capacity()) explicit_bzero(buf.data() + buf.size(), buf.capacity() - buf.size());
     if (buf.size() > kMaxLine) {
       write_all(fd, "error a line longer than " + std::to_string(kMaxLine) + " bytes: session ended\n");
       ++errors_;
       break;
     }
   }
+  wipe(buf);
+  explicit_bzero(chunk, sizeof chunk);
 }
 
 }  // namespace tandem::cli
