@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "apps/fwrouter/fw_router_gpu.h"
+#include "apps/fwrouter/fw_rule_control.h"
 #include "apps/ipv4/ipv4_cpu.h"
 #include "apps/ipv4/ipv4_frame_core.h"
 #include "core/parse.h"
@@ -46,9 +47,16 @@ void FwRouterTables::decide_batch(const acl::Header* h, uint32_t* out, size_t n)
   }
 }
 
-FwRouterTraits::FwRouterTraits(const FwRouterTables& tables) : t(&tables) {}
+FwRouterTraits::FwRouterTraits(const FwRouterTables& tables) : t(&tables), current(&tables) {}
 FwRouterTraits::~FwRouterTraits() = default;
-FwRouterTraits::FwRouterTraits(FwRouterTraits&&) noexcept = default;
+// Before any control exists (it holds a reference to `current`).
+FwRouterTraits::FwRouterTraits(FwRouterTraits&& o) noexcept
+    : t(o.t), current(o.current.load()), ref(std::move(o.ref)), gpu(std::move(o.gpu)) {}
+
+TableControl* FwRouterTraits::table_control() {
+  if (!control) control = std::make_unique<RuleControl>(*t, current);
+  return control.get();
+}
 
 DropReason FwRouterTraits::classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off,
                                     uint32_t* flow) const {

@@ -23,8 +23,12 @@
 //
 // The reference (--verify) is independent of both tables: linear first-match search over the
 // rules and the IPv4 reference trie.
+//
+// The rules take live updates while the CPU paths forward (fw_rule_control.h): each batch makes a
+// new rule set, published by one atomic pointer that the lookups read (FwRouterTraits::live()).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -41,6 +45,7 @@
 namespace tandem::fwrouter {
 
 class FwRouterGpu;
+class RuleControl;
 
 // What the app reads, built once: the rules (their order is their priority), their HyperSplit
 // tree and one action byte per rule, the routes and their DIR-24-8 table. The tables must outlive
@@ -81,6 +86,7 @@ struct FwRouterTraits {
   }
 
   size_t ports() const { return size_t{t->fib->max_next_hop} + 1; }
+  // The GPU paths read device copies of the tables as loaded (live updates stay on the CPU paths).
   FwRouterFrameCore frame_core() const {
     const acl::HyperSplit& hs = *t->tree;
     return {hs.view(), hs.nodes().size(), hs.leaf_rules().size(), hs.rules().size(),
@@ -91,19 +97,28 @@ struct FwRouterTraits {
   // classify and apply: the frame core's functions, called out of line (fw_router_app.cc) as the
   // burst loops were measured.
   DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const;
-  // The tree's top levels stay in cache; the destination's tbl24 line is the miss worth starting.
+  // The tree's top levels stay in cache; the destination's tbl24 line is the miss worth starting
+  // (every rule set, updated or not, reads the routes as loaded).
   void prefetch(const Key& k) const { prefetch_read(&t->table->tbl24()[ipv4::dir24_8_tbl24_index(k.dst)]); }
-  uint32_t lookup(const Key& k) const { return t->decide(k); }
-  void lookup_batch(const Key* keys, uint32_t* results, size_t n) const { t->decide_batch(keys, results, n); }
+  uint32_t lookup(const Key& k) const { return live().decide(k); }
+  void lookup_batch(const Key* keys, uint32_t* results, size_t n) const { live().decide_batch(keys, results, n); }
   void to_item(const Key& k, Item* item) const { *item = k; }
-  void lookup_items(const Item* items, uint32_t* results, size_t n) const { t->decide_batch(items, results, n); }
-  uint32_t lookup_item(const Item& k) const { return t->decide(k); }
+  void lookup_items(const Item* items, uint32_t* results, size_t n) const { live().decide_batch(items, results, n); }
+  uint32_t lookup_item(const Item& k) const { return live().decide(k); }
   uint32_t apply(uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t result) const;
   std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts);
   void build_reference();
   uint32_t reference_verdict(const uint8_t* frame, uint32_t len, uint16_t l3_off) const;
 
-  const FwRouterTables* t;
+  // The tables lookups read: `t`, or with live updates the rule set the control last published.
+  const FwRouterTables& live() const { return *current.load(std::memory_order_acquire); }
+  // Live rule updates (fw_rule_control.h), made on the first call. The GPU path then reads the
+  // rules as loaded, so runs with updates stay on the CPU; --verify checks against them too.
+  TableControl* table_control();
+
+  const FwRouterTables* t;  // as loaded
+  std::atomic<const FwRouterTables*> current;
+  std::unique_ptr<RuleControl> control;
   std::unique_ptr<ipv4::RefTrie> ref;
   std::unique_ptr<FwRouterGpu> gpu;  // made by the first make_gpu_runner
 };

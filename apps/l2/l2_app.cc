@@ -37,9 +37,16 @@ L2Setup random_l2_setup(size_t n, uint32_t ports, uint64_t seed) {
   return s;
 }
 
-L2Traits::L2Traits(const L2Setup& s) : setup(&s) {}
+L2Traits::L2Traits(const L2Setup& s, MacTable* w) : setup(&s), writable(w), current(s.table.get()) {}
 L2Traits::~L2Traits() = default;
-L2Traits::L2Traits(L2Traits&&) noexcept = default;
+// Before any control exists (it holds a reference to `current`).
+L2Traits::L2Traits(L2Traits&& o) noexcept
+    : setup(o.setup), writable(o.writable), current(o.current.load()), ref(std::move(o.ref)), gpu(std::move(o.gpu)) {}
+
+TableControl* L2Traits::table_control() {
+  if (!control && writable) control = std::make_unique<MacControl>(*writable, current);
+  return control.get();
+}
 
 DropReason L2Traits::classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const {
   return l2_classify(frame, len, key, l3_off, flow);
@@ -48,14 +55,15 @@ DropReason L2Traits::classify(const uint8_t* frame, uint32_t len, Key* key, uint
 uint32_t L2Traits::apply(uint8_t*, uint32_t, uint16_t, uint32_t result) const { return l2_verdict(result); }
 
 void L2Traits::prefetch(Key mac) const {
-  const MacTable& t = *setup->table;
+  const MacTable& t = live();
   prefetch_read(mac_bucket(t.slots(), mac_hash1(mac) & t.bucket_mask()));
   prefetch_read(mac_bucket(t.slots(), mac_hash2(mac) & t.bucket_mask()));
 }
 
 void L2Traits::lookup_batch(const Key* keys, uint32_t* results, size_t n) const {
   // Both buckets of every key were prefetched while the burst was classified: probe them in order.
-  const MacTable& t = *setup->table;
+  // The copy read here may be newer than the one prefetched from; it is read whole all the same.
+  const MacTable& t = live();
   for (size_t i = 0; i < n; ++i) {
     const uint64_t mac = keys[i];
     const uint32_t port = mac_lookup_buckets(mac_bucket(t.slots(), mac_hash1(mac) & t.bucket_mask()),

@@ -6,10 +6,13 @@
 // dropped (kTruncated).
 //
 // The data path only reads the table: source-MAC learning (l2::learn) is the control plane's,
-// done before the run (a static table, as in the G-Opt paper's L2 benchmark). There are no input
-// ports in an in-memory run, so 802.1D filtering (destination port = input port) does not apply.
+// done before the run (a static table, as in the G-Opt paper's L2 benchmark), and live updates
+// (`add MAC PORT`, `del MAC`: mac_control.h) come from the control thread while the CPU paths
+// forward. There are no input ports in an in-memory run, so 802.1D filtering (destination port =
+// input port) does not apply.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -19,6 +22,7 @@
 #include "apps/forward_app.h"
 #include "apps/forward_app_impl.h"
 #include "apps/l2/l2_core.h"
+#include "apps/l2/mac_control.h"
 #include "apps/l2/mac_table.h"
 
 namespace tandem::l2 {
@@ -44,11 +48,13 @@ struct L2Traits {
   using Item = uint64_t;
   static constexpr const char* kName = "l2";
 
-  explicit L2Traits(const L2Setup& setup);
+  // With `writable` (setup.table), the app takes live updates (table_control).
+  explicit L2Traits(const L2Setup& setup, MacTable* writable = nullptr);
   ~L2Traits();
   L2Traits(L2Traits&&) noexcept;
 
   size_t ports() const { return size_t{setup->max_port} + 1; }
+  // The GPU paths read a device copy of the table as loaded (live updates stay on the CPU paths).
   L2FrameCore frame_core() const {
     const MacTable& t = *setup->table;
     return {t.slots(), t.slot_count(), t.bucket_mask()};
@@ -57,18 +63,28 @@ struct L2Traits {
   // loops were measured.
   DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const;
   void prefetch(Key mac) const;
-  uint32_t lookup(Key mac) const { return forward(*setup->table, mac); }
+  uint32_t lookup(Key mac) const { return forward(live(), mac); }
   void lookup_batch(const Key* keys, uint32_t* results, size_t n) const;
   void to_item(Key k, Item* item) const { *item = k; }
   // Items arrive without classify's prefetches: the table's own pipelined batch lookup.
-  void lookup_items(const Item* items, uint32_t* results, size_t n) const { forward_batch(*setup->table, items, results, n); }
+  void lookup_items(const Item* items, uint32_t* results, size_t n) const { forward_batch(live(), items, results, n); }
   uint32_t lookup_item(Item k) const { return lookup(k); }
   uint32_t apply(uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t result) const;
   std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts);
   void build_reference();
   uint32_t reference_verdict(const uint8_t* frame, uint32_t len, uint16_t l3_off) const;
 
+  // The table lookups read: setup->table, or with live updates the copy the control last
+  // published.
+  const MacTable& live() const { return *current.load(std::memory_order_acquire); }
+  // Live updates (mac_control.h), made on the first call; nullptr without `writable`. The GPU path
+  // then reads a copy of the table as it was, so runs with updates stay on the CPU.
+  TableControl* table_control();
+
   const L2Setup* setup;
+  MacTable* writable = nullptr;  // setup->table, which the control may change
+  std::atomic<const MacTable*> current;
+  std::unique_ptr<MacControl> control;
   std::unique_ptr<std::unordered_map<uint64_t, uint32_t>> ref;
   std::unique_ptr<L2GpuTable> gpu;
 };

@@ -37,7 +37,7 @@ LoadedApp load(const AppArgs& args) {
                 st->setup.table->memory_bytes() / 1048576.0,
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   a.table_desc = buf;
-  a.app = std::make_unique<L2App>(st->setup);
+  a.app = std::make_unique<L2App>(st->setup, st->setup.table.get());
   const L2Setup* setup = &st->setup;
   a.generate = [setup](const GenSpec& spec) {
     return generate_flows(spec, 4, [setup, &spec](Rng& rng, GenFlow& f) {

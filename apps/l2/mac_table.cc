@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 
 namespace tandem::l2 {
@@ -28,18 +29,34 @@ int find_in_bucket(const uint64_t* bucket, uint64_t mac) {
   return -1;
 }
 
-}  // namespace
-
-MacTable::MacTable(size_t capacity, double max_load) {
+double checked_load(double max_load) {
   if (!(max_load > 0.0 && max_load <= 1.0)) {
     throw std::invalid_argument("MacTable: max_load must be in (0, 1], not " + std::to_string(max_load));
   }
+  return max_load;
+}
+
+}  // namespace
+
+MacTable::MacTable(size_t capacity, double max_load)
+    : MacTable(Buckets{buckets_for(capacity, checked_load(max_load))}, max_load) {}
+
+MacTable::MacTable(Buckets buckets, double max_load) {
   max_load_ = max_load;
-  const uint64_t buckets = buckets_for(capacity, max_load);
-  mem_ = HugeRegion(buckets * kCacheLine);  // zero-filled: every slot empty (kEmptySlot == 0)
+  mem_ = HugeRegion(buckets.count * kCacheLine);  // zero-filled: every slot empty (kEmptySlot == 0)
   slots_ = static_cast<uint64_t*>(mem_.data());
-  mask_ = buckets - 1;
+  mask_ = buckets.count - 1;
   capacity_ = static_cast<size_t>(static_cast<double>(slot_count()) * max_load);
+}
+
+std::unique_ptr<MacTable> MacTable::clone() const {
+  std::unique_ptr<MacTable> c(new MacTable(Buckets{bucket_count()}, max_load_));
+  std::memcpy(c->slots_, slots_, memory_bytes());
+  c->size_ = size_;
+  c->version_ = version_;
+  c->cuckoo_moves_ = cuckoo_moves_;
+  c->longest_path_ = longest_path_;
+  return c;
 }
 
 const char* MacTable::status_name(Status s) {

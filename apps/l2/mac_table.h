@@ -31,6 +31,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -64,6 +65,11 @@ class MacTable {
   explicit MacTable(size_t capacity, double max_load = kDefaultMaxLoad);
   MacTable(const MacTable&) = delete;
   MacTable& operator=(const MacTable&) = delete;
+  // A copy slot for slot (same buckets, entries in the same slots). Insert and erase depend only on
+  // the slots, so two such copies given the same operations stay equal, cuckoo paths and kFull
+  // included: what the live updates' second copy needs (mac_control.h). Not safe against a
+  // concurrent writer.
+  std::unique_ptr<MacTable> clone() const;
 
   Status insert(uint64_t mac, uint32_t port);
   // Removes `mac`; false if it was not there.
@@ -97,6 +103,10 @@ class MacTable {
   static const char* status_name(Status s);
 
  private:
+  struct Buckets {
+    uint64_t count;  // a power of two, at least 2
+  };
+  MacTable(Buckets buckets, double max_load);
   struct PathStep {
     uint64_t bucket;
     uint32_t slot;

@@ -1,0 +1,65 @@
+// Live updates of the l2 app's MAC table (apps/table_control.h):
+//   add MAC PORT    bind a unicast MAC to a port (a new entry, or a new port for a known MAC)
+//   del MAC         remove an entry (frames to that MAC are flooded again)
+// MAC and PORT as the table files write them (l2_loader.h): aa:bb:cc:dd:ee:ff, 0..65534. A group
+// (multicast/broadcast) MAC is refused, as the loader refuses it: it is flooded without a lookup.
+//
+// Two copies of the table (left-right, as ipv4's RouteControl): a batch goes into the copy no
+// worker reads, which is then published; after a grace period the same batch goes into the other.
+// The second copy starts as a clone of the first, slot for slot (MacTable::clone), and an insert
+// or erase depends only on the slots, so both copies take the same operations with the same
+// outcomes and stay equal slot for slot. A MAC that does not fit (no free slot within a bounded
+// cuckoo path: MacTable::Status::kFull) fails on both, which it leaves unchanged; its line gets
+// the error and the rest of the batch is applied.
+//
+// Memory: a second table as large as the first (MacTable::memory_bytes()).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/l2/mac_table.h"
+#include "apps/table_control.h"
+
+namespace tandem::l2 {
+
+class MacControl final : public TableControl {
+ public:
+  // `live` is the table the data path reads through `current` (which points at it now); the
+  // second copy is cloned from it.
+  MacControl(MacTable& live, std::atomic<const MacTable*>& current);
+  ~MacControl() override;
+
+  std::string syntax() const override { return "add MAC PORT | del MAC"; }
+  void set_rcu(Rcu* rcu) override { rcu_ = rcu; }
+  std::vector<std::string> apply(const std::vector<std::string>& lines) override;
+  uint64_t version() const override { return version_.load(std::memory_order_acquire); }
+  // The version a lookup may see at most now: a batch being published counts already. A lookup
+  // done after reading version() and before reading publishing() saw a table of a version in
+  // between (what tests check every packet against).
+  uint64_t publishing() const { return publishing_.load(std::memory_order_acquire); }
+  // Whether the two copies hold the same entries in the same slots (on the control thread,
+  // between batches; for tests).
+  bool copies_equal() const;
+
+ private:
+  struct Op {
+    bool add = false;
+    uint64_t mac = 0;
+    uint32_t port = 0;
+  };
+  static bool parse(const std::string& line, Op* op, std::string* why);
+  static std::string run(MacTable& t, const Op& op);
+
+  MacTable* copies_[2];
+  std::unique_ptr<MacTable> second_;
+  int active_ = 0;
+  std::atomic<const MacTable*>& current_;
+  Rcu* rcu_ = nullptr;
+  std::atomic<uint64_t> version_{0};
+  std::atomic<uint64_t> publishing_{0};
+};
+
+}  // namespace tandem::l2
