@@ -1,7 +1,9 @@
 #include "apps/dpi/dpi_app.h"
 
+#include <atomic>
 #include <vector>
 
+#include "apps/dpi/dpi_control.h"
 #include "apps/dpi/dpi_item_gpu.h"
 #include "apps/forward_app_impl.h"
 
@@ -36,22 +38,27 @@ struct DpiTraits {
   static const char* drop_reason_name(DropReason r) { return dpi_drop_reason_name(r); }
   static constexpr bool lookup_drops(DropReason r) { return r == kDpiRuleDrop || r == kDpiNotInspected; }
 
-  DpiTraits(const DpiTables& t, DpiPolicy p) : tables(&t), policy(p) {}
+  DpiTraits(const DpiTables& t, DpiPolicy p) : tables(&t), current(&t), policy(p) {}
+
+  // The tables lookups read: `tables`, or with live updates those the control published last.
+  // One load per lookup (per burst on the batched path), so a packet's stages see one version.
+  const DpiTables& live() const { return *current.load(std::memory_order_acquire); }
 
   size_t ports() const { return kPorts; }
-  DpiCore frame_core() const { return DpiCore{tables->program(), policy}; }
+  DpiCore frame_core() const { return DpiCore{live().program(), policy}; }
   DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const {
     return dpi_classify(frame, len, key, l3_off, flow);
   }
   // The automaton a packet walks depends on its ports; its first rows are the start state's,
   // which every walk reads and the caches hold.
   void prefetch(const Key&) const {}
-  Result lookup(const Key& k) const { return engine_result(*tables, k); }
+  Result lookup(const Key& k) const { return engine_result(live(), k); }
   // The burst's inspected packets through DpiEngine's batched match, the rest marked.
   void lookup_batch(const Key* keys, Result* results, size_t n) const {
     thread_local std::vector<PacketInfo> info;
     thread_local std::vector<uint32_t> at;
     thread_local std::vector<std::vector<uint32_t>> rules;
+    const DpiTables& t = live();
     info.clear();
     at.clear();
     for (size_t i = 0; i < n; ++i) {
@@ -63,15 +70,15 @@ struct DpiTraits {
       at.push_back(static_cast<uint32_t>(i));
     }
     if (rules.size() < info.size()) rules.resize(info.size());
-    tables->engine().match_batch_rules(info.data(), info.size(), rules.data());
-    for (size_t k = 0; k < info.size(); ++k) results[at[k]] = tables->action_bits(rules[k]);
+    t.engine().match_batch_rules(info.data(), info.size(), rules.data());
+    for (size_t k = 0; k < info.size(); ++k) results[at[k]] = t.action_bits(rules[k]);
   }
   void to_item(const Key& k, Item* item) const { make_dpi_item(k, item); }
   // What the GPU computes: the flat program on the item.
   void lookup_items(const Item* items, Result* results, size_t n) const {
     for (size_t i = 0; i < n; ++i) results[i] = lookup_item(items[i]);
   }
-  Result lookup_item(const Item& it) const { return dpi_item_result(tables->program(), it); }
+  Result lookup_item(const Item& it) const { return dpi_item_result(live().program(), it); }
 
   uint32_t apply(uint8_t* frame, uint32_t len, uint16_t, Result r) const {
     if (r == kResultOnWorker) {
@@ -82,7 +89,7 @@ struct DpiTraits {
       if (const DropReason why = classify(frame, len, &k, &l3_off, &flow); why != DropReason::kNone) {
         return Verdict::drop(why);  // not reached: the frame was classified before its lookup
       }
-      r = engine_result(*tables, k);
+      r = engine_result(live(), k);
     }
     return dpi_verdict(r, policy);
   }
@@ -99,12 +106,22 @@ struct DpiTraits {
     uint32_t flow = 0;
     const DropReason why = classify(frame, len, &k, &l3_off, &flow);
     if (why != DropReason::kNone) return Verdict::drop(why);
-    return dpi_verdict(engine_result(*tables, k), policy);
+    return dpi_verdict(engine_result(live(), k), policy);
   }
 
-  const DpiTables* tables;
+  // Live rule updates (dpi_control.h), made on the first call. The GPU paths run on a device copy
+  // of the tables as they were, so runs that take updates stay on the CPU (`tandem run --control`
+  // refuses the others).
+  TableControl* table_control() {
+    if (!control) control = std::make_unique<RuleControl>(*tables, current);
+    return control.get();
+  }
+
+  const DpiTables* tables;  // as loaded
+  std::atomic<const DpiTables*> current;
   DpiPolicy policy;
   std::unique_ptr<DpiGpuProgram> gpu;
+  std::unique_ptr<RuleControl> control;
 };
 
 }  // namespace

@@ -15,6 +15,9 @@
 //
 // The reference (--verify) is DpiEngine's scalar match, which dpi_test.cc checks against every
 // pattern and rule searched for on its own.
+//
+// Live updates (`tandem run --control`, dpi_control.h): rules added and deleted while the app
+// forwards, on the CPU paths only (the GPU's tables are a device copy made at the start).
 #pragma once
 
 #include <memory>

@@ -381,9 +381,23 @@ bool parse_ids_rule(const std::string& text, IdsRule* rule, std::string* why, st
   return true;
 }
 
+void number_patterns(IdsRuleSet* s) {
+  std::map<std::pair<std::string, bool>, uint32_t> ids;
+  s->patterns.clear();
+  s->without_content = 0;
+  for (IdsRule& r : s->rules) {
+    for (Content& c : r.contents) {
+      if (c.negated) continue;
+      auto [it, fresh] = ids.emplace(std::make_pair(c.bytes, c.nocase), static_cast<uint32_t>(s->patterns.size() + 1));
+      if (fresh) s->patterns.push_back({c.bytes, c.nocase});
+      c.pattern = it->second;
+    }
+    if (r.contents.empty()) ++s->without_content;
+  }
+}
+
 IdsRuleSet load_ids_rules(const std::vector<std::string>& paths, const IdsLoadOptions& opts) {
   IdsRuleSet s;
-  std::map<std::pair<std::string, bool>, uint32_t> ids;
   static const char* kActions[] = {"alert", "drop", "pass", "reject", "rejectsrc", "rejectdst", "rejectboth", "log"};
   std::unordered_map<uint32_t, size_t> sid_at;  // sid -> its first rule
   constexpr uint64_t kDuplicateExamples = 5;
@@ -449,16 +463,10 @@ IdsRuleSet load_ids_rules(const std::vector<std::string>& paths, const IdsLoadOp
                                              " already at " + was.file + ":" + std::to_string(was.line));
         }
       }
-      for (Content& c : r.contents) {
-        if (c.negated) continue;
-        auto [it, fresh] = ids.emplace(std::make_pair(c.bytes, c.nocase), static_cast<uint32_t>(s.patterns.size() + 1));
-        if (fresh) s.patterns.push_back({c.bytes, c.nocase});
-        c.pattern = it->second;
-      }
-      if (r.contents.empty()) ++s.without_content;
       s.rules.push_back(std::move(r));
     }
   }
+  number_patterns(&s);
   return s;
 }
 

@@ -88,6 +88,10 @@ unsigned protocol_classes(const std::string& keyword);
 // errors (NUL bytes, over-long lines, truncated or endless input) are core/table_reader.h's.
 IdsRuleSet load_ids_rules(const std::vector<std::string>& paths, const IdsLoadOptions& opts = {});
 
+// Numbers the patterns of s->rules (Content::pattern, s->patterns) as the loader does, and counts
+// the rules without content: for a set whose rules changed.
+void number_patterns(IdsRuleSet* s);
+
 // Parses one rule's text; false with *why when malformed.
 bool parse_ids_rule(const std::string& text, IdsRule* rule, std::string* why, std::map<std::string, uint64_t>* ignored,
                     uint64_t* unknown_vars);

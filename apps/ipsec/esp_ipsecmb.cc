@@ -114,7 +114,7 @@ class EspIpsecMb::Keys {
  public:
   explicit Keys(const SaTable& table)
       : table_(table),
-        size_(table.size()),
+        size_(table.capacity()),
         mgr_(new_manager(&arch_)),
         slots_(std::make_unique<std::atomic<SaKeys*>[]>(size_)) {}
   // Without the table, which may be gone by now (a thread that ran the app ends after it).
@@ -131,6 +131,12 @@ class EspIpsecMb::Keys {
 
   const SaTable& table() const { return table_; }
   IMB_ARCH arch() const { return arch_; }
+  void forget(uint32_t i) {
+    if (SaKeys* k = slots_[i].exchange(nullptr, std::memory_order_acq_rel)) {
+      OPENSSL_cleanse(k, sizeof *k);
+      delete k;
+    }
+  }
   const SaKeys& get(uint32_t i) {
     if (const SaKeys* k = slots_[i].load(std::memory_order_acquire); TANDEM_LIKELY(k != nullptr)) return *k;
     return expand(i);
@@ -315,6 +321,7 @@ std::string EspIpsecMb::describe() {
 }
 
 std::shared_ptr<EspIpsecMb::Keys> EspIpsecMb::make_keys(const SaTable& table) { return std::make_shared<Keys>(table); }
+void EspIpsecMb::forget(Keys& keys, uint32_t i) { keys.forget(i); }
 
 EspIpsecMb::EspIpsecMb(std::shared_ptr<Keys> keys) : engine_(std::make_unique<Engine>()) {
   IMB_ARCH arch;
@@ -357,6 +364,7 @@ struct EspIpsecMb::Engine {};
 bool EspIpsecMb::available() { return false; }
 std::string EspIpsecMb::describe() { return "intel-ipsec-mb: not in this build"; }
 std::shared_ptr<EspIpsecMb::Keys> EspIpsecMb::make_keys(const SaTable&) { absent(); }
+void EspIpsecMb::forget(Keys&, uint32_t) {}
 EspIpsecMb::EspIpsecMb(std::shared_ptr<Keys>) { absent(); }
 EspIpsecMb::~EspIpsecMb() = default;
 void EspIpsecMb::run(std::span<EspCryptoOp>) { absent(); }

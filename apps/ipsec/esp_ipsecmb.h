@@ -45,6 +45,9 @@ class EspIpsecMb {
   static std::string describe();
   // The shared key store of `table`'s SAs (filled as SAs are first used). The table must outlive it.
   static std::shared_ptr<Keys> make_keys(const SaTable& table);
+  // Wipes and frees SA i's expanded keys, for a slot whose SA was removed; not while an engine may
+  // use SA i. Made again on the slot's next use.
+  static void forget(Keys& keys, uint32_t i);
 
   explicit EspIpsecMb(std::shared_ptr<Keys> keys);
   ~EspIpsecMb();

@@ -49,8 +49,10 @@ struct EspOpenSsl::Contexts {
   }
 };
 
-EspOpenSsl::EspOpenSsl(const SaTable& table) : table_(table), ctx_(table.size()) {}
+EspOpenSsl::EspOpenSsl(const SaTable& table) : table_(table), ctx_(table.capacity()) {}
 EspOpenSsl::~EspOpenSsl() = default;
+
+void EspOpenSsl::forget(uint32_t i) { ctx_[i].reset(); }
 
 EspOpenSsl::Contexts& EspOpenSsl::contexts(uint32_t i) {
   if (ctx_[i]) return *ctx_[i];

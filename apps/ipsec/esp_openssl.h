@@ -26,6 +26,9 @@ class EspOpenSsl {
   // Inbound SA i: verifies the ICV over the frame as received and decrypts the payload in place.
   // kNone, kBadIcv, or kCryptoError if OpenSSL failed.
   DropReason open(uint32_t i, uint8_t* frame, const EspLayout& l, uint64_t seq);
+  // Frees SA i's contexts (OpenSSL wipes their keys), for a slot whose SA was removed; not while
+  // this thread's worker may use SA i.
+  void forget(uint32_t i);
 
  private:
   struct Contexts;

@@ -36,10 +36,21 @@ class IpsecApp::CryptoPool {
   explicit CryptoPool(const SaTable& t) : table_(t) {}
   std::unique_ptr<IpsecWorker> take() {
     std::lock_guard g(mu_);
-    if (free_.empty()) return std::make_unique<IpsecWorker>(table_);
+    if (free_.empty()) {
+      auto p = std::make_unique<IpsecWorker>(table_);
+      all_.push_back(p.get());
+      return p;
+    }
     auto p = std::move(free_.back());
     free_.pop_back();
     return p;
+  }
+  // Drops every copy of SA i's keys in the workers' contexts (a removed SA's slot, which no thread
+  // can reach: each IpsecWorker, in use or not, changes only its own entries of other SAs).
+  void forget(uint32_t i) {
+    std::lock_guard g(mu_);
+    for (IpsecWorker* w : all_) w->ssl.forget(i);
+    if (mb_keys_) EspIpsecMb::forget(*mb_keys_, i);
   }
   void give(std::unique_ptr<IpsecWorker> p) {
     std::lock_guard g(mu_);
@@ -63,6 +74,9 @@ class IpsecApp::CryptoPool {
   const SaTable& table_;
   std::mutex mu_;
   std::vector<std::unique_ptr<IpsecWorker>> free_;
+  // Every IpsecWorker made, in use by a thread or free: a thread that ends gives its worker back
+  // while the pool lives, so none is destroyed before the pool.
+  std::vector<IpsecWorker*> all_;
   std::shared_ptr<EspIpsecMb::Keys> mb_keys_;
 };
 
@@ -342,6 +356,11 @@ std::unique_ptr<gpu::FrameRunner> IpsecApp::make_frame_runner(const gpu::FrameOp
 std::unique_ptr<gpu::ResidentRunner> IpsecApp::make_resident_runner(gpu::ResidentRing& ring,
                                                                     const gpu::ResidentOptions& o) const {
   return make_esp_resident_runner(table_, ring, o);
+}
+
+TableControl* IpsecApp::table_control() {
+  if (!control_) control_ = std::make_unique<SaControl>(table_, [pool = pool_.get()](uint32_t i) { pool->forget(i); });
+  return control_.get();
 }
 
 void IpsecApp::build_reference() { reference_ = std::make_unique<EspReference>(table_); }

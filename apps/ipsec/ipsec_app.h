@@ -23,6 +23,7 @@
 
 #include "apps/forward_app.h"
 #include "apps/ipsec/esp_frame.h"
+#include "apps/ipsec/sa_control.h"
 #include "apps/ipsec/sa_table.h"
 
 namespace tandem::ipsec {
@@ -88,6 +89,11 @@ class IpsecApp final : public ForwardApp {
   bool reference_verdict(const uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t verdict,
                          uint32_t* want) const override;
 
+  // Live SA updates (sa_control.h), made on the first call. The GPU (the resident path) and the
+  // reference work on copies of the SAs as they were, so runs that take updates stay on the CPU
+  // (`tandem run --control` refuses the others).
+  TableControl* table_control() override;
+
  private:
   class CryptoPool;
   IpsecWorker& worker() const;
@@ -97,6 +103,7 @@ class IpsecApp final : public ForwardApp {
   std::shared_ptr<CryptoPool> pool_;
   uint64_t serial_;
   std::unique_ptr<EspReference> reference_;
+  std::unique_ptr<SaControl> control_;  // after pool_: destroyed first, as it calls into it
 };
 
 }  // namespace tandem::ipsec

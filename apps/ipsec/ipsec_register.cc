@@ -12,6 +12,10 @@
 namespace tandem::ipsec {
 namespace {
 
+// Slots for SAs added while running (tandem ctl add): a few hundred bytes each, taken or not.
+constexpr uint64_t kDefaultSaRoom = 1024;
+constexpr uint64_t kMaxSaRoom = 1u << 20;
+
 struct IpsecState : AppState {
   std::unique_ptr<SaTable> table;
 };
@@ -25,19 +29,19 @@ LoadedApp load(const AppArgs& args) {
     SaFile f = args.has("sa") ? load_sa_file(args.text("sa"))
                               : generated_sas(args.integer("sa-gen", 0), cipher_by_name(args.text("sa-cipher", "aes-128-cbc")),
                                               args.integer("sa-seed", 1));
-    st->table = std::make_unique<SaTable>(std::move(f));
+    st->table = std::make_unique<SaTable>(std::move(f), static_cast<uint32_t>(args.integer("sa-room", kDefaultSaRoom)));
   } catch (const TableError& e) {
     throw UsageError(e.what());
   }
   const SaTable& t = *st->table;
   const std::string traffic = args.text("ipsec-traffic", t.outbound() ? "out" : "in");
   if ((traffic == "out" && !t.outbound()) || (traffic == "in" && !t.inbound())) {
-    throw UsageError("--ipsec-traffic " + traffic + ": " + t.file().path + " has no " +
+    throw UsageError("--ipsec-traffic " + traffic + ": " + t.path() + " has no " +
                      (traffic == "out" ? "outbound" : "inbound") + " SA");
   }
   LoadedApp a;
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%s: %zu outbound and %zu inbound SAs, loaded in %.2f s", t.file().path.c_str(),
+  std::snprintf(buf, sizeof buf, "%s: %zu outbound and %zu inbound SAs, loaded in %.2f s", t.path().c_str(),
                 t.outbound(), t.inbound(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   a.table_desc = buf;
   a.app = std::make_unique<IpsecApp>(*st->table);
@@ -56,6 +60,9 @@ AppSpec spec() {
              {"sa-cipher", AppFlag::Kind::kChoice, "cipher of the generated SAs", 0, 0,
               "aes-128-cbc|aes-128-gcm|aes-256-gcm|chacha20-poly1305", "aes-128-cbc"},
              {"sa-seed", AppFlag::Kind::kInteger, "seed of the generated SAs' keys (test keys: never for real traffic)", 0, 1e18, "", "1"},
+             {"sa-room", AppFlag::Kind::kInteger,
+              "SAs that `tandem ctl` may add while the run goes (with --control; a deleted SA's slot is reused)", 0,
+              double(kMaxSaRoom), "", std::to_string(kDefaultSaRoom)},
              {"ipsec-traffic", AppFlag::Kind::kChoice, "generated traffic: cleartext for the outbound SAs, ESP for the inbound ones, or both",
               0, 0, "out|in|both", "out"}};
   s.bench_flags = "--sa-gen 1024";

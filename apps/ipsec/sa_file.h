@@ -89,6 +89,17 @@ struct SaFile {
   std::vector<Sa> sas;  // in file order (outbound selectors are tried in this order)
 };
 
+// Parses one SA, the fields of one line of an SA file (without its comment: sa_line_text); false
+// with *why (naming the field, never quoting the line) when the line is malformed or its fields do
+// not fit together. Leaves Sa::line 0.
+bool parse_sa_line(std::string_view line, Sa* sa, std::string* why);
+// A line without its comment ('#' to the end).
+std::string_view sa_line_text(std::string_view line);
+// An SPI as SA files write it (0x... or decimal, 256 and up); false with *why otherwise.
+bool parse_sa_spi(std::string_view text, uint32_t* spi, std::string* why);
+// Wipes an SA's key material (OPENSSL_cleanse) and frees it.
+void wipe_keys(Sa* sa);
+
 // Reads an SA file; throws TableError("PATH:LINE: ...") for any malformed line, a missing or
 // repeated field, a field that does not fit the SA's direction or cipher, a key of the wrong
 // length, and two SAs of one direction with the same SPI (inbound ones are found by SPI).

@@ -158,7 +158,7 @@ std::string format_sa_line(const Sa& sa) {
 
 SaFile mirrored_sas(const SaTable& inbound) {
   SaFile f;
-  f.path = inbound.file().path + " (mirrored)";
+  f.path = inbound.path() + " (mirrored)";
   for (uint32_t i = 0; i < inbound.size(); ++i) {
     Sa sa = inbound.sa(i);
     if (sa.dir != SaDir::kIn) continue;

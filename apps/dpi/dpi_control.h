@@ -1,0 +1,60 @@
+// Live rule updates for the dpi app (apps/table_control.h):
+//   add RULE    one rule in the syntax the app loads (ids_rules.h), e.g.
+//               add alert tcp any any -> any 80 (msg:"x"; content:"evil"; nocase; sid:9000001;)
+//   del SID     removes the rules with that sid (a loaded rule set may have a sid twice)
+// To change a rule, delete it and add it again (both lines may go in one batch).
+//
+// The tables (the rules, the port groups' Aho-Corasick automata, the flat program) are never
+// changed in place: a batch builds new tables from the rules as the batch leaves them, once for the
+// whole batch, on the control thread, and publishes them with an atomic pointer store; the tables
+// they replace are freed once every worker has passed a quiescent state (core/rcu.h). A lookup
+// thus runs on the tables before or after a batch, never in between, and a batch costs one build
+// (about as long as loading the rule set: the control server applies the lines that arrive
+// together, up to a few thousand, as one batch) and, while it runs, the memory of a second set
+// of tables.
+//
+// Refused lines (a refused line changes nothing and does not stop the rest of the batch): a rule
+// that does not parse, text after its option list, an action the app does not know, more contents
+// than a rule may have, a sid there already (add), a sid that is not there (del), a malformed sid.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/dpi/dpi_tables.h"
+#include "apps/table_control.h"
+
+namespace tandem::dpi {
+
+class RuleControl final : public TableControl {
+ public:
+  // `loaded`: the tables the app was made over (they outlive it); `current`: the tables lookups
+  // read, pointed at `loaded` here.
+  RuleControl(const DpiTables& loaded, std::atomic<const DpiTables*>& current);
+  ~RuleControl() override;
+
+  std::string syntax() const override { return "add RULE (a Snort/Suricata rule) | del SID"; }
+  void set_rcu(Rcu* rcu) override { rcu_ = rcu; }
+  std::vector<std::string> apply(const std::vector<std::string>& lines) override;
+  uint64_t version() const override { return version_.load(std::memory_order_acquire); }
+  // The version a lookup may see at most now (a batch being published counts already): a lookup
+  // made after reading version() and before reading publishing() ran on tables in between.
+  uint64_t publishing() const { return publishing_.load(std::memory_order_acquire); }
+  // The tables published last (this thread's view; tests).
+  const DpiTables& tables() const { return *live_; }
+  // Tables built so far: one per batch that changed something.
+  uint64_t builds() const { return builds_; }
+
+ private:
+  std::atomic<const DpiTables*>& current_;
+  const DpiTables* live_;
+  std::unique_ptr<DpiTables> owned_;  // live_, once a batch has built it
+  Rcu* rcu_ = nullptr;
+  uint64_t builds_ = 0;
+  std::atomic<uint64_t> version_{0};
+  std::atomic<uint64_t> publishing_{0};
+};
+
+}  // namespace tandem::dpi
