@@ -284,6 +284,7 @@ TEST(HeteroMachinery, ASlowDevicesFullRingDoesNotStopTheOthers) {
   Ipv4 v = ipv4(20000, 1000);
   if (!v.a.app) return;
   uint64_t backlog[2] = {0, 0};
+  uint64_t slow_hwm = 0;
   for (const uint32_t queue : {16384u, 0u}) {
     // sim0: 5 ms a batch of 97, about 19 Kpps; half of 0.2 Mpps for 100 ms is 10,000 frames for it.
     HeteroConfig hc = config(*v.a.app, 1, {cpu("cpu0"), sim("sim0", 5000)});
@@ -302,13 +303,17 @@ TEST(HeteroMachinery, ASlowDevicesFullRingDoesNotStopTheOthers) {
     EXPECT_GT(r.devices[1].packets, 8000u) << what;
     if (queue) {
       EXPECT_GT(r.devices[1].queue_hwm, 5000u);
-      EXPECT_LT(r.devices[0].queue_hwm, 2000u);  // cpu0 keeps up, but for a scheduling hiccup of its thread
+      // cpu0 keeps up but for scheduling hiccups of its thread, which on a busy small machine last
+      // tens of milliseconds (thousands of frames): measured against the slow device's queue,
+      // which holds most of what it was sent.
+      slow_hwm = r.devices[1].queue_hwm;
+      EXPECT_LT(r.devices[0].queue_hwm, slow_hwm / 2);
     } else {
       EXPECT_EQ(r.devices[1].queue_hwm, 0u);
     }
     backlog[queue ? 0 : 1] = r.rx_backlog_hwm;
   }
-  EXPECT_LT(backlog[0], 2000u) << "with a lane queue, the receive queue kept up";
+  EXPECT_LT(backlog[0], slow_hwm / 2) << "with a lane queue, the receive queue kept up (but for hiccups)";
   EXPECT_GT(backlog[1], 5000u) << "without one, the slow device's full ring stopped the receive queue";
 }
 
