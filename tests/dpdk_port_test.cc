@@ -51,6 +51,21 @@ void fill(PacketPool& pool, PacketBatch& b, uint32_t n, uint32_t first = 0) {
   b.size = n;
 }
 
+// Sends frames first..first+n-1 (each for port 0) through `tx` from an ordinary pool, the copy
+// path: the cells stay the caller's and go back to it. Returns the frames as sent.
+std::vector<std::vector<uint8_t>> inject(DpdkTx& tx, uint32_t n, Counters& c, uint32_t first = 0) {
+  PacketPool plain(256);
+  PacketBatch b;
+  fill(plain, b, n, first);
+  std::vector<std::vector<uint8_t>> sent;
+  for (uint32_t i = 0; i < b.size; ++i) sent.emplace_back(plain.data(b.cell[i]), plain.data(b.cell[i]) + b.len[i]);
+  for (uint32_t i = 0; i < b.size; ++i) c.received(b.len[i]), c.verdict(b.verdict[i], b.len[i]);
+  tx.tx_burst(plain, b, c);
+  plain.free_bulk(b.cell.data(), b.size);
+  EXPECT_EQ(plain.available(), 256u);
+  return sent;
+}
+
 uint32_t receive(DpdkRx& rx, PacketPool& pool, PacketBatch& b, uint32_t want) {
   b.clear();
   for (int tries = 0; tries < 1000 && b.size < want; ++tries) rx.rx_burst(pool, b);
@@ -76,16 +91,9 @@ TEST(DpdkPorts, MbufsAreCellsSentAsTheyAreAndAllComeBack) {
   EXPECT_TRUE(tx.takes_cells(*cells));
 
   // Frames from an ordinary pool are copied into mbufs; the cells stay the caller's.
-  PacketBatch b;
-  fill(plain, b, 100);
-  std::vector<std::vector<uint8_t>> sent;
-  for (uint32_t i = 0; i < b.size; ++i) sent.emplace_back(plain.data(b.cell[i]), plain.data(b.cell[i]) + b.len[i]);
   Counters c(1);
-  for (uint32_t i = 0; i < b.size; ++i) c.received(b.len[i]), c.verdict(b.verdict[i], b.len[i]);
-  tx.tx_burst(plain, b, c);
+  const std::vector<std::vector<uint8_t>> sent = inject(tx, 100, c);
   EXPECT_EQ(tx.sent(), 100u);
-  plain.free_bulk(b.cell.data(), b.size);
-  EXPECT_EQ(plain.available(), 256u);
 
   // Received in place: the cells are the mbufs, the frames as sent.
   PacketBatch r;
@@ -137,13 +145,8 @@ TEST(DpdkPorts, FramesOverTheMtuAreRefusedAndTheirMbufsFreed) {
   ASSERT_NE(cells, nullptr);
   DpdkRx rx(ports, {"net_ring2"}, 0);
   DpdkTx tx(ports, {"net_ring2"}, 0, L2Rewrite{});
-  PacketPool plain(256);
-  PacketBatch b;
-  fill(plain, b, 20);
   Counters c(1);
-  for (uint32_t i = 0; i < b.size; ++i) c.received(b.len[i]), c.verdict(b.verdict[i], b.len[i]);
-  tx.tx_burst(plain, b, c);
-  plain.free_bulk(b.cell.data(), b.size);
+  inject(tx, 20, c);
   PacketBatch r;
   ASSERT_EQ(receive(rx, *cells, r, 20), 20u);
   // Grown over the MTU (as an ESP tunnel's frame might): refused, counted, its mbuf freed.
@@ -173,15 +176,8 @@ TEST(DpdkPorts, FloodedFramesLeaveEveryInterfaceWithTheirOwnMacs) {
   DpdkRx rx3(ports, {"net_ring3"}, 0), rx4(ports, {"net_ring4"}, 0);
   DpdkTx into3(ports, {"net_ring3"}, 0, L2Rewrite{});
   DpdkTx both(ports, {"net_ring3", "net_ring4"}, 0, rw);
-  PacketPool plain(256);
-  PacketBatch b;
-  fill(plain, b, 40);
-  std::vector<std::vector<uint8_t>> sent;
-  for (uint32_t i = 0; i < b.size; ++i) sent.emplace_back(plain.data(b.cell[i]), plain.data(b.cell[i]) + b.len[i]);
   Counters c(2);
-  for (uint32_t i = 0; i < b.size; ++i) c.received(b.len[i]), c.verdict(b.verdict[i], b.len[i]);
-  into3.tx_burst(plain, b, c);
-  plain.free_bulk(b.cell.data(), b.size);
+  const std::vector<std::vector<uint8_t>> sent = inject(into3, 40, c);
   PacketBatch r;
   ASSERT_EQ(receive(rx3, *cells, r, 40), 40u);
   // Every other frame flooded, the rest to port 1 (interface net_ring4).
@@ -226,14 +222,9 @@ TEST(DpdkPorts, WorkersForwardInPlaceAroundARing) {
   constexpr uint32_t kFrames = 200, kPasses = 5;
   {
     DpdkTx tx(ports, {"net_ring1"}, 0, L2Rewrite{});
-    PacketPool plain(256);
-    PacketBatch b;
-    fill(plain, b, kFrames, 1000);
     Counters c(1);
-    for (uint32_t i = 0; i < b.size; ++i) c.received(b.len[i]), c.verdict(b.verdict[i], b.len[i]);
-    tx.tx_burst(plain, b, c);
+    inject(tx, kFrames, c, 1000);
     ASSERT_EQ(tx.sent(), kFrames);
-    plain.free_bulk(b.cell.data(), b.size);
   }
   std::vector<std::unique_ptr<PacketSource>> sources;
   std::vector<std::unique_ptr<PacketSink>> sinks;
