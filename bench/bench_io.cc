@@ -9,12 +9,16 @@
 // the sink receives, sampled every second by testpmd; each row is the median of the samples after
 // a warm-up. The generator's offered rate is printed beside it, so a row the generator limits is
 // visible as such. Backends: memif (two memif links, shared memory between the processes) and
-// veth (two veth pairs; DPDK's af_packet driver on them, and Tandem's own AF_PACKET as well).
+// veth (two veth pairs in a network namespace the bench makes for itself; testpmd on DPDK's
+// af_packet driver, Tandem on its own AF_PACKET rings).
 #include <fcntl.h>
 #include <signal.h>
 #include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <CLI/CLI.hpp>
 
@@ -211,6 +215,7 @@ std::vector<std::string> words(const std::string& s) {
 struct Ports {
   std::string gen, fwd, sink;       // the --vdev arguments of each process
   std::string tandem_rx, tandem_tx;  // Tandem's --rx and --tx for the forwarder's
+  bool tandem_dpdk = true;           // Tandem's ports are DPDK's (it gets --dpdk)
 };
 
 Ports memif_ports(const std::string& dir) {
@@ -220,6 +225,74 @@ Ports memif_ports(const std::string& dir) {
   };
   return {m(0, "client", "in.sock"), m(0, "server", "in.sock") + " " + m(1, "client", "out.sock"),
           m(0, "server", "out.sock"), "dpdk:net_memif0", "dpdk:net_memif1"};
+}
+
+// The veth pairs: generator -> forwarder's input, forwarder's output -> sink.
+constexpr const char* kVethGen = "tbio-gen";
+constexpr const char* kVethIn = "tbio-in";
+constexpr const char* kVethOut = "tbio-out";
+constexpr const char* kVethSink = "tbio-sink";
+
+Ports veth_ports(int q) {
+  const auto v = [&](int i, const char* ifc) {
+    return "--vdev net_af_packet" + std::to_string(i) + ",iface=" + ifc + ",qpairs=" + std::to_string(q);
+  };
+  return {v(0, kVethGen), v(0, kVethIn) + " " + v(1, kVethOut), v(0, kVethSink), std::string("af_packet:") + kVethIn,
+          std::string("af_packet:") + kVethOut, false};
+}
+
+int run_quiet(const std::vector<std::string>& argv) {
+  const pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, STDOUT_FILENO);
+    std::vector<char*> a;
+    for (const std::string& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+    a.push_back(nullptr);
+    execvp(a[0], a.data());
+    _exit(127);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+// Moves this process (and so every process it starts after) into a network namespace of its own
+// and makes the two veth pairs there, up, with IPv6 off so that the kernel sends nothing of its
+// own on them. The namespace ends with the last process in it: nothing is left behind on any exit.
+void make_veth_namespace() {
+  if (unshare(CLONE_NEWNET) != 0) {
+    throw std::runtime_error(std::string("bench io --backends veth: cannot make a network namespace (root or "
+                                         "CAP_SYS_ADMIN needed): ") + std::strerror(errno));
+  }
+  for (const char* conf : {"all", "default"}) {
+    std::FILE* f = std::fopen((std::string("/proc/sys/net/ipv6/conf/") + conf + "/disable_ipv6").c_str(), "w");
+    if (f) {
+      std::fputs("1", f);
+      std::fclose(f);
+    }
+  }
+  // DPDK's af_packet driver joins each socket to fanout group (pid ^ ifindex) & 0xFFFF, and the kernel
+  // refuses a group id that a socket of another interface holds: with consecutive ifindexes, a
+  // generator whose pid is the forwarder's ^ 1 could not start. Indexes 0x2000 apart keep the four
+  // ids apart unless the processes' pids are thousands apart.
+  const struct {
+    const char *a, *b;
+    int ia, ib;
+  } pairs[] = {{kVethGen, kVethIn, 0x2000, 0x4000}, {kVethOut, kVethSink, 0x6000, 0x8000}};
+  for (const auto& [a, b, ia, ib] : pairs) {
+    if (run_quiet({"ip", "link", "add", a, "index", std::to_string(ia), "type", "veth", "peer", "name", b, "index",
+                   std::to_string(ib)}) != 0) {
+      throw std::runtime_error(std::string("bench io --backends veth: `ip link add ") + a + " type veth peer name " + b +
+                               "` failed (is iproute2's ip on the PATH?)");
+    }
+    for (const char* i : {a, b}) {
+      if (run_quiet({"ip", "link", "set", i, "up"}) != 0) {
+        throw std::runtime_error(std::string("bench io --backends veth: cannot set ") + i + " up");
+      }
+    }
+  }
 }
 
 struct Result {
@@ -277,7 +350,7 @@ Result measure(const BenchIoOptions& o, const std::string& tp, const std::string
   Result r{backend, fwd, size, q, {}, {}, {}};
   std::filesystem::remove(dir + "/in.sock");
   std::filesystem::remove(dir + "/out.sock");
-  const Ports p = memif_ports(dir);
+  const Ports p = backend == "veth" ? veth_ports(q) : memif_ports(dir);
   // CPUs: the generator's main lcore and q forwarding lcores, the same for the sink, then the
   // forwarder's (testpmd: a main lcore and q forwarding ones; Tandem: q workers).
   size_t next = 0;
@@ -306,8 +379,11 @@ Result measure(const BenchIoOptions& o, const std::string& tp, const std::string
   } else {
     std::vector<std::string> a = {"/proc/self/exe", "run", "--app", "ipv4", "--fib", o.fib, "--device", "cpu",
                                   "--workers", qs, "--cores", join_cpus(fwd_cpus), "--stats", "off",
-                                  "--dpdk", eal_base({fwd_cpus.front()}) + " " + p.fwd,
                                   "--rx", p.tandem_rx, "--tx", p.tandem_tx};
+    if (p.tandem_dpdk) {
+      a.push_back("--dpdk");
+      a.push_back(eal_base({fwd_cpus.front()}) + " " + p.fwd);
+    }
     for (const std::string& w : words(o.tandem_args)) a.push_back(w);
     f = std::make_unique<Child>(a, fwd_cpus);
     if (!f->wait_for("input:", 120)) r.error = "Tandem did not start: " + f->tail(6);
@@ -363,8 +439,10 @@ int run_bench_io(const BenchIoOptions& o) {
   for (const std::string& s : bench::split_list(o.sizes)) sizes.push_back(std::stoi(s));
   for (const std::string& s : bench::split_list(o.queues)) queues.push_back(std::stoi(s));
   const std::vector<std::string> fwds = bench::split_list(o.forwarders);
+  bool veth = false;
   for (const std::string& b : bench::split_list(o.backends)) {
-    if (b != "memif") throw UsageError("bench io --backends: " + b + ": not one bench io has (memif)");
+    if (b != "memif" && b != "veth") throw UsageError("bench io --backends: " + b + ": not one bench io has (memif, veth)");
+    veth |= b == "veth";
   }
   for (const std::string& f : fwds) {
     if (f != "tandem" && f != "testpmd") throw UsageError("bench io --forwarders: " + f + ": tandem or testpmd");
@@ -377,6 +455,7 @@ int run_bench_io(const BenchIoOptions& o) {
     const std::vector<int> given = cpus;
     while (static_cast<int>(cpus.size()) < most) cpus.push_back(given[cpus.size() % given.size()]);
   }
+  if (veth) make_veth_namespace();
   char tmpl[] = "/tmp/tandem-bench-io-XXXXXX";
   if (!mkdtemp(tmpl)) throw std::runtime_error("bench io: mkdtemp");
   const std::string dir = tmpl;
@@ -479,12 +558,14 @@ void register_bench_io(CLI::App& bench) {
   auto o = std::make_shared<BenchIoOptions>();
   CLI::App* c = bench.add_subcommand(
       "io", "live ports between processes: Tandem's IPv4 router on dpdk: ports against testpmd io forwarding, "
-            "generator and sink testpmd (memif)");
+            "generator and sink testpmd (memif, veth)");
   c->add_option("--fib", o->fib, "the routes Tandem forwards on")->capture_default_str();
   c->add_option("--dst", o->dst, "the generated packets' destination (routed by --fib)")->capture_default_str();
   c->add_option("--testpmd", o->testpmd, "testpmd to run (default: .deps/testpmd/testpmd from scripts/fetch-testpmd.sh, "
                 "else dpdk-testpmd)");
-  c->add_option("--backends", o->backends, "memif")->capture_default_str();
+  c->add_option("--backends", o->backends, "memif (DPDK's memif links; Tandem on dpdk: ports), veth (veth pairs in a "
+                "network namespace of the bench's own, needs root; testpmd on DPDK's af_packet driver, Tandem on its "
+                "af_packet: ports)")->capture_default_str();
   c->add_option("--sizes", o->sizes, "frame sizes in bytes")->capture_default_str();
   c->add_option("--queues", o->queues, "queues per port (and forwarding cores) to measure")->capture_default_str();
   c->add_option("--forwarders", o->forwarders, "tandem, testpmd")->capture_default_str();
