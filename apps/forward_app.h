@@ -23,6 +23,7 @@
 
 #include "core/batch.h"
 #include "core/counters.h"
+#include "core/stage_times.h"
 #include "core/packet_pool.h"
 #include "gpu/frame_runner.h"
 #include "gpu/offload.h"
@@ -90,6 +91,13 @@ class ForwardApp {
   // The CPU paths: every packet of the burst gets its verdict and is counted in `c`.
   virtual void forward_scalar(PacketPool& pool, PacketBatch& b, Counters& c) const = 0;
   virtual void forward_batched(PacketPool& pool, PacketBatch& b, Counters& c) const = 0;
+  // forward_batched with its stages timed into `st` (core/stage_times.h): parse, lookup, apply and
+  // counters where the app is built from those pieces, else the whole of it as one stage (kApp).
+  virtual void forward_batched_staged(PacketPool& pool, PacketBatch& b, Counters& c, StageTimes& st) const {
+    const uint64_t t = stage_ticks();
+    forward_batched(pool, b, c);
+    st.lap(Stage::kApp, t);
+  }
 
   // The GPU path, split around the engine. classify() counts every packet as received, drops the
   // ones that never reach the lookup (with their reason) and writes an item for each other one;

@@ -97,30 +97,23 @@ class ForwardAppImpl final : public ForwardApp {
   void forward_scalar(PacketPool& pool, PacketBatch& b, Counters& c) const override {
     for (uint32_t i = 0; i < b.size; ++i) {
       Key key;
-      if (classify_one(pool, b, i, &key, c)) apply_one(pool, b, i, t_.lookup(key), c);
+      if (classify_one<false>(pool, b, i, &key, c)) apply_one<false>(pool, b, i, t_.lookup(key), c);
     }
+    c.count(b);
   }
 
   void forward_batched(PacketPool& pool, PacketBatch& b, Counters& c) const override {
-    Key keys[PacketBatch::kCapacity];
-    uint16_t pos[PacketBatch::kCapacity];
-    Result results[PacketBatch::kCapacity];
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < b.size; ++i) {
-      if (classify_one(pool, b, i, &keys[n], c)) {
-        t_.prefetch(keys[n]);  // the miss overlaps with parsing the rest of the burst
-        pos[n++] = static_cast<uint16_t>(i);
-      }
-    }
-    t_.lookup_batch(keys, results, n);
-    for (uint32_t k = 0; k < n; ++k) apply_one(pool, b, pos[k], results[k], c);
+    forward_batched_stages<false>(pool, b, c, nullptr);
+  }
+  void forward_batched_staged(PacketPool& pool, PacketBatch& b, Counters& c, StageTimes& st) const override {
+    forward_batched_stages<true>(pool, b, c, &st);
   }
 
   void classify(PacketPool& pool, PacketBatch& b, KeyBatch& keys, Counters& c) const override {
     keys.count = 0;
     for (uint32_t i = 0; i < b.size; ++i) {
       Key key;
-      if (classify_one(pool, b, i, &key, c)) {
+      if (classify_one<true>(pool, b, i, &key, c)) {
         t_.to_item(key, static_cast<Item*>(keys.item(keys.count)));
         keys.position[keys.count++] = static_cast<uint16_t>(i);
       }
@@ -134,7 +127,7 @@ class ForwardAppImpl final : public ForwardApp {
     for (uint32_t k = 0; k < keys.count; ++k) {
       Result v;
       std::memcpy(&v, r + size_t{k} * sizeof(Result), sizeof(Result));
-      apply_one(pool, b, keys.position[k], v, c);
+      apply_one<true>(pool, b, keys.position[k], v, c);
     }
   }
 
@@ -219,14 +212,40 @@ class ForwardAppImpl final : public ForwardApp {
   }
 
  private:
+  // The CPU paths count a burst in one pass once its verdicts are final (Counters::count); the
+  // GPU path, whose bursts are classified and applied apart, counts as it goes (kCount).
+  template <bool kTimed>
+  void forward_batched_stages(PacketPool& pool, PacketBatch& b, Counters& c, StageTimes* st) const {
+    Key keys[PacketBatch::kCapacity];
+    uint16_t pos[PacketBatch::kCapacity];
+    Result results[PacketBatch::kCapacity];
+    uint64_t t = 0;
+    if constexpr (kTimed) t = stage_ticks();
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < b.size; ++i) {
+      if (classify_one<false>(pool, b, i, &keys[n], c)) {
+        t_.prefetch(keys[n]);  // the miss overlaps with parsing the rest of the burst
+        pos[n++] = static_cast<uint16_t>(i);
+      }
+    }
+    if constexpr (kTimed) t = st->lap(Stage::kParse, t);
+    t_.lookup_batch(keys, results, n);
+    if constexpr (kTimed) t = st->lap(Stage::kLookup, t);
+    for (uint32_t k = 0; k < n; ++k) apply_one<false>(pool, b, pos[k], results[k], c);
+    if constexpr (kTimed) t = st->lap(Stage::kApply, t);
+    c.count(b);
+    if constexpr (kTimed) st->lap(Stage::kCount, t);
+  }
+
+  template <bool kCount>
   bool classify_one(PacketPool& pool, PacketBatch& b, uint32_t i, Key* key, Counters& c) const {
-    c.received(b.len[i]);
+    if constexpr (kCount) c.received(b.len[i]);
     uint16_t l3_off = 0;
     uint32_t flow = 0;
     const DropReason r = t_.classify(pool.data(b.cell[i]), b.len[i], key, &l3_off, &flow);
     if (r != DropReason::kNone) {
       b.verdict[i] = Verdict::drop(r);
-      c.drop(r);
+      if constexpr (kCount) c.drop(r);
       return false;
     }
     b.l3_off[i] = l3_off;
@@ -234,10 +253,11 @@ class ForwardAppImpl final : public ForwardApp {
     return true;
   }
 
+  template <bool kCount>
   void apply_one(PacketPool& pool, PacketBatch& b, uint32_t i, const Result& result, Counters& c) const {
     const uint32_t v = t_.apply(pool.data(b.cell[i]), b.len[i], b.l3_off[i], result);
     b.verdict[i] = v;
-    c.verdict(v, b.len[i]);
+    if constexpr (kCount) c.verdict(v, b.len[i]);
   }
 
   Traits t_;

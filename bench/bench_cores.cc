@@ -5,7 +5,10 @@
 // default; NDN Interests are as long as their names need), unpaced. The GPU path uses one more
 // core, its master. Reports the median Mpps over repetitions per point, checks that every packet
 // is accounted for, the batched/scalar ratio per worker count, and how many CPU cores match the
-// GPU path's best rate.
+// GPU path's best rate. Each repetition runs at least --min-seconds (the packet count grows to
+// fit). CPU paths: one more run per point with its stages timed (core/stage_times.h), reported as
+// nanoseconds of a worker per packet, the framework's stages apart from the app's; its rate is
+// shown too, so the timers' own cost is seen.
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -37,15 +40,51 @@ struct BenchCoresOptions {
   int slots = 4;
   uint64_t packets = 20'000'000;
   int reps = 3;
+  double min_seconds = 0.5;
+  bool stages = true;
   std::string json;
 };
 
 struct Point {
   int workers = 0;
   std::vector<double> mpps;  // per repetition
+  std::vector<double> seconds;
+  uint64_t packets = 0;      // per repetition
   bool balanced = true;
+  StageTimes stages;         // the timed run (CPU paths with --stages)
+  double staged_mpps = 0;
   double median() const { return bench::median(mpps); }
 };
+
+// Nanoseconds of a worker per packet in each stage, and the framework's and the app's sums.
+nlohmann::json stages_json(const StageTimes& st) {
+  nlohmann::json j = nlohmann::json::object();
+  if (!st.packets || st.tick_ns <= 0) return j;
+  double framework = 0, app = 0;
+  for (int i = 0; i < kStageCount; ++i) {
+    const Stage s = static_cast<Stage>(i);
+    const double ns = st.ticks[i] * st.tick_ns / st.packets;
+    j[stage_name(s)] = ns;
+    const bool app_stage = s == Stage::kParse || s == Stage::kLookup || s == Stage::kApply || s == Stage::kApp;
+    (app_stage ? app : framework) += ns;
+  }
+  j["framework"] = framework;
+  j["app"] = app;
+  j["total"] = framework + app;
+  return j;
+}
+
+void print_stages(const Point& p) {
+  const nlohmann::json j = stages_json(p.stages);
+  if (j.empty()) return;
+  std::printf("         stages, ns of a worker per packet:");
+  for (int i = 0; i < kStageCount; ++i) {
+    const char* n = stage_name(static_cast<Stage>(i));
+    if (j[n].get<double>() > 0) std::printf(" %s %.2f", n, j[n].get<double>());
+  }
+  std::printf(" | framework %.2f, app %.2f, total %.2f (timed run: %.2f Mpps)\n", j["framework"].get<double>(),
+              j["app"].get<double>(), j["total"].get<double>(), p.staged_mpps);
+}
 
 int run_bench(const BenchCoresOptions& o) {
   LoadedApp a = load_app(o.table);
@@ -92,11 +131,12 @@ int run_bench(const BenchCoresOptions& o) {
       if (w < 1 || (gpu_path && w + 1 > ncpu) || w > ncpu) continue;  // the GPU master needs a core of its own
       Point p;
       p.workers = w;
-      for (int r = 0; r < o.reps; ++r) {
+      p.packets = o.packets;
+      auto run_once = [&](uint64_t packets, bool timed) {
         WorkersConfig wc;
         wc.workers = w;
         wc.burst = o.burst;
-        wc.packets = o.packets;
+        wc.packets = packets;
         wc.ports = app.ports();
         for (int c = 0; c < w; ++c) wc.cores.push_back(c);
         GpuEngine engine;
@@ -114,21 +154,46 @@ int run_bench(const BenchCoresOptions& o) {
           engine = attach_gpu_engine(wc, app, app.make_gpu_runner(oo), ec, true);
         } else {
           wc.path = path == "scalar" ? LookupPath::kScalar : LookupPath::kBatched;
+          wc.stage_times = timed;
         }
         const WorkersResult res = run_workers(app, store, wc);
-        p.mpps.push_back(res.counters.rx_packets / res.seconds / 1e6);
         p.balanced = p.balanced && res.counters.balanced() && res.counters.rx_packets == res.expected;
+        return res;
+      };
+      // A first run that is too short sets the count for the repetitions (and is not one of them).
+      for (int r = 0; r < o.reps; ++r) {
+        const WorkersResult res = run_once(p.packets, false);
+        if (r == 0 && res.seconds < o.min_seconds && p.seconds.empty()) {
+          const double rate = res.counters.rx_packets / std::max(res.seconds, 1e-6);
+          p.packets = std::max<uint64_t>(p.packets, static_cast<uint64_t>(rate * o.min_seconds * 1.25));
+          --r;
+          p.seconds.push_back(-1);  // marks the calibration as done
+          continue;
+        }
+        p.mpps.push_back(res.counters.rx_packets / res.seconds / 1e6);
+        p.seconds.push_back(res.seconds);
+      }
+      p.seconds.erase(std::remove(p.seconds.begin(), p.seconds.end(), -1.0), p.seconds.end());
+      if (!gpu_path && o.stages) {
+        const WorkersResult res = run_once(p.packets, true);
+        p.stages = res.stages;
+        p.staged_mpps = res.counters.rx_packets / res.seconds / 1e6;
       }
       if (!p.balanced) ++failures;
-      std::printf("%-8s %3d worker(s)%s: %8.2f Mpps (median of %d)%s\n", path.c_str(), w, gpu_path ? " + master" : "",
-                  p.median(), o.reps, p.balanced ? "" : "  ACCOUNTING MISMATCH");
+      std::printf("%-8s %3d worker(s)%s: %8.2f Mpps (median of %d, %llu packets, %.2f-%.2f s each)%s\n", path.c_str(), w,
+                  gpu_path ? " + master" : "", p.median(), o.reps, static_cast<unsigned long long>(p.packets),
+                  *std::min_element(p.seconds.begin(), p.seconds.end()), *std::max_element(p.seconds.begin(), p.seconds.end()),
+                  p.balanced ? "" : "  ACCOUNTING MISMATCH");
+      print_stages(p);
       std::fflush(stdout);
       points.push_back(std::move(p));
     }
     nlohmann::json pj = nlohmann::json::array();
     for (const auto& p : points) {
       pj.push_back({{"workers", p.workers}, {"cores", p.workers + (gpu_path ? 1 : 0)}, {"mpps_median", p.median()},
-                    {"mpps", p.mpps}, {"balanced", p.balanced}});
+                    {"mpps", p.mpps}, {"seconds", p.seconds}, {"packets", p.packets}, {"balanced", p.balanced},
+                    {"stages_ns_per_packet", stages_json(p.stages)},
+                    {"stages_timed_mpps", p.staged_mpps > 0 ? nlohmann::json(p.staged_mpps) : nlohmann::json(nullptr)}});
     }
     paths_json[path] = pj;
     results.emplace_back(path, std::move(points));
@@ -202,6 +267,7 @@ int run_bench(const BenchCoresOptions& o) {
         {"mean_frame_bytes", store.size() ? double(store.total_caplen()) / store.size() : 0.0},
         {"config", {{"gen", format_gen_spec(spec)}, {"packets", o.packets}, {"burst", o.burst},
                     {"batch", o.batch}, {"slots", o.slots}, {"gpu_mode", o.gpu_mode}, {"reps", o.reps},
+                    {"min_seconds", o.min_seconds}, {"stage_clock", "time-stamp counter (TSC), rate measured against the steady clock over each run"},
                     {"pinning", "worker w on CPU w, the GPU master on CPU <workers>"}}},
         {"paths", paths_json},
         {"cpu_cores_to_match_gpu", match},
@@ -226,8 +292,12 @@ void register_bench_cores(CLI::App& bench) {
   c->add_option("--burst", o->burst, "frames per receive burst")->capture_default_str()->check(CLI::Range(1u, 256u));
   c->add_option("--batch", o->batch, "GPU batch size")->capture_default_str()->check(CLI::Range(1u, 1u << 24));
   c->add_option("--slots", o->slots, "GPU batches in flight")->capture_default_str()->check(CLI::Range(1, 8));
-  c->add_option("--packets", o->packets, "packets per point")->capture_default_str()->check(CLI::Range(uint64_t{1000}, uint64_t{1} << 40));
+  c->add_option("--packets", o->packets, "packets per repetition (at least)")->capture_default_str()->check(CLI::Range(uint64_t{1000}, uint64_t{1} << 40));
   c->add_option("--reps", o->reps, "repetitions per point (the median is reported)")->capture_default_str()->check(CLI::Range(1, 100));
+  c->add_option("--min-seconds", o->min_seconds, "each repetition runs at least this long (more packets than --packets "
+                "where needed)")->capture_default_str()->check(CLI::Range(0.0, 600.0));
+  c->add_flag("--stages,!--no-stages", o->stages, "CPU paths: one more run per point with its stages timed (ns per "
+              "packet: receive, parse, lookup, apply, counters, latency, transmit, loop)")->capture_default_str();
   c->add_option("--json", o->json, "write the report here");
   c->callback([o] {
     for (const auto& p : bench::split_list(o->paths)) {

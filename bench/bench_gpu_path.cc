@@ -131,6 +131,7 @@ void add_rows(const GpuPathOptions& o, ForwardApp& app, const PacketStore& s, bo
       wc.packets = packets;
       wc.verify = verify;
       wc.cores = first(w);
+      wc.stage_times = true;  // the receive stage's time (rx_seconds)
       Run run{run_workers(app, s, wc)};
       run.proc_cores = w - run.r.rx_seconds / run.r.seconds;
       return run;

@@ -45,6 +45,14 @@ struct alignas(kCacheLine) Counters {
       ++tx_per_port[port];
     }
   }
+  // Every frame of a burst whose verdicts are final: received, then forwarded or dropped. One pass
+  // after the app's stages, rather than a count inside each, keeps the per-port vector out of them.
+  void count(const PacketBatch& b) {
+    for (uint32_t i = 0; i < b.size; ++i) {
+      received(b.len[i]);
+      verdict(b.verdict[i], b.len[i]);
+    }
+  }
   // A frame counted as forwarded with verdict `v` that the output could not send after all: it
   // becomes a drop for kTxError.
   void tx_failed(uint32_t v, uint32_t len) {

@@ -240,14 +240,17 @@ struct BurstInFlight {
 };
 
 // One worker on a CPU path: receive, forward, finish, one burst at a time. `Src` is ReplaySource
-// (its calls inlined: the peak-rate loop) or any PacketSource.
-template <class Src>
+// (its calls inlined: the peak-rate loop) or any PacketSource. kTimed: the stages of every burst
+// are timed into r.stages (core/stage_times.h); otherwise the loop reads no clock of its own.
+template <bool kTimed, class Src>
 void cpu_worker(const ForwardApp& app, int w, Src& src, RxBudget budget, double rate, const WorkersConfig& cfg,
                 uint64_t start_ns, WorkersResult& r, BurstFinisher& fin, PacketPool& pool) {
   ArrivalClock clock(rate, start_ns);
   const uint64_t deadline = cfg.duration_ns ? start_ns + cfg.duration_ns : 0;
   PacketBatch b;
   IdleWait idle(cfg.rcu, w);
+  StageTimes& st = r.stages;
+  const uint64_t loop0 = kTimed ? stage_ticks() : 0;
   while (!budget.done()) {
     if (cfg.rcu) cfg.rcu->quiescent(w);  // between bursts: no table pointer held
     uint32_t n;
@@ -259,9 +262,10 @@ void cpu_worker(const ForwardApp& app, int w, Src& src, RxBudget budget, double 
       continue;
     }
     src.set_burst(claimed);
-    const uint64_t rx0 = now_ns();
+    uint64_t t = 0;
+    if constexpr (kTimed) t = stage_ticks();
     const uint32_t got = src.rx_burst(pool, b);
-    r.rx_seconds += (now_ns() - rx0) / 1e9;
+    if constexpr (kTimed) st.lap(Stage::kReceive, t);
     budget.received(claimed, got);
     if (got == 0) {
       if (pool.available() < PacketBatch::kCapacity) throw std::logic_error("worker: packet pool ran dry");
@@ -274,12 +278,28 @@ void cpu_worker(const ForwardApp& app, int w, Src& src, RxBudget budget, double 
     const uint64_t first = clock.take(b.size, &spacing);
     const uint32_t oversize = drop_oversize(pool, b, r.counters);
     if (cfg.path == LookupPath::kScalar) {
+      if constexpr (kTimed) t = stage_ticks();
       app.forward_scalar(pool, b, r.counters);
+      if constexpr (kTimed) st.lap(Stage::kApp, t);
+    } else if constexpr (kTimed) {
+      app.forward_batched_staged(pool, b, r.counters, st);
     } else {
       app.forward_batched(pool, b, r.counters);
     }
+    if constexpr (kTimed) {
+      st.packets += b.size;
+      t = stage_ticks();
+    }
     fin.verdicts_ready(b, first, spacing);
+    if constexpr (kTimed) t = st.lap(Stage::kLatency, t);
     fin.finish(b, oversize);
+    if constexpr (kTimed) st.lap(Stage::kTransmit, t);
+  }
+  if constexpr (kTimed) {
+    st.total_ticks = stage_ticks() - loop0;
+    uint64_t staged = 0;
+    for (int i = 0; i < kStageCount; ++i) staged += st.ticks[i];
+    st.ticks[static_cast<int>(Stage::kLoop)] = st.total_ticks > staged ? st.total_ticks - staged : 0;
   }
 }
 
@@ -463,6 +483,7 @@ WorkersResult run_threads(const ForwardApp& app, const WorkersConfig& cfg, Setup
   std::atomic<uint64_t> start_ns{0};
   std::atomic<int> abort{0};
   std::vector<std::thread> threads;
+  const uint64_t ticks0 = stage_ticks(), ns0 = now_ns();  // the tick rate, over the whole run
   for (int w = 0; w < n; ++w) {
     threads.emplace_back([&, w] {
       try {
@@ -498,10 +519,16 @@ WorkersResult run_threads(const ForwardApp& app, const WorkersConfig& cfg, Setup
           }
         } else {
           if (cfg.rcu) cfg.rcu->online(w);
-          if (io.replay) {
-            cpu_worker(app, w, *io.replay, io.budget, rate, wc, t0, r, fin, pool);
+          if (cfg.stage_times) {
+            if (io.replay) {
+              cpu_worker<true>(app, w, *io.replay, io.budget, rate, wc, t0, r, fin, pool);
+            } else {
+              cpu_worker<true>(app, w, *io.source, io.budget, rate, wc, t0, r, fin, pool);
+            }
+          } else if (io.replay) {
+            cpu_worker<false>(app, w, *io.replay, io.budget, rate, wc, t0, r, fin, pool);
           } else {
-            cpu_worker(app, w, *io.source, io.budget, rate, wc, t0, r, fin, pool);
+            cpu_worker<false>(app, w, *io.source, io.budget, rate, wc, t0, r, fin, pool);
           }
           if (cfg.rcu) cfg.rcu->offline(w);
         }
@@ -516,7 +543,7 @@ WorkersResult run_threads(const ForwardApp& app, const WorkersConfig& cfg, Setup
     });
   }
   for (auto& t : threads) t.join();
-  const uint64_t end_ns = now_ns();
+  const uint64_t end_ns = now_ns(), ticks1 = stage_ticks();
   for (auto& e : error) {
     if (e) std::rethrow_exception(e);
   }
@@ -529,7 +556,12 @@ WorkersResult run_threads(const ForwardApp& app, const WorkersConfig& cfg, Setup
     total.verify_checked += r.verify_checked;
     total.verify_mismatches += r.verify_mismatches;
     total.rx_seconds += r.rx_seconds;
+    total.stages.add(r.stages);
     total.stopped |= r.stopped;
+  }
+  if (cfg.stage_times && cfg.path != LookupPath::kGpu) {
+    total.stages.tick_ns = ticks1 > ticks0 ? double(end_ns - ns0) / double(ticks1 - ticks0) : 0;
+    total.rx_seconds = total.stages.of(Stage::kReceive) * total.stages.tick_ns / 1e9;
   }
   // What a stopwatch shows. Verification is part of it: workers share cores, so time one spends
   // verifying is not time the others would have had anyway, and no share of it can be taken off.
@@ -594,6 +626,9 @@ void WorkersResult::add(const WorkersResult& o) {
   seconds += o.seconds;
   verify_seconds += o.verify_seconds;
   rx_seconds += o.rx_seconds;
+  const double tick_ns = stages.tick_ns ? stages.tick_ns : o.stages.tick_ns;
+  stages.add(o.stages);
+  stages.tick_ns = tick_ns;
   expected += o.expected;
   stopped = stopped || o.stopped;
 }

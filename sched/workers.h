@@ -29,6 +29,7 @@
 #include "apps/forward_app.h"
 #include "core/counters.h"
 #include "core/rcu.h"
+#include "core/stage_times.h"
 #include "core/latency_histogram.h"
 #include "gpu/offload_engine.h"
 #include "gpu/staged_engine.h"
@@ -73,6 +74,8 @@ struct WorkersConfig {
   const std::atomic<int>* abort = nullptr;  // set by run_workers: another worker failed
   Rcu* rcu = nullptr;                    // CPU paths: worker w is reader w, quiescent between bursts
                                          // (live table updates, apps/table_control.h)
+  bool stage_times = false;              // CPU paths: time every burst's stages (WorkersResult::stages;
+                                         // WorkersResult::rx_seconds is measured only then)
 };
 
 struct WorkersResult {
@@ -84,6 +87,8 @@ struct WorkersResult {
   double seconds = 0;        // wall time of the run, start to the last worker's end (all included)
   double verify_seconds = 0; // of which the workers spent verifying, summed over the workers
   double rx_seconds = 0;     // of which the workers spent receiving (the source's copy into cells), summed
+                             // (CPU paths: with WorkersConfig::stage_times only)
+  StageTimes stages;         // CPU paths with WorkersConfig::stage_times: the workers' stages, summed
   uint64_t expected = 0;     // packets the workers were to receive
   bool stopped = false;      // WorkersConfig::stop ended the run before all of them were received
 

@@ -130,6 +130,53 @@ TEST(Workers, CpuPathsAgreeForAnyWorkerCount) {
   }
 }
 
+// Stage timing changes nothing the run decides, and accounts for the whole loop: every stage the
+// path passes has time, the stages add up to no more than the loop, and the receive stage is the
+// run's rx_seconds.
+TEST(Workers, StageTimesCoverTheLoopAndChangeNoVerdict) {
+  const PacketStore s = traffic(50000, 4);
+  WorkersConfig wc;
+  wc.path = LookupPath::kScalar;
+  const auto ref = forward(s, wc);
+  for (auto path : {LookupPath::kScalar, LookupPath::kBatched}) {
+    for (int w : {1, 3}) {
+      wc.path = path;
+      wc.workers = w;
+      wc.repeat = 3;
+      const auto plain = forward(s, wc);
+      EXPECT_EQ(plain.stages.packets, 0u);
+      EXPECT_EQ(plain.rx_seconds, 0.0) << "no clock read without stage_times";
+      wc.stage_times = true;
+      const auto timed = forward(s, wc);
+      wc.stage_times = false;
+      expect_same(plain, timed, "timed");
+      const StageTimes& st = timed.stages;
+      EXPECT_EQ(st.packets, timed.counters.rx_packets);
+      EXPECT_GT(st.tick_ns, 0.0);
+      uint64_t sum = 0;
+      for (uint64_t t : st.ticks) sum += t;
+      EXPECT_EQ(sum, st.total_ticks) << "the loop stage is the rest of the loop";
+      EXPECT_GT(st.of(Stage::kReceive), 0u);
+      EXPECT_GT(st.of(Stage::kLatency), 0u);
+      EXPECT_GT(st.of(Stage::kTransmit), 0u);
+      if (path == LookupPath::kBatched) {
+        EXPECT_GT(st.of(Stage::kParse), 0u);
+        EXPECT_GT(st.of(Stage::kLookup), 0u);
+        EXPECT_GT(st.of(Stage::kApply), 0u);
+        EXPECT_GT(st.of(Stage::kCount), 0u);
+        EXPECT_EQ(st.of(Stage::kApp), 0u);
+      } else {
+        EXPECT_GT(st.of(Stage::kApp), 0u);
+        EXPECT_EQ(st.of(Stage::kParse), 0u);
+      }
+      // Wall time of the workers' loops, summed, is at most workers x the run's seconds.
+      EXPECT_LE(st.total_ticks * st.tick_ns / 1e9, timed.seconds * w * 1.05 + 1e-3);
+      EXPECT_NEAR(timed.rx_seconds, st.of(Stage::kReceive) * st.tick_ns / 1e9, 1e-9);
+    }
+  }
+  (void)ref;
+}
+
 TEST(Workers, EnginePathWithoutGpuMatchesCpu) {
   // The engine with no runner batches for the CPU fallback: the GPU path's worker logic
   // (bursts in flight, in-order completion) runs on every machine.
