@@ -160,20 +160,19 @@ int run_bench(const BenchCoresOptions& o) {
         p.balanced = p.balanced && res.counters.balanced() && res.counters.rx_packets == res.expected;
         return res;
       };
-      // A first run that is too short sets the count for the repetitions (and is not one of them).
+      // Runs shorter than --min-seconds (with a margin for the machine's spread) set a larger
+      // count for the repetitions and are not among them.
+      for (int grow = 0; grow < 8 && o.min_seconds > 0; ++grow) {
+        const WorkersResult res = run_once(p.packets, false);
+        if (res.seconds >= o.min_seconds * 1.2) break;
+        const double rate = res.counters.rx_packets / std::max(res.seconds, 1e-6);
+        p.packets = std::max<uint64_t>(p.packets + 1, static_cast<uint64_t>(rate * o.min_seconds * 1.5));
+      }
       for (int r = 0; r < o.reps; ++r) {
         const WorkersResult res = run_once(p.packets, false);
-        if (r == 0 && res.seconds < o.min_seconds && p.seconds.empty()) {
-          const double rate = res.counters.rx_packets / std::max(res.seconds, 1e-6);
-          p.packets = std::max<uint64_t>(p.packets, static_cast<uint64_t>(rate * o.min_seconds * 1.25));
-          --r;
-          p.seconds.push_back(-1);  // marks the calibration as done
-          continue;
-        }
         p.mpps.push_back(res.counters.rx_packets / res.seconds / 1e6);
         p.seconds.push_back(res.seconds);
       }
-      p.seconds.erase(std::remove(p.seconds.begin(), p.seconds.end(), -1.0), p.seconds.end());
       if (!gpu_path && o.stages) {
         const WorkersResult res = run_once(p.packets, true);
         p.stages = res.stages;

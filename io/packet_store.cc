@@ -11,6 +11,19 @@ void PacketStore::add(const uint8_t* data, uint32_t cap, uint32_t wire, uint64_t
   ts_ns.push_back(ts);
 }
 
+PacketStore PacketStore::select(const std::vector<uint32_t>& which) const {
+  PacketStore s;
+  uint64_t bytes_needed = 0;
+  for (uint32_t i : which) bytes_needed += caplen[i];
+  s.bytes.reserve(bytes_needed);
+  s.offset.reserve(which.size());
+  s.caplen.reserve(which.size());
+  s.wire_len.reserve(which.size());
+  s.ts_ns.reserve(which.size());
+  for (uint32_t i : which) s.add(frame(i), caplen[i], wire_len[i], ts_ns[i]);
+  return s;
+}
+
 uint64_t PacketStore::total_caplen() const {
   // Summed from caplen rather than bytes.size(), so a store whose bytes were reserved or padded
   // by a producer still reports what the frames hold.

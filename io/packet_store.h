@@ -33,6 +33,9 @@ struct PacketStore {
   const uint8_t* frame(size_t i) const { return bytes.data() + offset[i]; }
   void add(const uint8_t* data, uint32_t cap, uint32_t wire, uint64_t ts);
   uint64_t total_caplen() const;
+  // Frames which[0], which[1], ... back to back in a store of their own: a receive queue's share
+  // laid out in the order it is served, so that replaying it reads memory in sequence.
+  PacketStore select(const std::vector<uint32_t>& which) const;
 };
 
 }  // namespace tandem

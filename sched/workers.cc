@@ -580,8 +580,15 @@ WorkersResult run_workers(const ForwardApp& app, const PacketStore& input, const
   const auto queues = rss_split(input, n);
   const std::vector<uint64_t> budget = queue_budgets(input, queues, cfg.packets);
   std::vector<std::unique_ptr<ReplaySource>> sources(n);
+  // With several queues, each worker replays a copy of its own queue, laid out in order and made
+  // on its own thread (local memory): read through the RSS order in the shared input, every frame
+  // and each of its lengths is a cache miss at random, and with many workers those misses, not
+  // the work, set the rate (as a NIC's DMA into each queue's ring would not). The copies together
+  // are the input's size once more.
+  std::vector<PacketStore> queue_copy(n);
   WorkersResult total = run_threads(app, cfg, [&](int w) {
-    sources[w] = std::make_unique<ReplaySource>(input, cfg.packets ? 0 : cfg.repeat, n > 1 ? &queues[w] : nullptr);
+    if (n > 1) queue_copy[w] = input.select(queues[w]);
+    sources[w] = std::make_unique<ReplaySource>(n > 1 ? queue_copy[w] : input, cfg.packets ? 0 : cfg.repeat);
     WorkerIo io;
     io.replay = sources[w].get();
     io.budget = RxBudget(budget[w]);

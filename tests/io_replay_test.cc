@@ -196,5 +196,40 @@ TEST(ReplaySource, ReplaysQuickly) {
   EXPECT_GT(n / secs, 1e6);
 }
 
+// A queue's copy holds the chosen frames, in the chosen order, with their lengths and times, and a
+// replay of it serves what a replay through the order in the whole store serves.
+TEST(PacketStore, SelectLaysOutTheChosenFramesInOrder) {
+  PacketStore s;
+  for (uint32_t i = 0; i < 40; ++i) {
+    std::vector<uint8_t> f(20 + i * 3, static_cast<uint8_t>(i));
+    s.add(f.data(), static_cast<uint32_t>(f.size()), static_cast<uint32_t>(f.size() + i), 1000 + i);
+  }
+  const std::vector<uint32_t> which = {7, 3, 39, 0, 3, 21};
+  const PacketStore q = s.select(which);
+  ASSERT_EQ(q.size(), which.size());
+  uint64_t expect_off = 0;
+  for (size_t k = 0; k < which.size(); ++k) {
+    const uint32_t i = which[k];
+    EXPECT_EQ(q.caplen[k], s.caplen[i]);
+    EXPECT_EQ(q.wire_len[k], s.wire_len[i]);
+    EXPECT_EQ(q.ts_ns[k], s.ts_ns[i]);
+    EXPECT_EQ(q.offset[k], expect_off) << "back to back";
+    expect_off += q.caplen[k];
+    EXPECT_EQ(0, std::memcmp(q.frame(k), s.frame(i), s.caplen[i]));
+  }
+  EXPECT_EQ(q.bytes.size(), expect_off);
+  PacketPool p1(64, 256), p2(64, 256);
+  ReplaySource through_order(s, 1, &which), copy(q, 1);
+  PacketBatch a, b;
+  ASSERT_EQ(through_order.rx_burst(p1, a), which.size());
+  ASSERT_EQ(copy.rx_burst(p2, b), which.size());
+  for (size_t k = 0; k < which.size(); ++k) {
+    EXPECT_EQ(a.len[k], b.len[k]);
+    EXPECT_EQ(a.wire_len[k], b.wire_len[k]);
+    EXPECT_EQ(0, std::memcmp(p1.data(a.cell[k]), p2.data(b.cell[k]), a.len[k]));
+  }
+  EXPECT_EQ(s.select({}).size(), 0u);
+}
+
 }  // namespace
 }  // namespace tandem
