@@ -9,7 +9,8 @@
 //   using Key;      what classify finds in the frame and the lookup takes
 //   using Result;   what the lookup gives
 //   TANDEM_HD DropReason classify(const uint8_t* frame, uint32_t len, Key*, uint16_t* l3_off,
-//                                 uint32_t* flow) const;       // kNone: go on to the lookup
+//                                 uint32_t* flow) const;       // kNone: go on to the lookup;
+//                                                              // the flow's hash where flow is not null
 //   TANDEM_HD Result lookup(const Key&) const;
 //   TANDEM_HD uint32_t apply(uint8_t* frame, uint32_t len, uint16_t l3_off, const Result&) const;
 //                                                              // rewrites the frame, returns a Verdict
@@ -35,8 +36,7 @@ template <class Core>
 TANDEM_HD_INLINE uint32_t forward_frame(const Core& core, uint8_t* frame, uint32_t len, uint16_t* l3_out = nullptr) {
   typename Core::Key key{};
   uint16_t l3_off = 0;
-  uint32_t flow = 0;
-  const DropReason r = core.classify(frame, len, &key, &l3_off, &flow);
+  const DropReason r = core.classify(frame, len, &key, &l3_off, nullptr);
   if (l3_out) *l3_out = r == DropReason::kNone ? l3_off : 0;
   if (r != DropReason::kNone) return Verdict::drop(r);
   return core.apply(frame, len, l3_off, core.lookup(key));

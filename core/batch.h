@@ -40,7 +40,6 @@ struct PacketBatch {
   std::array<uint32_t, kCapacity> wire_len;   // original length on the wire (pcap's len)
   std::array<uint64_t, kCapacity> ts_ns;      // receive timestamp, ns since the epoch
   std::array<uint16_t, kCapacity> l3_off;     // set by the parse stage
-  std::array<uint32_t, kCapacity> flow_hash;  // set by the parse stage
   std::array<uint32_t, kCapacity> verdict;    // Verdict encoding; kUnset until decided
 
   void clear() { size = 0; }

@@ -74,7 +74,7 @@ TANDEM_HD_INLINE DropReason dpi_classify(const uint8_t* frame, uint32_t len, Dpi
     key->len = 0;
   }
   *l3_off = pp.l3_off;
-  *flow = flow_hash(pp.tuple);
+  if (flow) *flow = flow_hash(pp.tuple);
   return DropReason::kNone;
 }
 

@@ -38,7 +38,7 @@ struct EchoCore {
     const DropReason r = echo_value(frame, len, &pp, key);
     if (r == DropReason::kNone) {
       *l3_off = pp.l3_off;
-      *flow = flow_hash(pp.tuple);
+      if (flow) *flow = flow_hash(pp.tuple);
     }
     return r;
   }

@@ -111,7 +111,7 @@ TANDEM_HD_INLINE DropReason fw_classify(const uint8_t* frame, uint32_t len, acl:
   const DropReason r = fw_classify_frame(frame, len, &pp, h);
   if (r == DropReason::kNone) {
     *l3_off = pp.l3_off;
-    *flow = flow_hash(pp.tuple);
+    if (flow) *flow = flow_hash(pp.tuple);
   }
   return r;
 }

@@ -65,7 +65,7 @@ TANDEM_HD_INLINE DropReason hashing_classify(const uint8_t* frame, uint32_t len,
   key->payload = frame + off;
   key->len = n;
   *l3_off = pp.l3_off;
-  *flow = flow_hash(pp.tuple);
+  if (flow) *flow = flow_hash(pp.tuple);
   return DropReason::kNone;
 }
 

@@ -312,7 +312,6 @@ void IpsecApp::forward(PacketPool& pool, PacketBatch& b, Counters& c, bool burst
     b.len[i] = static_cast<uint16_t>(lens[i]);
     b.wire_len[i] = lens[i];
     b.l3_off[i] = kEthHeaderLen;
-    b.flow_hash[i] = 0;
     c.verdict(b.verdict[i], lens[i]);
   }
 }

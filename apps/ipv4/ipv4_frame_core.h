@@ -70,7 +70,7 @@ TANDEM_HD_INLINE DropReason ipv4_classify(const uint8_t* frame, uint32_t len, ui
   const DropReason r = ipv4_classify_frame(frame, len, &pp, dst);
   if (r == DropReason::kNone) {
     *l3_off = pp.l3_off;
-    *flow = flow_hash(pp.tuple);
+    if (flow) *flow = flow_hash(pp.tuple);
   }
   return r;
 }

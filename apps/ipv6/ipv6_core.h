@@ -46,7 +46,7 @@ TANDEM_HD_INLINE DropReason ipv6_classify(const uint8_t* frame, uint32_t len, ui
   if (r == DropReason::kNone) {
     memcpy(dst, frame + pp.l3_off + 24, 16);
     *l3_off = pp.l3_off;
-    *flow = flow_hash(pp.tuple);
+    if (flow) *flow = flow_hash(pp.tuple);
   }
   return r;
 }

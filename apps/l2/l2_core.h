@@ -18,7 +18,7 @@ TANDEM_HD_INLINE DropReason l2_classify(const uint8_t* frame, uint32_t len, uint
   if (len < 14) return DropReason::kTruncated;
   *dst_mac = load_be48(frame);
   *l3_off = 14;
-  *flow = static_cast<uint32_t>(mix64(*dst_mac ^ (load_be48(frame + 6) << 1)));
+  if (flow) *flow = static_cast<uint32_t>(mix64(*dst_mac ^ (load_be48(frame + 6) << 1)));
   return DropReason::kNone;
 }
 

@@ -63,7 +63,7 @@ TANDEM_HD_INLINE DropReason ndn_classify(const uint8_t* frame, uint32_t len, Ndn
     key->name = payload + name.name_offset;
     key->len = name.name_length;
     *l3_off = pp.l3_off;
-    *flow = flow_hash(pp.tuple);
+    if (flow) *flow = flow_hash(pp.tuple);
   }
   return r;
 }

@@ -17,7 +17,6 @@ inline bool classify_one(PacketPool& pool, PacketBatch& b, uint32_t i, uint32_t*
     return false;
   }
   b.l3_off[i] = pp.l3_off;
-  b.flow_hash[i] = flow_hash(pp.tuple);
   return true;
 }
 
