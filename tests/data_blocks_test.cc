@@ -50,7 +50,7 @@ struct WideTraits {
     const uint8_t* d = frame + pp.l3_off + 16;
     *key = (uint32_t{d[0]} << 24) | (uint32_t{d[1]} << 16) | (uint32_t{d[2]} << 8) | d[3];
     *l3_off = pp.l3_off;
-    *flow = flow_hash(pp.tuple);
+    if (flow) *flow = flow_hash(pp.tuple);
     return DropReason::kNone;
   }
   void prefetch(Key) const {}
