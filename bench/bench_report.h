@@ -42,15 +42,28 @@ inline double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Runs f once to warm up (page faults, caches, TLB), then `reps` timed times: seconds of each.
+// The least duration of one timed repetition in the benches that time with time_reps (and bench
+// dpi): `tandem bench --min-seconds S CMD`, 0.5 s by default. A repetition of a few milliseconds
+// measures the machine's hiccups as much as the code.
+double& min_rep_seconds();
+
+// Runs f once to warm up (page faults, caches, TLB), then `reps` timed repetitions, each calling f
+// again until min_rep_seconds() have passed (at least once): the seconds of one call of f, per
+// repetition (the repetition's time over its calls, so the rate is what a stopwatch shows).
 template <typename F>
 std::vector<double> time_reps(int reps, F&& f) {
   f();
   std::vector<double> s;
   for (int r = 0; r < reps; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    f();
-    s.push_back(seconds_since(t0));
+    uint64_t calls = 0;
+    double elapsed = 0;
+    do {
+      f();
+      ++calls;
+      elapsed = seconds_since(t0);
+    } while (elapsed < min_rep_seconds());
+    s.push_back(elapsed / static_cast<double>(calls));
   }
   return s;
 }

@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "apps/ipv4/fib_loader.h"
+#include "bench/bench_report.h"
 #include "cli/commands.h"
 #include "cli/crash_report.h"
 #include "cli/output_guard.h"
@@ -39,6 +40,10 @@ int main(int argc, char** argv) {
   tandem::cli::register_ctl(app);
   CLI::App* bench = app.add_subcommand("bench", "benchmarks: print a table, write JSON");
   bench->require_subcommand(1);
+  bench->add_option("--min-seconds", tandem::bench::min_rep_seconds(),
+                    "least duration of a timed repetition in the benches that repeat a call (ipv4, anchors, lookup, "
+                    "classify, fw-router, gopt, dpi; cores and crypto have their own)")
+      ->capture_default_str()->check(CLI::Range(0.0, 600.0));
   tandem::cli::register_bench_ipv4(*bench);
   tandem::cli::register_bench_io(*bench);
   tandem::cli::register_bench_gpu_offload(*bench);
