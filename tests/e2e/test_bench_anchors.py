@@ -25,7 +25,7 @@ def main():
     with open(fib, "w") as f:
         f.write("\n".join(v4 + v6) + "\n")
     out = os.path.join(d, "anchors.json")
-    rc, so, se = run([a.tandem, "bench", "anchors", "--fib", fib, "--n", "20000", "--hash-keys", "20000",
+    rc, so, se = run([a.tandem, "bench", "--min-seconds", "0.02", "anchors", "--fib", fib, "--n", "20000", "--hash-keys", "20000",
                       "--ipv6-random", "2000", "--reps", "1", "--dpdk-mem-mib", "1024", "--json", out])
     print(so, end="")
     c.check(rc == 0, f"bench anchors exit code {rc}: {se.strip()}")

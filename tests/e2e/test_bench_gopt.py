@@ -34,7 +34,7 @@ def main():
     c = Checker()
     with tempfile.TemporaryDirectory(prefix="tandem_e2e_") as d:
         out = os.path.join(d, "gopt.json")
-        rc, so, se = run([a.tandem, "bench", "gopt", "--chase-mib", str(CHASE_MIB), "--cuckoo-mib",
+        rc, so, se = run([a.tandem, "bench", "--min-seconds", "0.02", "gopt", "--chase-mib", str(CHASE_MIB), "--cuckoo-mib",
                           str(CUCKOO_MIB), "--ipv6-prefixes", "20000", "--lookups", "16384", "--batch", "8,16,64", "--reps", "3",
                           "--json", out])
         print(so, end="")

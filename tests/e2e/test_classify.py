@@ -52,7 +52,7 @@ def main():
     c.check(rc != 0 and "keys:4:" in se, f"a bad trace line must fail naming it: rc {rc} {se.strip()!r}")
     # bench classify: every path (linear, HyperSplit scalar/batched, rte_acl where built, GPU where
     # present) agrees with linear search.
-    rc, so, se = run([a.tandem, "bench", "classify", "--random-rules", "2000", "--n", "20000", "--linear-n", "5000",
+    rc, so, se = run([a.tandem, "bench", "--min-seconds", "0.02", "classify", "--random-rules", "2000", "--n", "20000", "--linear-n", "5000",
                       "--reps", "1", "--json", os.path.join(d, "c.json")])
     c.check(rc == 0 and "every path agrees with linear search" in so, f"bench classify: rc {rc} {so[-400:]} {se[-300:]}")
     c.done()

@@ -125,7 +125,7 @@ def main():
     heavy = sum(1 for ln in so.split("\n") if len(ln.split()) > 1)
     c.check(rc == 0 and heavy > 1500, f"--match-heavy: rc {rc}, {heavy} of 2000 packets matched: {se[-200:]}")
     # bench dpi: every stage-1 variant (batched, Hyperscan where built) agrees with the baseline.
-    rc, so, se = run([a.tandem, "bench", "dpi", "--rules", rp, "--gen", "count=3000,size=256,proto=tcp,seed=4", "--reps", "1",
+    rc, so, se = run([a.tandem, "bench", "--min-seconds", "0.02", "dpi", "--rules", rp, "--gen", "count=3000,size=256,proto=tcp,seed=4", "--reps", "1",
                       "--threads", "1,2", "--json", os.path.join(d, "dpi.json")])
     c.check(rc == 0 and "every stage-1 variant agrees" in so, f"bench dpi: rc {rc} {so[-400:]} {se[-300:]}")
     # A broken rule.

@@ -97,7 +97,7 @@ def main():
     for app, table in (("ipv6", ["--fib", fib]), ("l2", ["--l2-random", "5000"]), ("ndn", ["--fib", ndn_fib]), ("echo", []),
                        ("fw-router", ["--fib", fib, "--acl-random", "1000"])):
         out = os.path.join(d, "lookup.json")
-        rc, so, se = run([a.tandem, "bench", "lookup", "--app", app, *table, "--gen", "count=20000,dst=fib,seed=2",
+        rc, so, se = run([a.tandem, "bench", "--min-seconds", "0.02", "lookup", "--app", app, *table, "--gen", "count=20000,dst=fib,seed=2",
                           "--reps", "1", "--json", out])
         c.check(rc == 0 and "every path agrees" in so, f"bench lookup --app {app}: rc {rc} {so[-300:]} {se[-300:]}")
         if os.path.exists(out):
@@ -110,7 +110,7 @@ def main():
     # bench fw-router: every CPU path (and the GPU's two plans, where there is a GPU) agrees with
     # linear search + DIR-24-8.
     out = os.path.join(d, "fw.json")
-    rc, so, se = run([a.tandem, "bench", "fw-router", "--fib", fib, "--acl-random", "1000", "--n", "20000",
+    rc, so, se = run([a.tandem, "bench", "--min-seconds", "0.02", "fw-router", "--fib", fib, "--acl-random", "1000", "--n", "20000",
                       "--linear-n", "5000", "--reps", "1", "--gpu-batches", "1024,8192", "--gpu-reps", "2", "--json", out])
     c.check(rc == 0 and "every path agrees" in so, f"bench fw-router: rc {rc} {so[-400:]} {se[-300:]}")
     if os.path.exists(out):
