@@ -14,7 +14,7 @@
 //   size_t ports() const;
 //   DropReason classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const;
 //                 // flow: the flow's hash, computed only where flow is not null (the paths here
-//                 // pass null: the hash cost a third of echo's parse stage, and nothing read it)
+//                 // pass null: no stage reads it)
 //   void prefetch(const Key&) const;                              // the key's first table line
 //   Result lookup(const Key&) const;                              // scalar
 //   void lookup_batch(const Key* keys, Result* results, size_t n) const;

@@ -5,8 +5,8 @@
 // default; NDN Interests are as long as their names need), unpaced. The GPU path uses one more
 // core, its master. Reports the median Mpps over repetitions per point, checks that every packet
 // is accounted for, the batched/scalar ratio per worker count, and how many CPU cores match the
-// GPU path's best rate. Each repetition runs at least --min-seconds (the packet count grows to
-// fit). CPU paths: one more run per point with its stages timed (core/stage_times.h), reported as
+// GPU path's best rate. The packet count grows until a run lasts 1.2x --min-seconds (up to eight
+// tries), so that repetitions last at least that long; each one's seconds are reported. CPU paths: one more run per point with its stages timed (core/stage_times.h), reported as
 // nanoseconds of a worker per packet, the framework's stages apart from the app's; its rate is
 // shown too, so the timers' own cost is seen.
 #include <algorithm>
@@ -154,7 +154,7 @@ int run_bench(const BenchCoresOptions& o) {
           engine = attach_gpu_engine(wc, app, app.make_gpu_runner(oo), ec, true);
         } else {
           wc.path = path == "scalar" ? LookupPath::kScalar : LookupPath::kBatched;
-          wc.stage_times = timed;
+          wc.stage_times = timed ? StageTiming::kAll : StageTiming::kOff;
         }
         const WorkersResult res = run_workers(app, store, wc);
         p.balanced = p.balanced && res.counters.balanced() && res.counters.rx_packets == res.expected;

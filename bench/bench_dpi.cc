@@ -78,6 +78,7 @@ double parallel(size_t n, int threads, int core, F&& f) {
 // have gone by; the seconds of one pass.
 template <class F>
 double rep_seconds(F&& pass) {
+  bench::min_rep_seconds_used() = true;
   double total = 0;
   uint64_t passes = 0;
   do {

@@ -131,7 +131,7 @@ void add_rows(const GpuPathOptions& o, ForwardApp& app, const PacketStore& s, bo
       wc.packets = packets;
       wc.verify = verify;
       wc.cores = first(w);
-      wc.stage_times = true;  // the receive stage's time (rx_seconds)
+      wc.stage_times = StageTiming::kReceive;  // rx_seconds: two counter reads a burst
       Run run{run_workers(app, s, wc)};
       run.proc_cores = w - run.r.rx_seconds / run.r.seconds;
       return run;

@@ -126,11 +126,18 @@ double& min_rep_seconds() {
   return seconds;
 }
 
+bool& min_rep_seconds_used() {
+  static bool used = false;
+  return used;
+}
+
 void write_json(const std::string& path, const nlohmann::json& report) {
   const std::filesystem::path p(path);
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
   nlohmann::json out = report;
-  if (out.is_object() && !out.contains("min_rep_seconds")) out["min_rep_seconds"] = min_rep_seconds();
+  if (min_rep_seconds_used() && out.is_object() && !out.contains("min_rep_seconds")) {
+    out["min_rep_seconds"] = min_rep_seconds();
+  }
   write_text_file(path, out.dump(2) + "\n");
 }
 

@@ -46,12 +46,16 @@ inline double seconds_since(std::chrono::steady_clock::time_point t0) {
 // dpi): `tandem bench --min-seconds S CMD`, 0.5 s by default. A repetition of a few milliseconds
 // measures the machine's hiccups as much as the code.
 double& min_rep_seconds();
+// Set once a repetition has been timed with that window: write_json then reports it
+// (`min_rep_seconds`), and only then (benches with their own --min-seconds report theirs).
+bool& min_rep_seconds_used();
 
 // Runs f once to warm up (page faults, caches, TLB), then `reps` timed repetitions, each calling f
 // again until min_rep_seconds() have passed (at least once): the seconds of one call of f, per
 // repetition (the repetition's time over its calls, so the rate is what a stopwatch shows).
 template <typename F>
 std::vector<double> time_reps(int reps, F&& f) {
+  min_rep_seconds_used() = true;
   f();
   std::vector<double> s;
   for (int r = 0; r < reps; ++r) {

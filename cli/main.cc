@@ -42,7 +42,8 @@ int main(int argc, char** argv) {
   bench->require_subcommand(1);
   bench->add_option("--min-seconds", tandem::bench::min_rep_seconds(),
                     "least duration of a timed repetition in the benches that repeat a call (ipv4, anchors, lookup, "
-                    "classify, fw-router, gopt, dpi; cores and crypto have their own)")
+                    "classify, fw-router, gopt, dpi; cores, crypto, gpu-path, gpu-frames and schedule have "
+                    "their own --min-seconds)")
       ->capture_default_str()->check(CLI::Range(0.0, 600.0));
   tandem::cli::register_bench_ipv4(*bench);
   tandem::cli::register_bench_io(*bench);

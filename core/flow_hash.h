@@ -28,7 +28,7 @@ TANDEM_HD_INLINE uint64_t mix64(uint64_t x) {
 }
 
 TANDEM_HD_INLINE uint64_t load_le64(const uint8_t* p) {
-#if defined(__CUDA_ARCH__) || !(defined(__x86_64__) || defined(__aarch64__))
+#if defined(__CUDA_ARCH__) || !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
   uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
   return v;
@@ -42,7 +42,7 @@ TANDEM_HD_INLINE uint64_t load_le64(const uint8_t* p) {
 }
 
 TANDEM_HD_INLINE uint32_t load_le32(const uint8_t* p) {
-#if defined(__CUDA_ARCH__) || !(defined(__x86_64__) || defined(__aarch64__))
+#if defined(__CUDA_ARCH__) || !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
   return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) | (static_cast<uint32_t>(p[2]) << 16) |
          (static_cast<uint32_t>(p[3]) << 24);
 #else

@@ -1,8 +1,9 @@
 // Where a CPU worker's time goes, stage by stage (VPP's per-node clocks, `show runtime`): the
-// time-stamp counter read between the stages of every burst, summed per worker. Reading it costs
-// about 20 cycles, so a burst of 32 frames pays under 2 ns a frame for the six reads; the data
-// path reads it only when asked (WorkersConfig::stage_times), through a template parameter, so
-// the untimed path has no reads at all.
+// time-stamp counter read between the stages of every burst, summed per worker. A read costs
+// about 20-25 cycles and a timed batched burst makes nine, about 2 ns a frame at 32 frames a
+// burst; the data path reads it only when asked (WorkersConfig::stage_times), through a template
+// parameter, so the untimed path has no reads at all, and kReceive times the receive stage alone
+// (two reads a burst) for benches that want only the receive share.
 #pragma once
 
 #include <array>
@@ -16,10 +17,14 @@ namespace tandem {
 // transmit, freeing cells, progress) and the loop's own work (budget, arrival clock, oversize
 // frames, RCU); app stages: parse and classify, lookup, apply; counting is the framework's again.
 // An app that does not split its work (IPsec, hashing), and the scalar path, have it all under
-// kApp ("app_whole").
+// kApp ("app_whole"), counting included: there counting is part of the app's figure, on the
+// batched path of the apps built from ForwardAppImpl it is a framework stage of its own.
 enum class Stage : int { kReceive, kParse, kLookup, kApply, kApp, kCount, kLatency, kTransmit, kLoop, kStages };
 
 inline constexpr int kStageCount = static_cast<int>(Stage::kStages);
+
+// What a worker times: nothing, the receive stage alone, or every stage.
+enum class StageTiming { kOff, kReceive, kAll };
 
 inline const char* stage_name(Stage s) {
   switch (s) {

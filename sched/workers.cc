@@ -240,17 +240,20 @@ struct BurstInFlight {
 };
 
 // One worker on a CPU path: receive, forward, finish, one burst at a time. `Src` is ReplaySource
-// (its calls inlined: the peak-rate loop) or any PacketSource. kTimed: the stages of every burst
-// are timed into r.stages (core/stage_times.h); otherwise the loop reads no clock of its own.
-template <bool kTimed, class Src>
+// (its calls inlined: the peak-rate loop) or any PacketSource. kTiming: the stages of every burst
+// (or its receive alone) are timed into r.stages (core/stage_times.h); kOff: the loop reads no
+// clock of its own.
+template <StageTiming kTiming, class Src>
 void cpu_worker(const ForwardApp& app, int w, Src& src, RxBudget budget, double rate, const WorkersConfig& cfg,
                 uint64_t start_ns, WorkersResult& r, BurstFinisher& fin, PacketPool& pool) {
   ArrivalClock clock(rate, start_ns);
   const uint64_t deadline = cfg.duration_ns ? start_ns + cfg.duration_ns : 0;
   PacketBatch b;
   IdleWait idle(cfg.rcu, w);
+  constexpr bool kTimed = kTiming == StageTiming::kAll;
+  constexpr bool kRxTimed = kTiming != StageTiming::kOff;
   StageTimes& st = r.stages;
-  const uint64_t loop0 = kTimed ? stage_ticks() : 0;
+  const uint64_t loop0 = kRxTimed ? stage_ticks() : 0;
   while (!budget.done()) {
     if (cfg.rcu) cfg.rcu->quiescent(w);  // between bursts: no table pointer held
     uint32_t n;
@@ -263,9 +266,9 @@ void cpu_worker(const ForwardApp& app, int w, Src& src, RxBudget budget, double 
     }
     src.set_burst(claimed);
     uint64_t t = 0;
-    if constexpr (kTimed) t = stage_ticks();
+    if constexpr (kRxTimed) t = stage_ticks();
     const uint32_t got = src.rx_burst(pool, b);
-    if constexpr (kTimed) st.lap(Stage::kReceive, t);
+    if constexpr (kRxTimed) st.lap(Stage::kReceive, t);
     budget.received(claimed, got);
     if (got == 0) {
       if (pool.available() < PacketBatch::kCapacity) throw std::logic_error("worker: packet pool ran dry");
@@ -286,16 +289,14 @@ void cpu_worker(const ForwardApp& app, int w, Src& src, RxBudget budget, double 
     } else {
       app.forward_batched(pool, b, r.counters);
     }
-    if constexpr (kTimed) {
-      st.packets += b.size;
-      t = stage_ticks();
-    }
+    if constexpr (kRxTimed) st.packets += b.size;
+    if constexpr (kTimed) t = stage_ticks();
     fin.verdicts_ready(b, first, spacing);
     if constexpr (kTimed) t = st.lap(Stage::kLatency, t);
     fin.finish(b, oversize);
     if constexpr (kTimed) st.lap(Stage::kTransmit, t);
   }
-  if constexpr (kTimed) {
+  if constexpr (kRxTimed) {
     st.total_ticks = stage_ticks() - loop0;
     uint64_t staged = 0;
     for (int i = 0; i < kStageCount; ++i) staged += st.ticks[i];
@@ -519,16 +520,17 @@ WorkersResult run_threads(const ForwardApp& app, const WorkersConfig& cfg, Setup
           }
         } else {
           if (cfg.rcu) cfg.rcu->online(w);
-          if (cfg.stage_times) {
+          const auto run = [&]<StageTiming kTiming>() {
             if (io.replay) {
-              cpu_worker<true>(app, w, *io.replay, io.budget, rate, wc, t0, r, fin, pool);
+              cpu_worker<kTiming>(app, w, *io.replay, io.budget, rate, wc, t0, r, fin, pool);
             } else {
-              cpu_worker<true>(app, w, *io.source, io.budget, rate, wc, t0, r, fin, pool);
+              cpu_worker<kTiming>(app, w, *io.source, io.budget, rate, wc, t0, r, fin, pool);
             }
-          } else if (io.replay) {
-            cpu_worker<false>(app, w, *io.replay, io.budget, rate, wc, t0, r, fin, pool);
-          } else {
-            cpu_worker<false>(app, w, *io.source, io.budget, rate, wc, t0, r, fin, pool);
+          };
+          switch (cfg.stage_times) {
+            case StageTiming::kAll: run.template operator()<StageTiming::kAll>(); break;
+            case StageTiming::kReceive: run.template operator()<StageTiming::kReceive>(); break;
+            default: run.template operator()<StageTiming::kOff>(); break;
           }
           if (cfg.rcu) cfg.rcu->offline(w);
         }
@@ -559,7 +561,7 @@ WorkersResult run_threads(const ForwardApp& app, const WorkersConfig& cfg, Setup
     total.stages.add(r.stages);
     total.stopped |= r.stopped;
   }
-  if (cfg.stage_times && cfg.path != LookupPath::kGpu) {
+  if (cfg.stage_times != StageTiming::kOff && cfg.path != LookupPath::kGpu) {
     total.stages.tick_ns = ticks1 > ticks0 ? double(end_ns - ns0) / double(ticks1 - ticks0) : 0;
     total.rx_seconds = total.stages.of(Stage::kReceive) * total.stages.tick_ns / 1e9;
   }
@@ -579,13 +581,13 @@ WorkersResult run_workers(const ForwardApp& app, const PacketStore& input, const
   const int n = cfg.workers;
   const auto queues = rss_split(input, n);
   const std::vector<uint64_t> budget = queue_budgets(input, queues, cfg.packets);
-  std::vector<std::unique_ptr<ReplaySource>> sources(n);
   // With several queues, each worker replays a copy of its own queue, laid out in order and made
   // on its own thread (local memory): read through the RSS order in the shared input, every frame
   // and each of its lengths is a cache miss at random, and with many workers those misses, not
   // the work, set the rate (as a NIC's DMA into each queue's ring would not). The copies together
-  // are the input's size once more.
+  // are the input's size once more. Declared before the sources, which read them.
   std::vector<PacketStore> queue_copy(n);
+  std::vector<std::unique_ptr<ReplaySource>> sources(n);
   WorkersResult total = run_threads(app, cfg, [&](int w) {
     if (n > 1) queue_copy[w] = input.select(queues[w]);
     sources[w] = std::make_unique<ReplaySource>(n > 1 ? queue_copy[w] : input, cfg.packets ? 0 : cfg.repeat);

@@ -74,7 +74,8 @@ struct WorkersConfig {
   const std::atomic<int>* abort = nullptr;  // set by run_workers: another worker failed
   Rcu* rcu = nullptr;                    // CPU paths: worker w is reader w, quiescent between bursts
                                          // (live table updates, apps/table_control.h)
-  bool stage_times = false;              // CPU paths: time every burst's stages (WorkersResult::stages;
+  StageTiming stage_times = StageTiming::kOff;  // CPU paths: time every burst's stages, or its
+                                         // receive alone (WorkersResult::stages; on the CPU paths
                                          // WorkersResult::rx_seconds is measured only then)
 };
 

@@ -85,8 +85,7 @@ struct DpiTraits {
       // The payload did not fit an item: the worker matches it, found again in the frame.
       DpiKey k{};
       uint16_t l3_off = 0;
-      uint32_t flow = 0;
-      if (const DropReason why = classify(frame, len, &k, &l3_off, &flow); why != DropReason::kNone) {
+      if (const DropReason why = classify(frame, len, &k, &l3_off, nullptr); why != DropReason::kNone) {
         return Verdict::drop(why);  // not reached: the frame was classified before its lookup
       }
       r = engine_result(live(), k);
@@ -103,8 +102,7 @@ struct DpiTraits {
   uint32_t reference_verdict(const uint8_t* frame, uint32_t len, uint16_t) const {
     DpiKey k{};
     uint16_t l3_off = 0;
-    uint32_t flow = 0;
-    const DropReason why = classify(frame, len, &k, &l3_off, &flow);
+    const DropReason why = classify(frame, len, &k, &l3_off, nullptr);
     if (why != DropReason::kNone) return Verdict::drop(why);
     return dpi_verdict(engine_result(live(), k), policy);
   }

@@ -130,8 +130,7 @@ struct HashingTraits {
     // The digests did not fit the result: the payload, found again in the frame (never rewritten).
     HashKey k{};
     uint16_t l3_off = 0;
-    uint32_t flow = 0;
-    if (const DropReason why = classify(frame, len, &k, &l3_off, &flow); why != DropReason::kNone) {
+    if (const DropReason why = classify(frame, len, &k, &l3_off, nullptr); why != DropReason::kNone) {
       return Verdict::drop(why);  // not reached: the frame was classified before its lookup
     }
     HashingSetup::Packet p(*setup, k.len);
@@ -209,8 +208,7 @@ class HashingApp final : public ForwardApp {
     const HashingTraits<kSlots>& t = impl_.traits();
     HashKey k{};
     uint16_t l3_off = 0;
-    uint32_t flow = 0;
-    const DropReason r = t.classify(frame, len, &k, &l3_off, &flow);
+    const DropReason r = t.classify(frame, len, &k, &l3_off, nullptr);
     if (l3_out) *l3_out = r == DropReason::kNone ? l3_off : 0;
     return r != DropReason::kNone ? Verdict::drop(r) : t.apply(frame, len, l3_off, t.lookup(k));
   }

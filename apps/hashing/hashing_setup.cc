@@ -37,8 +37,7 @@ uint64_t warm_up_from_capture(HashingSetup& setup, const std::string& path) {
   while (in.next(&data, &caplen, &wire_len, &ts)) {
     HashKey k{};
     uint16_t l3_off = 0;
-    uint32_t flow = 0;
-    if (hashing_classify(data, caplen, &k, &l3_off, &flow) != DropReason::kNone || k.len == 0) continue;
+    if (hashing_classify(data, caplen, &k, &l3_off, nullptr) != DropReason::kNone || k.len == 0) continue;
     setup.warm_up(std::vector<uint8_t>(k.payload, k.payload + k.len));
     ++n;
   }

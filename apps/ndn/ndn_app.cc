@@ -177,8 +177,7 @@ uint32_t NdnTraits::apply(uint8_t* frame, uint32_t len, uint16_t, uint32_t resul
   if (result == kResolveOnCpu) {  // a name too long for a GPU item: looked up here
     Key k{};
     uint16_t l3 = 0;
-    uint32_t flow = 0;
-    result = classify(frame, len, &k, &l3, &flow) == DropReason::kNone ? lookup(k) : kNoRoute;
+    result = classify(frame, len, &k, &l3, nullptr) == DropReason::kNone ? lookup(k) : kNoRoute;
   }
   return ndn_verdict(result);
 }
