@@ -60,6 +60,14 @@ struct BenchIoOptions {
 
 using Clock = std::chrono::steady_clock;
 
+// In a forked child: runs argv[0] (looked up on the PATH) with argv; returns only if it could not.
+void exec_argv(const std::vector<std::string>& argv) {
+  std::vector<char*> a;
+  for (const std::string& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+  a.push_back(nullptr);
+  execvp(a[0], a.data());
+}
+
 // A child process whose standard output and error are read, line by line, by a thread.
 class Child {
  public:
@@ -77,11 +85,8 @@ class Child {
       dup2(fds[1], STDERR_FILENO);
       const int null = open("/dev/null", O_RDONLY);
       if (null >= 0) dup2(null, STDIN_FILENO);
-      std::vector<char*> a;
-      for (const std::string& s : argv) a.push_back(const_cast<char*>(s.c_str()));
-      a.push_back(nullptr);
-      execvp(a[0], a.data());
-      std::fprintf(stderr, "bench io: cannot run %s\n", a[0]);
+      exec_argv(argv);
+      std::fprintf(stderr, "bench io: cannot run %s\n", argv[0].c_str());
       _exit(127);
     }
     close(fds[1]);
@@ -247,10 +252,7 @@ int run_quiet(const std::vector<std::string>& argv) {
   if (pid == 0) {
     const int null = open("/dev/null", O_WRONLY);
     if (null >= 0) dup2(null, STDOUT_FILENO);
-    std::vector<char*> a;
-    for (const std::string& s : argv) a.push_back(const_cast<char*>(s.c_str()));
-    a.push_back(nullptr);
-    execvp(a[0], a.data());
+    exec_argv(argv);
     _exit(127);
   }
   int st = 0;
