@@ -124,6 +124,11 @@ Section bench_table(const Options& o, const std::string& title, const std::vecto
     if (rte_fib6_select_lookup(f, RTE_FIB6_LOOKUP_TRIE_VECTOR_AVX512) == 0) {
       s.row("dpdk_fib6_avx512_b32", "rte_fib6 TRIE, AVX-512 vector lookup, bursts of 32", double(n),
             time_reps(o.reps, run_fib), got);
+      s.row("dpdk_fib6_avx512_all", "rte_fib6 TRIE, AVX-512 vector lookup, whole array in one call", double(n),
+            time_reps(o.reps, [&] {
+              rte_fib6_lookup_bulk(f, m, nh.data(), static_cast<int>(n));
+              for (size_t i = 0; i < n; ++i) got[i] = nh[i] == kMiss ? ipv6::kNoRoute : static_cast<uint32_t>(nh[i]);
+            }), got);
     } else {
       s.skip("dpdk_fib6_avx512_b32", "this CPU or DPDK build has no AVX-512 lookup");
     }
@@ -136,11 +141,20 @@ Section bench_table(const Options& o, const std::string& title, const std::vecto
 
   s.row("tandem_lpm6_scalar", "Tandem lpm6, one address at a time", double(n),
         time_reps(o.reps, [&] { ipv6::lpm6_lookup_scalar(t, a, got.data(), n); }), got);
-  s.row("tandem_lpm6_batched_b32", "Tandem lpm6 batched path on bursts of 32", double(n), time_reps(o.reps, [&] {
-          for (size_t i = 0; i < n; i += 32) t.lookup_batch(a + i, got.data() + i, std::min<size_t>(32, n - i));
+  s.row("tandem_lpm6_window_b32", "Tandem lpm6, window of 128 lookups in flight, bursts of 32", double(n), time_reps(o.reps, [&] {
+          for (size_t i = 0; i < n; i += 32) ipv6::lpm6_lookup_window(t, a + i, got.data() + i, std::min<size_t>(32, n - i), ipv6::kBatchWindow);
         }), got);
-  s.row("tandem_lpm6_batched_all", "Tandem lpm6 batched path, whole array", double(n),
-        time_reps(o.reps, [&] { t.lookup_batch(a, got.data(), n); }), got);
+  s.row("tandem_lpm6_window_all", "Tandem lpm6, window of 128 lookups in flight, whole array", double(n),
+        time_reps(o.reps, [&] { ipv6::lpm6_lookup_window(t, a, got.data(), n, ipv6::kBatchWindow); }), got);
+  if (ipv6::lpm6_avx512_supported()) {
+    s.row("tandem_lpm6_avx512_b32", "Tandem lpm6, AVX-512 gathers, 2 x 16 lanes, bursts of 32", double(n), time_reps(o.reps, [&] {
+            for (size_t i = 0; i < n; i += 32) ipv6::lpm6_lookup_avx512(t, a + i, got.data() + i, std::min<size_t>(32, n - i));
+          }), got);
+    s.row("tandem_lpm6_avx512_all", "Tandem lpm6, AVX-512 gathers, 8 x 16 lanes, whole array", double(n),
+          time_reps(o.reps, [&] { ipv6::lpm6_lookup_avx512(t, a, got.data(), n); }), got);
+  } else {
+    s.skip("tandem_lpm6_avx512_*", "this CPU has no AVX-512 F+BW");
+  }
   s.row("tandem_lpm6_gopt_all", "Tandem lpm6 G-Opt path (tools/gopt), whole array", double(n),
         time_reps(o.reps, [&] { ipv6::lpm6_lookup_gopt(t, a, got.data(), n); }), got);
   return s;

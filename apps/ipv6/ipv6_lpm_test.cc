@@ -3,6 +3,7 @@
 // sequences; the IPv6 table loader on good and broken files. The benchmarks' lookup variants:
 // bench/variants/ipv6_variants_test.cc.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -95,6 +96,10 @@ void expect_paths_agree(const Lpm6& t, const RefTrie6& trie, const std::vector<A
       {"window 4", [&](uint32_t* h) { lpm6_lookup_window(t, rows, h, n, 4); }},
       {"window 64", [&](uint32_t* h) { lpm6_lookup_window(t, rows, h, n, 64); }},
       {"window 256", [&](uint32_t* h) { lpm6_lookup_window(t, rows, h, n, 256); }},
+      {"avx512", [&](uint32_t* h) { lpm6_lookup_avx512(t, rows, h, n); }},
+      {"avx512, 21 at a time", [&](uint32_t* h) {  // the app's bursts: a 16-lane step and a scalar tail
+         for (size_t i = 0; i < n; i += 21) lpm6_lookup_avx512(t, rows + i, h + i, std::min<size_t>(21, n - i));
+       }},
   };
   for (const auto& [name, run] : paths) {
     std::vector<uint32_t> got(n + 1, 0xDEADBEEF);
@@ -362,6 +367,61 @@ TEST(Lpm6, PoolGrowsInChunksWithoutMoving) {
 
 // Random add/delete sequences in a small region, so that prefixes of all lengths overlap heavily,
 // compared with the trie after every step at the prefix's edges and at random points.
+// Group slots reach 2^32 - 1 and the AVX-512 gathers take signed 32-bit indices: groups at and
+// above 2^23 (slots past 2^31) must be read where the scalar walk reads them. Such groups take
+// gigabytes of routes to reach through the pool, so the arrays are laid out by hand in a reserved
+// 16 GiB range of which only the pages written are backed.
+TEST(Lpm6, Avx512ReachesGroupsAboveTwoToThe23) {
+  if (!lpm6_avx512_supported()) GTEST_SKIP() << "no AVX-512 F+BW on this CPU";
+  const size_t tbl8_bytes = size_t{Lpm6::kMaxGroups} * Lpm6::kGroupEntries * sizeof(uint32_t);
+  void* map = mmap(nullptr, tbl8_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (map == MAP_FAILED) GTEST_SKIP() << "cannot reserve 16 GiB of address space";
+  uint32_t* tbl8 = static_cast<uint32_t*>(map);
+  std::vector<uint32_t> tbl24(Lpm6::kTbl24Entries, 0);
+  const uint32_t groups[] = {0, 0x7FFFFF, 0x800000, 0x800001, 0xABCDEF, 0xFFFFFF};
+  constexpr uint32_t kGroups = 6;
+  std::vector<Addr6> addrs;
+  for (uint32_t k = 0; k < kGroups; ++k) {
+    // 2001:0k00::/40 leads to group k; its slot 0x42 leads on to the next group of the list, whose
+    // slot 0x42 leads to the one after, and so on: byte 5 onwards of the addresses ends the walk.
+    const uint32_t g = groups[k];
+    tbl24[0x200100 | k] = Lpm6Entry::make_ext(g, 0);
+    uint32_t* grp = tbl8 + size_t{g} * Lpm6::kGroupEntries;
+    for (uint32_t b = 0; b < 256; ++b) grp[b] = Lpm6Entry::make(k * 256 + b, 1);
+    grp[0x42] = Lpm6Entry::make_ext(groups[(k + 1) % kGroups], 0);
+    for (const uint32_t b3 : {0x00u, 0x42u, 0x99u, 0xFFu}) {
+      for (const uint32_t b4 : {0x00u, 0x42u, 0xFFu}) {
+        Addr6 a{};
+        a[0] = 0x20, a[1] = 0x01, a[2] = static_cast<uint8_t>(k), a[3] = static_cast<uint8_t>(b3);
+        a[4] = static_cast<uint8_t>(b4), a[5] = 0x42;
+        addrs.push_back(a);
+      }
+    }
+  }
+  const size_t n = addrs.size();
+  std::vector<uint32_t> want(n), got(n + 1, 0xDEADBEEF);
+  for (size_t i = 0; i < n; ++i) want[i] = lpm6_lookup(tbl24.data(), tbl8, addrs[i].data());
+  lpm6_lookup_avx512(tbl24.data(), tbl8, addr_rows(addrs.data()), got.data(), n);
+  munmap(map, tbl8_bytes);
+  EXPECT_EQ(got[n], 0xDEADBEEFu);
+  size_t reached_high = 0;
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_EQ(got[i], want[i]) << format_ipv6(addrs[i].data());
+    reached_high += want[i] != kNoRoute;
+  }
+  EXPECT_GT(reached_high, n / 2) << "the addresses must end in the groups, not miss";
+}
+
+TEST(Lpm6, SelectLookupRefusesWhatTheCpuCannotRun) {
+  Lpm6 t(64);
+  EXPECT_EQ(t.selected_lookup(), default_lookup());
+  EXPECT_TRUE(t.select_lookup(Lpm6Lookup::kWindow));
+  EXPECT_EQ(t.selected_lookup(), Lpm6Lookup::kWindow);
+  EXPECT_EQ(t.select_lookup(Lpm6Lookup::kAvx512), lpm6_avx512_supported());
+  EXPECT_EQ(t.selected_lookup(), lpm6_avx512_supported() ? Lpm6Lookup::kAvx512 : Lpm6Lookup::kWindow);
+  EXPECT_STREQ(lpm6_lookup_name(Lpm6Lookup::kAvx512), "avx512");
+}
+
 TEST(Lpm6, RandomAddDeleteSequencesMatchTrie) {
   std::mt19937_64 rng(2024);
   for (int round = 0; round < 4; ++round) {

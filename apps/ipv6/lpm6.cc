@@ -274,7 +274,24 @@ Lpm6::Status Lpm6::remove(const uint8_t prefix[16], uint8_t depth) {
 
 // ---- lookups ----
 
+const char* lpm6_lookup_name(Lpm6Lookup kind) {
+  switch (kind) {
+    case Lpm6Lookup::kWindow: return "window";
+    case Lpm6Lookup::kAvx512: return "avx512";
+  }
+  return "?";
+}
+
+Lpm6Lookup default_lookup() { return lpm6_avx512_supported() ? Lpm6Lookup::kAvx512 : Lpm6Lookup::kWindow; }
+
+bool Lpm6::select_lookup(Lpm6Lookup kind) {
+  if (kind == Lpm6Lookup::kAvx512 && !lpm6_avx512_supported()) return false;
+  lookup_kind_ = kind;
+  return true;
+}
+
 void Lpm6::lookup_batch(const uint8_t (*addrs)[16], uint32_t* hops, size_t n) const {
+  if (lookup_kind_ == Lpm6Lookup::kAvx512) return lpm6_lookup_avx512(*this, addrs, hops, n);
   lpm6_lookup_window(*this, addrs, hops, n, kBatchWindow);
 }
 

@@ -33,6 +33,16 @@ namespace tandem::ipv6 {
 
 using Addr6 = std::array<uint8_t, 16>;  // an IPv6 address, network byte order
 
+// The batched lookups, all equal in result (ipv6_lpm_test checks each against the reference trie).
+enum class Lpm6Lookup {
+  kWindow,  // lpm6_lookup_window: kBatchWindow lookups in flight, one access each; any CPU
+  kAvx512,  // lpm6_lookup_avx512: 16 lookups per gather, levels walked under a mask; AVX-512 F+BW
+};
+const char* lpm6_lookup_name(Lpm6Lookup kind);
+bool lpm6_avx512_supported();  // this CPU runs kAvx512
+// The fastest lookup this CPU runs (docs/RESULTS.md, "IPv6 lookups against rte_fib6").
+Lpm6Lookup default_lookup();
+
 class Lpm6 {
  public:
   static constexpr uint32_t kTbl24Entries = 1u << 24;
@@ -56,9 +66,13 @@ class Lpm6 {
   Status remove(const uint8_t prefix[16], uint8_t depth);
 
   uint32_t lookup(const uint8_t addr[16]) const { return lpm6_lookup(tbl24_, tbl8_, addr); }
-  // hops[i] = lookup(addrs[i]), kBatchWindow lookups in flight (lpm6_lookup_window). The paths
-  // the benchmarks measure against it are in bench/variants/ipv6_variants.h.
+  // hops[i] = lookup(addrs[i]), by the selected lookup (below). The paths the benchmarks measure
+  // against it are in bench/variants/ipv6_variants.h.
   void lookup_batch(const uint8_t (*addrs)[16], uint32_t* hops, size_t n) const;
+  // Chooses lookup_batch's algorithm (DPDK's rte_fib6_select_lookup); false, and the choice
+  // unchanged, where this CPU cannot run it. A new table starts on default_lookup().
+  bool select_lookup(Lpm6Lookup kind);
+  Lpm6Lookup selected_lookup() const { return lookup_kind_; }
 
   // The arrays a bench or a GPU copy reads: tbl24 has kTbl24Entries entries; tbl8 holds
   // groups_high_water() groups of kGroupEntries entries (the part a copy needs).
@@ -117,6 +131,7 @@ class Lpm6 {
   std::array<std::unordered_map<PrefixKey, uint32_t, PrefixKeyHash>, 129> rules_;
   size_t rule_count_ = 0;
   uint64_t version_ = 0;
+  Lpm6Lookup lookup_kind_ = default_lookup();
 };
 
 // The batched lookup, measured against the benchmarks' variants (bench/variants/ipv6_variants.h).
@@ -136,6 +151,16 @@ class Lpm6 {
 inline constexpr uint32_t kBatchWindow = 128;
 void lpm6_lookup_window(const Lpm6& t, const uint8_t (*addrs)[16], uint32_t* hops, size_t n,
                         uint32_t window);
+
+// Lookups in sets of 16 lanes: the tbl24 entries of a set in one gather, then, while any lane is
+// extended, one masked gather per level for the lanes still walking. 128 addresses at a time walk
+// as eight sets whose gathers of a level are in flight together, the rest as two (32) or one set,
+// the last 0-15 one at a time. lpm6_lookup_window where the CPU has no AVX-512 F+BW.
+void lpm6_lookup_avx512(const Lpm6& t, const uint8_t (*addrs)[16], uint32_t* hops, size_t n);
+// The same on bare arrays of the layout (tbl24: kTbl24Entries entries; tbl8: the groups any entry
+// points to), for tests that lay out groups the pool would reach only with gigabytes of routes.
+void lpm6_lookup_avx512(const uint32_t* tbl24, const uint32_t* tbl8, const uint8_t (*addrs)[16], uint32_t* hops,
+                        size_t n);
 
 // Views an array of addresses as the rows the lookups take.
 inline const uint8_t (*addr_rows(const Addr6* a))[16] {
