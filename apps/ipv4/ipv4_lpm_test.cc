@@ -1,6 +1,7 @@
 // DIR-24-8 and its batched CPU lookup against the reference trie, on the real BGP table and on
 // hand-made edge cases. The benchmarks' lookup variants: bench/variants/ipv4_variants_test.cc.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -65,6 +66,40 @@ TEST(Ipv4RealTable, AddressesInsidePrefixesAgreeWithTrie) {
   lookup_batched(*t.dir, ips.data(), got.data(), ips.size());
   EXPECT_EQ(count_mismatches(t.trie, ips, got), 0u);
   EXPECT_EQ(std::count(got.begin(), got.end(), kNoRoute), 0);
+  for (uint32_t distance : {16u, kPrefetchDistance}) {  // the AVX-512 gathers, or their fallback
+    lookup_avx512(*t.dir, ips.data(), got.data(), ips.size(), distance);
+    EXPECT_EQ(count_mismatches(t.trie, ips, got), 0u) << "avx512, distance " << distance;
+  }
+}
+
+// Slots of groups at and above 2^23 pass 2^31, past a gather's signed indices: the AVX-512 lookup
+// must read them where the scalar one does. A table reaches such groups only with millions of
+// prefixes longer than /24, so the arrays are laid out by hand in a reserved range of which only
+// the pages written are backed.
+TEST(Dir24_8, Avx512ReachesGroupsAboveTwoToThe23) {
+  if (!have_avx512()) GTEST_SKIP() << "no AVX-512F on this CPU";
+  const size_t tbl8_bytes = (size_t{1} << 24) * 256 * sizeof(uint32_t);
+  void* map = mmap(nullptr, tbl8_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (map == MAP_FAILED) GTEST_SKIP() << "cannot reserve 16 GiB of address space";
+  uint32_t* tbl8 = static_cast<uint32_t*>(map);
+  std::vector<uint32_t> tbl24(1u << 24, 0);
+  const uint32_t groups[] = {0, 0x7FFFFF, 0x800000, 0xABCDEF, 0xFFFFFF};
+  std::vector<uint32_t> ips;
+  for (uint32_t k = 0; k < 5; ++k) {
+    tbl24[0x0A0000 | k] = Dir24_8Entry::make_ext(groups[k]);  // 10.0.k.0/24 -> group k
+    for (uint32_t b = 0; b < 256; ++b) tbl8[size_t{groups[k]} * 256 + b] = Dir24_8Entry::make(k * 256 + b, 32);
+    for (uint32_t b : {0u, 1u, 128u, 255u}) ips.push_back(0x0A000000 | k << 8 | b);
+  }
+  ips.push_back(0x0B000000);  // no route
+  const size_t n = ips.size();
+  std::vector<uint32_t> want(n), got(n + 1, 0xDEADBEEF);
+  for (size_t i = 0; i < n; ++i) want[i] = dir24_8_lookup(tbl24.data(), tbl8, ips[i]);
+  lookup_avx512(tbl24.data(), tbl8, ips.data(), got.data(), n, 0);
+  munmap(map, tbl8_bytes);
+  EXPECT_EQ(got[n], 0xDEADBEEFu);
+  for (size_t i = 0; i < n; ++i) EXPECT_EQ(got[i], want[i]) << format_ipv4(ips[i]);
+  EXPECT_EQ(want[n - 1], kNoRoute);
+  EXPECT_EQ(want[n - 2], 4u * 256 + 255) << "the last group's slot, written and read";
 }
 
 TEST(Ipv4RealTable, OddSizedArraysUseEveryCodePath) {
@@ -74,6 +109,8 @@ TEST(Ipv4RealTable, OddSizedArraysUseEveryCodePath) {
     std::vector<uint32_t> got(n + 1, 0xDEADBEEF);
     lookup_batched(*t.dir, ips.data(), got.data(), n);
     EXPECT_EQ(got[n], 0xDEADBEEFu) << "wrote past the end, n=" << n;
+    lookup_prefetch_stream(*t.dir, ips.data(), got.data(), n, kPrefetchDistance);
+    EXPECT_EQ(got[n], 0xDEADBEEFu) << "pipeline wrote past the end, n=" << n;
     got.resize(n);
     EXPECT_EQ(count_mismatches(t.trie, ips, got), 0u) << "n=" << n;
   }

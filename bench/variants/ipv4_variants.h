@@ -28,10 +28,4 @@ void lookup_gopt(const Dir24_8& table, const uint32_t* ips, uint32_t* next_hops,
 void lookup_prefetch_stream_l2(const Dir24_8& table, const uint32_t* ips, uint32_t* next_hops,
                                size_t n, uint32_t distance);
 
-// 16 addresses per step with AVX-512 gathers (tbl24, then a masked gather of the extended
-// entries' tbl8 slots), tbl24 entries prefetched `distance` addresses ahead
-// (ipv4_avx512.cc). Falls back to lookup_batched on CPUs without AVX-512F.
-bool have_avx512();
-void lookup_avx512(const Dir24_8& table, const uint32_t* ips, uint32_t* next_hops, size_t n, uint32_t distance = 64);
-
 }  // namespace tandem::ipv4

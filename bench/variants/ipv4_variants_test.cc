@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/variants/ipv4_gpu_variants.h"
+#include "apps/ipv4/ipv4_cpu.h"
 #include "bench/variants/ipv4_variants.h"
 #include "tests/ipv4_table.h"
 

@@ -1,16 +1,18 @@
-// DIR-24-8 lookups 16 at a time with AVX-512 gathers, for CPUs whose last-level cache holds tbl24
-// (the GPU machine's 300 MiB L3), where a scalar prefetch pipeline gains little: one gather
-// issues 16 independent tbl24 loads, a masked second gather resolves the extended entries, and the
-// tbl24 entries `distance` addresses ahead are prefetched. Compiled for AVX-512 with a target
-// attribute and chosen at run time, so the binary still runs on CPUs without it.
+// DIR-24-8 lookups 16 at a time with AVX-512 gathers: one gather issues 16 independent tbl24
+// loads, a masked second gather resolves the extended entries, and the tbl24 entries `distance`
+// addresses ahead are prefetched. Faster than the scalar prefetch pipeline on every machine
+// measured, most where the last-level cache holds tbl24 (docs/RESULTS.md). Compiled for AVX-512
+// with a target attribute and chosen at run time (lookup_batched), so the binary still runs on
+// CPUs without it.
 #include <immintrin.h>
+
+#include <cstdint>
 
 // GCC 12 reports its own AVX-512 intrinsics' "__Y" temporaries as maybe uninitialized when they are
 // compiled through a target attribute (a false positive of the header, not of this code).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #include "apps/ipv4/ipv4_cpu.h"
-#include "bench/variants/ipv4_variants.h"
 
 namespace tandem::ipv4 {
 
@@ -25,7 +27,10 @@ bool have_avx512() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 namespace {
 
-__attribute__((target("avx512f"))) void lookup16(const int* tbl24, const int* tbl8, const uint32_t* ips,
+// tbl8_mid: tbl8 + 2^31 entries. Slots (group << 8 | octet) reach 2^32 - 1 and a gather takes
+// signed 32-bit indices: the index goes with its top bit flipped (slot - 2^31) against a base 2^31
+// entries further on, which reaches every slot a group index of 24 bits names.
+__attribute__((target("avx512f"))) void lookup16(const int* tbl24, const int* tbl8_mid, const uint32_t* ips,
                                                  uint32_t* out) {
   const __m512i ip = _mm512_loadu_si512(ips);
   __m512i e = _mm512_i32gather_epi32(_mm512_srli_epi32(ip, 8), tbl24, 4);
@@ -33,7 +38,7 @@ __attribute__((target("avx512f"))) void lookup16(const int* tbl24, const int* tb
   if (ext) {  // prefixes longer than /24: group * 256 + last octet
     const __m512i value = _mm512_and_si512(e, _mm512_set1_epi32(static_cast<int>(Dir24_8Entry::kValueMask)));
     const __m512i idx8 = _mm512_or_si512(_mm512_slli_epi32(value, 8), _mm512_and_si512(ip, _mm512_set1_epi32(0xFF)));
-    e = _mm512_mask_i32gather_epi32(e, ext, idx8, tbl8, 4);
+    e = _mm512_mask_i32gather_epi32(e, ext, _mm512_xor_si512(idx8, _mm512_set1_epi32(INT32_MIN)), tbl8_mid, 4);
   }
   const __mmask16 valid = _mm512_test_epi32_mask(e, _mm512_set1_epi32(static_cast<int>(Dir24_8Entry::kValidBit)));
   const __m512i hop = _mm512_and_si512(e, _mm512_set1_epi32(static_cast<int>(Dir24_8Entry::kValueMask)));
@@ -43,28 +48,36 @@ __attribute__((target("avx512f"))) void lookup16(const int* tbl24, const int* tb
 __attribute__((target("avx512f"))) void lookup_all(const uint32_t* tbl24u, const uint32_t* tbl8u, const uint32_t* ips,
                                                    uint32_t* out, size_t n, uint32_t distance) {
   const int* tbl24 = reinterpret_cast<const int*>(tbl24u);
-  const int* tbl8 = reinterpret_cast<const int*>(tbl8u);
+  const int* tbl8_mid = reinterpret_cast<const int*>(reinterpret_cast<uintptr_t>(tbl8u) + (uintptr_t{1} << 31) * 4);
   size_t i = 0;
   const size_t ahead = n > distance + 16 ? n - distance - 16 : 0;
   for (; i < ahead; i += 16) {
     for (uint32_t k = 0; k < 16; ++k) _mm_prefetch(reinterpret_cast<const char*>(&tbl24u[ips[i + distance + k] >> 8]), _MM_HINT_T0);
-    lookup16(tbl24, tbl8, ips + i, out + i);
+    lookup16(tbl24, tbl8_mid, ips + i, out + i);
   }
-  for (; i + 16 <= n; i += 16) lookup16(tbl24, tbl8, ips + i, out + i);
+  for (; i + 16 <= n; i += 16) lookup16(tbl24, tbl8_mid, ips + i, out + i);
   for (; i < n; ++i) out[i] = dir24_8_lookup(tbl24u, tbl8u, ips[i]);
 }
 
 }  // namespace
 #endif
 
-void lookup_avx512(const Dir24_8& table, const uint32_t* ips, uint32_t* next_hops, size_t n, uint32_t distance) {
+void lookup_avx512(const uint32_t* tbl24, const uint32_t* tbl8, const uint32_t* ips, uint32_t* next_hops, size_t n,
+                   uint32_t distance) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  if (have_avx512()) {
-    lookup_all(table.tbl24(), table.tbl8(), ips, next_hops, n, distance);
+  static const bool supported = have_avx512();
+  if (supported) {
+    lookup_all(tbl24, tbl8, ips, next_hops, n, distance);
     return;
   }
 #endif
-  lookup_batched(table, ips, next_hops, n);
+  for (size_t i = 0; i < n; ++i) next_hops[i] = dir24_8_lookup(tbl24, tbl8, ips[i]);
+}
+
+void lookup_avx512(const Dir24_8& table, const uint32_t* ips, uint32_t* next_hops, size_t n, uint32_t distance) {
+  static const bool supported = have_avx512();
+  if (!supported) return lookup_prefetch_stream(table, ips, next_hops, n, kPrefetchDistance);
+  lookup_avx512(table.tbl24(), table.tbl8(), ips, next_hops, n, distance);
 }
 
 }  // namespace tandem::ipv4
