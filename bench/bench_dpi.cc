@@ -24,15 +24,13 @@
 #include "apps/dpi/aho_corasick.h"
 #include "apps/dpi/dpi_gpu.h"
 #include "apps/dpi/dpi_match.h"
+#include "apps/dpi/hyperscan_patterns.h"
 #include "apps/dpi/ids_rules.h"
 #include "bench/bench_report.h"
 #include "cli/commands.h"
 #include "cli/table_setup.h"
 #include "core/machine_info.h"
 #include "io/traffic_gen.h"
-#ifdef TANDEM_HAVE_HYPERSCAN
-#include "bench/hyperscan_dpi.h"
-#endif
 
 namespace tandem::cli {
 
@@ -111,16 +109,16 @@ int run_bench(const BenchDpiOptions& o) {
   const size_t table = ac.delta_entries() * sizeof(uint32_t), huge = std::min(ac.table_huge_bytes(), table);
   std::printf("transition table: %.1f of %.1f MiB on 2 MiB pages (THP %s)\n", huge / 1048576.0, table / 1048576.0,
               transparent_hugepage_mode());
-#ifdef TANDEM_HAVE_HYPERSCAN
-  std::unique_ptr<bench::HyperscanPatterns> hs;
-  try {
-    hs = std::make_unique<bench::HyperscanPatterns>(set.patterns);
-    std::printf("hyperscan %s: database %.1f MiB, compiled in %.1f s\n", hs->version().c_str(), hs->database_bytes() / 1048576.0,
-                hs->compile_seconds());
-  } catch (const std::exception& e) {
-    std::printf("hyperscan: skipped: %s\n", e.what());
+  std::unique_ptr<dpi::HyperscanPatterns> hs;
+  if (dpi::hyperscan_built()) {
+    try {
+      hs = std::make_unique<dpi::HyperscanPatterns>(set.patterns);
+      std::printf("hyperscan %s: database %.1f MiB, compiled in %.1f s\n", hs->version().c_str(),
+                  hs->database_bytes() / 1048576.0, hs->compile_seconds());
+    } catch (const std::exception& e) {
+      std::printf("hyperscan: skipped: %s\n", e.what());
+    }
   }
-#endif
   std::unique_ptr<dpi::AhoCorasickGpu> gpu_ac;
   std::string gpu_why = "--device cpu";
   if (o.device != "cpu") {
@@ -196,21 +194,19 @@ int run_bench(const BenchDpiOptions& o) {
       check("stage1_batched" + sfx, want);
       rows.push_back({"stage1_batched" + sfx, "batches of " + std::to_string(o.batch) + " sorted by length, " +
                                                    std::to_string(o.group) + " in lockstep" + on, double(n), secs});
-#ifdef TANDEM_HAVE_HYPERSCAN
       if (hs) {
         secs.clear();
         for (int r = 0; r < o.reps; ++r) {
           secs.push_back(rep_seconds([&] { return parallel(n, t, o.core, [&](size_t b, size_t e) {
-            const bench::HyperscanPatterns::Scratch scratch(*hs);
+            const dpi::HyperscanPatterns::Scratch scratch(*hs);
             for (size_t i = b; i < e; ++i) hs->patterns_in(ptr[i], len[i], scratch, &got[i]);
           }); }));
         }
         check("hyperscan" + sfx, want);
         rows.push_back({"hyperscan" + sfx, "Hyperscan block mode, the same literals" + on, double(n), secs});
+      } else if (!dpi::hyperscan_built()) {
+        rows.push_back({"hyperscan" + sfx, "skipped: built without Hyperscan", double(n), {}});
       }
-#else
-      rows.push_back({"hyperscan" + sfx, "skipped: built without Hyperscan", double(n), {}});
-#endif
       if (t == thread_counts.front()) {
         if (gpu_ac) {
           std::vector<double> kernel_secs;

@@ -7,7 +7,8 @@
 // Paths (the answers are the same on each): --device gpu runs stage 1 over every pattern on the
 // GPU (dpi_gpu.h) and stage 2 on the CPU from its ids; on the CPU, --cpu-path batched (the
 // default) takes packets in batches sorted by automaton and length and walks them in lockstep
-// (the G-Opt paper's optimizations), --cpu-path scalar one packet at a time.
+// (the G-Opt paper's optimizations), --cpu-path scalar one packet at a time; --dpi-engine hyperscan
+// (the default where Hyperscan was built) runs stage 1 through Hyperscan instead, one payload at a time.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "apps/dpi/dpi_gpu.h"
 #include "apps/dpi/dpi_match.h"
+#include "apps/dpi/hyperscan_patterns.h"
 #include "apps/dpi/ids_rules.h"
 #include "cli/commands.h"
 #include "cli/table_setup.h"
@@ -35,6 +37,7 @@ struct MatchOptions {
   bool skip_bad = false;
   std::string device = "auto";
   std::string cpu_path = "batched";
+  std::string engine = dpi::stage1_name(dpi::default_stage1());
 };
 
 constexpr size_t kChunk = 65536;  // packets matched, then written, at a time
@@ -83,7 +86,11 @@ void run_match(const MatchOptions& o) {
     ++chunks;
     return chunk.size() > 0;
   };
-  const dpi::DpiEngine engine(set);
+  const dpi::Stage1 stage1 = o.engine == "hyperscan" ? dpi::Stage1::kHyperscan : dpi::Stage1::kAhoCorasick;
+  if (stage1 == dpi::Stage1::kHyperscan && !dpi::hyperscan_built()) {
+    throw UsageError("--dpi-engine hyperscan: this build has no Hyperscan (install libhyperscan-dev and rebuild)");
+  }
+  const dpi::DpiEngine engine(set, stage1);
   std::fprintf(stderr, "rules: %zu enabled (%llu disabled, %llu without content, %zu skipped as malformed), %zu patterns, "
                "%zu port groups, automata %.1f MiB\n", set.rules.size(), static_cast<unsigned long long>(set.disabled),
                static_cast<unsigned long long>(set.without_content), set.errors.size(), set.patterns.size(), engine.groups(),
@@ -94,10 +101,13 @@ void run_match(const MatchOptions& o) {
   const Device dev = choose_device(o.device, /*quiet=*/true);
   std::unique_ptr<dpi::AhoCorasickGpu> gpu_ac;
   if (dev == Device::kGpu) gpu_ac = dpi::AhoCorasickGpu::create(engine.all_patterns());
-  const bool batched = o.cpu_path == "batched";
-  std::fprintf(stderr, "path: %s\n", gpu_ac ? "GPU stage 1 (every pattern), stage 2 on the CPU"
-                                        : batched ? "CPU, batched (sorted by automaton and length, lockstep walks)"
-                                                  : "CPU, one packet at a time");
+  // Hyperscan scans one payload at a time: it has no lockstep walk to batch.
+  const bool hyperscan = stage1 == dpi::Stage1::kHyperscan;
+  const bool batched = o.cpu_path == "batched" && !hyperscan;
+  std::fprintf(stderr, "path: %s\n", gpu_ac      ? "GPU stage 1 (every pattern), stage 2 on the CPU"
+                                     : hyperscan ? "CPU, Hyperscan stage 1 (every pattern, one payload at a time), then stage 2"
+                                     : batched   ? "CPU, batched (sorted by automaton and length, lockstep walks)"
+                                                 : "CPU, one packet at a time");
   std::string out;
   std::vector<dpi::PacketInfo> info;
   std::vector<const uint8_t*> ptr;
@@ -180,6 +190,10 @@ void register_match(CLI::App& app) {
       ->capture_default_str()->check(CLI::IsMember({"cpu", "gpu", "auto"}));
   c->add_option("--cpu-path", o->cpu_path, "batched (sorted by automaton and length, lockstep walks) or scalar (one packet at a time)")
       ->capture_default_str()->check(CLI::IsMember({"batched", "scalar"}));
+  c->add_option("--dpi-engine", o->engine,
+                "the CPU's stage 1: hyperscan (every pattern, one payload at a time; --cpu-path does not apply) or "
+                "aho-corasick (the port groups' automata); the same answers")
+      ->capture_default_str()->check(CLI::IsMember({"aho-corasick", "hyperscan"}));
   c->callback([o] {
     if (o->pcap.empty() && o->gen.empty()) throw UsageError("match: give --pcap FILE or --gen SPEC");
     run_match(*o);

@@ -162,7 +162,7 @@ std::vector<std::string> RuleControl::apply(const std::vector<std::string>& line
 
   std::unique_ptr<DpiTables> built;
   try {
-    built = std::make_unique<DpiTables>(std::move(next));
+    built = std::make_unique<DpiTables>(std::move(next), live_->engine().stage1());
   } catch (const std::exception& e) {
     // Each line was checked on its own; what is left is the whole set not fitting the tables.
     for (const size_t i : applied) result[i] = std::string("not applied: the batch's rules do not build: ") + e.what();

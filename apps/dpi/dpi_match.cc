@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "apps/dpi/hyperscan_patterns.h"
 #include "core/flow_hash.h"
 #include "core/parse.h"
 
@@ -249,7 +250,13 @@ struct DpiEngine::Group {
   AhoCorasick ac;
 };
 
-DpiEngine::DpiEngine(const IdsRuleSet& set) : set_(set), all_(AhoCorasick::build(set.patterns)) {
+const char* stage1_name(Stage1 s) { return s == Stage1::kHyperscan ? "hyperscan" : "aho-corasick"; }
+
+Stage1 default_stage1() { return hyperscan_built() ? Stage1::kHyperscan : Stage1::kAhoCorasick; }
+
+DpiEngine::DpiEngine(const IdsRuleSet& set, Stage1 stage1)
+    : set_(set), stage1_(stage1), all_(AhoCorasick::build(set.patterns)) {
+  if (stage1 == Stage1::kHyperscan) hs_ = std::make_unique<HyperscanPatterns>(set.patterns);
   for (auto& v : port_group_) v.assign(65536, -1);
   std::vector<std::vector<uint32_t>> members;  // rules per group
   auto group_for = [&](int32_t& slot) -> std::vector<uint32_t>& {
@@ -313,14 +320,16 @@ DpiEngine::~DpiEngine() = default;
 size_t DpiEngine::groups() const { return groups_.size(); }
 
 size_t DpiEngine::memory_bytes() const {
-  size_t b = all_.memory_bytes();
+  size_t b = all_.memory_bytes() + (hs_ ? hs_->database_bytes() : 0);
   for (const auto& g : groups_) b += g->ac.memory_bytes();
   return b;
 }
 
 void DpiEngine::patterns_in(const PacketInfo& p, std::vector<uint32_t>* ids) const {
   ids->clear();
-  if (p.payload) all_.patterns_in(p.payload, p.len, ids);
+  if (!p.payload) return;
+  if (hs_) return hs_->patterns_in(p.payload, p.len, ids);
+  all_.patterns_in(p.payload, p.len, ids);
 }
 
 int DpiEngine::candidate_groups(const PacketInfo& p, int32_t out[3]) const {
@@ -383,6 +392,14 @@ void DpiEngine::rules_over_groups(const PacketInfo& p, std::vector<uint32_t>* ru
 }
 
 void DpiEngine::match_rules(const PacketInfo& p, std::vector<uint32_t>* rules) const {
+  if (hs_) {
+    // A packet no group applies to needs no scan: it matches no rule either way.
+    int32_t cand[3];
+    if (candidate_groups(p, cand) == 0) return rules->clear();
+    thread_local std::vector<uint32_t> ids;
+    patterns_in(p, &ids);
+    return match_rules_from_patterns(p, ids, rules);
+  }
   rules_over_groups(p, rules, [&p](const Group& g, std::vector<uint32_t>* found) {
     if (p.payload) g.ac.patterns_in(p.payload, p.len, found);
   });
@@ -402,6 +419,10 @@ void DpiEngine::match_batch_rules(const PacketInfo* p, size_t n, std::vector<uin
                                   size_t group) const {
   for (size_t i = 0; i < n; ++i) sids[i].clear();
   if (batch == 0 || group == 0) throw std::invalid_argument("match_batch: batch and group must be > 0");
+  if (hs_) {  // Hyperscan has no lockstep walk to batch: one scan per payload
+    for (size_t i = 0; i < n; ++i) match_rules(p[i], &sids[i]);
+    return;
+  }
   struct Item {
     uint32_t group;   // the automaton
     uint32_t packet;  // index into p

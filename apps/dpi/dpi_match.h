@@ -76,12 +76,28 @@ void make_match_heavy(PacketStore& s, const std::vector<Pattern>& patterns, doub
 void make_dpi_payloads(PacketStore& s, const AhoCorasick& ac, const std::vector<Pattern>& patterns, double fraction,
                        uint64_t seed, uint32_t clean_tail);
 
+class HyperscanPatterns;
+
+// How stage 1 finds the patterns of a payload on the CPU. Both find the same patterns, so every
+// path gives the same rules (dpi_test); they differ in speed with the traffic (docs/RESULTS.md).
+enum class Stage1 {
+  kAhoCorasick,  // the port groups' automata; batched paths walk them in lockstep (G-Opt)
+  kHyperscan,    // Hyperscan over every pattern, one scan a payload, then stage 2 from its ids
+};
+const char* stage1_name(Stage1 s);  // "aho-corasick", "hyperscan"
+// The default: Hyperscan where it was built (faster on the match-free traffic most links carry),
+// else Aho-Corasick.
+Stage1 default_stage1();
+
 class DpiEngine {
  public:
-  explicit DpiEngine(const IdsRuleSet& rules);
+  // Throws std::runtime_error for kHyperscan where it was not built or cannot compile the patterns.
+  explicit DpiEngine(const IdsRuleSet& rules, Stage1 stage1 = Stage1::kAhoCorasick);
   ~DpiEngine();
+  Stage1 stage1() const { return stage1_; }
 
-  // Stage 1 over every pattern (no port groups): sorted pattern ids found in the payload.
+  // Stage 1 over every pattern (no port groups): sorted pattern ids found in the payload. Through
+  // Hyperscan where that is the engine's stage 1.
   void patterns_in(const PacketInfo& p, std::vector<uint32_t>* ids) const;
   // Stages 1 and 2: sorted sids of the rules that match. One packet at a time: the baseline.
   void match(const PacketInfo& p, std::vector<uint32_t>* sids) const;
@@ -90,6 +106,7 @@ class DpiEngine {
   // `batch`; each packet's automata (its protocol's generic group, its ports' groups) make work
   // items, sorted by automaton and then by payload length, and each automaton's items are walked
   // `group` at a time in lockstep (AhoCorasick::patterns_in_batch); stage 2 then runs per item.
+  // With Hyperscan as stage 1: one scan per payload, then stage 2 from its ids.
   // sids[0 .. n) get what match() gives (each vector cleared first).
   void match_batch(const PacketInfo* p, size_t n, std::vector<uint32_t>* sids, size_t batch = 8192,
                    size_t group = 32) const;
@@ -126,7 +143,9 @@ class DpiEngine {
   void to_sids(std::vector<uint32_t>* v) const;
 
   const IdsRuleSet& set_;
+  Stage1 stage1_;
   AhoCorasick all_;
+  std::unique_ptr<HyperscanPatterns> hs_;  // kHyperscan: every pattern
   std::vector<std::unique_ptr<Group>> groups_;
   // group index per (protocol class, port) and per protocol class (generic); -1: none.
   std::vector<int32_t> port_group_[3];

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "apps/dpi/dpi_app.h"
+#include "apps/dpi/hyperscan_patterns.h"
 #include "apps/registry.h"
 #include "io/flow_traffic.h"
 
@@ -67,12 +68,17 @@ LoadedApp load(const AppArgs& args) {
   policy.drop_alerts = args.text("on-match") == "drop";
   policy.forward_uninspected = args.text("uninspected") == "forward";
   const double heavy = args.real("match-heavy", 0);
+  const std::string by_default = stage1_name(default_stage1());
+  const Stage1 stage1 = args.text("dpi-engine", by_default) == "hyperscan" ? Stage1::kHyperscan : Stage1::kAhoCorasick;
+  if (stage1 == Stage1::kHyperscan && !hyperscan_built()) {
+    throw UsageError("--dpi-engine hyperscan: this build has no Hyperscan (install libhyperscan-dev and rebuild)");
+  }
 
   auto st = std::make_unique<DpiState>();
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<std::string> files = rule_files(args.text("ids-rules"));
   try {
-    st->tables = std::make_unique<DpiTables>(load_ids_rules(files, lo));
+    st->tables = std::make_unique<DpiTables>(load_ids_rules(files, lo), stage1);
   } catch (const std::exception& e) {
     throw UsageError(std::string("--app dpi: ") + e.what());
   }
@@ -81,11 +87,12 @@ LoadedApp load(const AppArgs& args) {
   char desc[512];
   std::snprintf(desc, sizeof desc,
                 "%zu rules from %zu file(s) of %s (%zu patterns, %llu malformed and skipped, %llu without content, "
-                "%llu duplicate sids), %zu port groups, program %.1f MiB, built in %.2f s; on a match: %s; uninspected: %s",
+                "%llu duplicate sids), %zu port groups, program %.1f MiB, built in %.2f s; CPU stage 1: %s; on a match: %s; "
+                "uninspected: %s",
                 set.rules.size(), files.size(), args.text("ids-rules").c_str(), set.patterns.size(),
                 static_cast<unsigned long long>(set.errors.size()), static_cast<unsigned long long>(set.without_content),
                 static_cast<unsigned long long>(set.duplicate_sids), t.engine().groups(), t.program_bytes() / 1048576.0,
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), stage1_name(stage1),
                 policy.drop_alerts ? "drop" : "the rule's action (alert: port 1)",
                 policy.forward_uninspected ? "port 2" : "dropped");
   LoadedApp a;
@@ -122,6 +129,10 @@ AppSpec spec() {
       {"uninspected", AppFlag::Kind::kChoice,
        "later fragments and malformed transport headers, whose bytes DPI cannot see: drop, or forward to port 2", 0, 0,
        "drop|forward", "drop"},
+      {"dpi-engine", AppFlag::Kind::kChoice,
+       "the CPU paths' stage 1: Hyperscan over every pattern, or the port groups' Aho-Corasick automata (the GPU runs "
+       "its automaton either way; the verdicts are the same)",
+       0, 0, "aho-corasick|hyperscan", stage1_name(default_stage1())},
       {"match-heavy", AppFlag::Kind::kShare,
        "generated payloads: patterns spliced over this share of their bytes; 0: free of every pattern", 0, 1, "", "0"},
   };
@@ -140,6 +151,7 @@ AppSpec spec() {
     ips.set("on-match", "drop");
     ips.set("uninspected", "forward");
     ips.set("match-heavy", "0.05");
+    ips.set("dpi-engine", "aho-corasick");  // the alert case takes the default (Hyperscan where built)
     v.push_back({"dpi-alert", alert, "count=20000,flows=2000,proto=tcp,size=imix,seed=31"});
     v.push_back({"dpi-ips", ips, "count=20000,flows=0,proto=tcp,size=imix,seed=32"});
     return v;

@@ -29,8 +29,8 @@ std::string where(const IdsRule& r) {
 
 }  // namespace
 
-DpiTables::DpiTables(IdsRuleSet rules) : set_(std::move(rules)) {
-  engine_ = std::make_unique<DpiEngine>(set_);
+DpiTables::DpiTables(IdsRuleSet rules, Stage1 stage1) : set_(std::move(rules)) {
+  engine_ = std::make_unique<DpiEngine>(set_, stage1);
   const AhoCorasick& ac = engine_->all_patterns();
   std::vector<std::vector<uint32_t>> trig(set_.patterns.size() + 1);
   auto add_ports = [this](const PortSet& s) {

@@ -19,9 +19,10 @@ uint32_t action_bit(const std::string& action);
 
 class DpiTables {
  public:
-  // Takes the rules. Throws std::invalid_argument naming the rule (file:line, sid) for an action
-  // it does not know or more than kMaxRuleContents contents.
-  explicit DpiTables(IdsRuleSet rules);
+  // Takes the rules; the CPU paths' stage 1 is `stage1`. Throws std::invalid_argument naming the
+  // rule (file:line, sid) for an action it does not know or more than kMaxRuleContents contents,
+  // std::runtime_error where Hyperscan is asked for and not built or cannot compile the patterns.
+  explicit DpiTables(IdsRuleSet rules, Stage1 stage1 = Stage1::kAhoCorasick);
   ~DpiTables();
   DpiTables(const DpiTables&) = delete;
   DpiTables& operator=(const DpiTables&) = delete;

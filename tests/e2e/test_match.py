@@ -106,19 +106,27 @@ def main():
         c.check(line.split() == [str(i + 1)] + [str(w) for w in sorted(want)], f"rules, packet {i + 1}: got {line!r}, want {want}")
         if c.failures > 10:
             break
-    # Every path gives the same lines: one packet at a time, batched (the default), the GPU (where
-    # one is usable), for rules and for patterns.
+    # Every path gives the same lines: Aho-Corasick one packet at a time, batched, Hyperscan (where
+    # built), the default, the GPU (where one is usable), for rules and for patterns.
     for extra in ([], ["--patterns-only"]):
-        base = run([a.tandem, "match", "--rules", rp, "--pcap", cap, "--cpu-path", "scalar", "--device", "cpu"] + extra)
+        base = run([a.tandem, "match", "--rules", rp, "--pcap", cap, "--cpu-path", "scalar", "--device", "cpu",
+                    "--dpi-engine", "aho-corasick"] + extra)
         c.check(base[0] == 0, f"scalar {extra}: rc {base[0]}: {base[2][-300:]}")
-        for path in (["--device", "cpu"], ["--device", "gpu"]):
+        for path in (["--device", "cpu", "--dpi-engine", "aho-corasick"], ["--device", "cpu", "--dpi-engine", "hyperscan"],
+                     ["--device", "cpu"], ["--device", "gpu"]):
             rc, so, se = run([a.tandem, "match", "--rules", rp, "--pcap", cap] + path + extra)
             if path[1] == "gpu" and rc != 0 and "no usable GPU" in se:
                 print("SKIPPED: --device gpu: no usable GPU")
                 continue
+            if "hyperscan" in path and rc != 0 and "this build has no Hyperscan" in se:
+                print("SKIPPED: --dpi-engine hyperscan: built without Hyperscan")
+                continue
+            c.check("hyperscan" not in path or "Hyperscan stage 1" in se, f"{path}: the path line does not say Hyperscan: {se[-300:]}")
             c.check(rc == 0 and so == base[1], f"{path} {extra}: rc {rc}, same as scalar: {so == base[1]}: {se[-300:]}")
     rc, so, se = run([a.tandem, "match", "--rules", rp, "--pcap", cap, "--cpu-path", "sideways"])
     c.check(rc != 0 and "--cpu-path" in se, f"bad --cpu-path: rc {rc} {se.strip()[-200:]!r}")
+    rc, so, se = run([a.tandem, "match", "--rules", rp, "--pcap", cap, "--dpi-engine", "regex"])
+    c.check(rc != 0 and "--dpi-engine" in se, f"bad --dpi-engine: rc {rc} {se.strip()[-200:]!r}")
     # Generated, match-heavy traffic matches; match-free traffic mostly does not.
     rc, so, se = run([a.tandem, "match", "--rules", rp, "--gen", "count=2000,size=512,proto=tcp,seed=3", "--patterns-only",
                       "--match-heavy", "0.2"])
