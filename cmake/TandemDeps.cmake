@@ -110,8 +110,9 @@ else()
   message(STATUS "DPDK not found (scripts/fetch-dpdk.sh): `tandem bench anchors` reports it and exits")
 endif()
 
-# Hyperscan (optional): the comparator of `tandem bench dpi`, linked statically from Debian's
-# libhyperscan-dev (installed, or unpacked into TANDEM_DEPS_ROOT for the GPU machine).
+# Hyperscan (optional): DPI's CPU stage 1 where found (apps/dpi/hyperscan_patterns.h) and the
+# comparator of `tandem bench dpi`, from Debian's libhyperscan-dev: its static archive where
+# installed, else the shared object (unpacked into TANDEM_DEPS_ROOT for the GPU machine).
 find_path(HS_INCLUDE_DIR hs/hs.h HINTS ${TANDEM_DEPS_ROOT}/usr/include)
 find_library(HS_LIBRARY NAMES libhs.a hs HINTS ${TANDEM_DEPS_ROOT}/usr/lib/x86_64-linux-gnu)
 set(TANDEM_HAVE_HYPERSCAN OFF)

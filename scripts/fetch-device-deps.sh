@@ -10,9 +10,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf .deps && mkdir -p .deps/debs .deps/root .deps/whl
 (cd .deps/debs && apt-get download libcli11-dev nlohmann-json3-dev libpcap0.8-dev libpcap0.8 \
-   libdbus-1-3 libibverbs1 libnl-3-200 libnl-route-3-200 libhyperscan-dev >/dev/null)
+   libdbus-1-3 libibverbs1 libnl-3-200 libnl-route-3-200 libhyperscan-dev libhyperscan5 >/dev/null)
 for d in .deps/debs/*.deb; do dpkg -x "$d" .deps/root; done
 rm -rf .deps/debs
+# Hyperscan is linked as the shared object (10 MiB; LD_LIBRARY_PATH reaches it there): its static
+# archives (28 MiB) would not fit what a call may carry.
+rm -f .deps/root/usr/lib/x86_64-linux-gnu/libhs.a .deps/root/usr/lib/x86_64-linux-gnu/libhs_runtime.a \
+  .deps/root/usr/lib/x86_64-linux-gnu/libhs_runtime.so*
 scripts/fetch-dpdk.sh .deps/dpdk
 scripts/fetch-ipsec-mb.sh .deps/ipsec-mb
 # testpmd for `bench io` (the device suite io): its packages only; the machine unpacks them.

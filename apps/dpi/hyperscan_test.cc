@@ -29,7 +29,7 @@ namespace {
 
 std::vector<std::string> et_files() {
   std::vector<std::string> v;
-  const std::string dir = test::shared_data_path("ids/et_open_2019-04-15");
+  const std::string dir = test::source_path("data/ids/et_open_2019-04-15");
   if (!std::filesystem::exists(dir)) return v;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     const std::string p = e.path().string();
