@@ -204,7 +204,7 @@ Section bench_ipv4(const Options& o) {
         }), got);
   s.row("tandem_dir24_8_batched_all", "Tandem DIR-24-8 batched path (the app's: AVX-512 where the CPU has it, else the prefetch pipeline), whole array",
         double(n), time_reps(o.reps, [&] { ipv4::lookup_batched(dir, ips.data(), got.data(), n); }), got);
-  if (ipv4::have_avx512()) {
+  if (ipv4::dir24_8_avx512_supported()) {
     s.row("tandem_dir24_8_avx512_b32", "Tandem DIR-24-8, AVX-512 gathers, bursts of 32", double(n), time_reps(o.reps, [&] {
             for (size_t i = 0; i < n; i += 32) ipv4::lookup_avx512(dir, ips.data() + i, got.data() + i, std::min<size_t>(32, n - i));
           }), got);

@@ -146,7 +146,7 @@ int run_bench(const BenchFwRouterOptions& o) {
   std::vector<uint32_t> lpm_ref(n);
   rows.push_back({"cpu_lpm_only", "DIR-24-8 alone, every header's destination, one at a time", double(n),
                   bench::time_reps(o.reps, [&] { ipv4::lookup_scalar(*lt.table, dst.data(), lpm_ref.data(), n); })});
-  rows.push_back({"cpu_lpm_only_batched", "DIR-24-8 alone, software-pipelined prefetching", double(n),
+  rows.push_back({"cpu_lpm_only_batched", "DIR-24-8 alone, the batched lookup (AVX-512 or the prefetch pipeline)", double(n),
                   bench::time_reps(o.reps, [&] { ipv4::lookup_batched(*lt.table, dst.data(), got.data(), n); })});
   check("cpu_lpm_only_batched", got.data(), n, nullptr, lpm_ref.data());
   bench::print_table("fw-router decisions on one core (" + set.path + ", " + std::to_string(set.rules.size()) +

@@ -106,9 +106,9 @@ int run_bench(const BenchIpv4Options& o) {
 
   add_row("cpu_gopt", "G-Opt output of tools/gopt (batches of 16), 1 thread",
           time_reps(o.reps, [&] { ipv4::lookup_gopt(table, ips.data(), got.data(), o.n); }), got.data());
-  add_row("cpu_batched", "Tandem's batched path (prefetch distance 64), 1 thread",
+  add_row("cpu_batched", "Tandem's batched path (AVX-512 where the CPU has it, else the prefetch pipeline), 1 thread",
           time_reps(o.reps, [&] { ipv4::lookup_batched(table, ips.data(), got.data(), o.n); }), got.data());
-  for (uint32_t d : {16u, 32u, 128u}) {
+  for (uint32_t d : {16u, 32u, 64u, 128u}) {
     add_row("cpu_prefetch_d" + std::to_string(d), "software-pipelined prefetch, 1 thread",
             time_reps(o.reps, [&] { ipv4::lookup_prefetch_stream(table, ips.data(), got.data(), o.n, d); }),
             got.data());
@@ -117,7 +117,7 @@ int run_bench(const BenchIpv4Options& o) {
   add_row("cpu_prefetch_l2_d64", "prefetch into L2 only, distance 64, 1 thread",
           time_reps(o.reps, [&] { ipv4::lookup_prefetch_stream_l2(table, ips.data(), got.data(), o.n, 64); }),
           got.data());
-  if (ipv4::have_avx512()) {
+  if (ipv4::dir24_8_avx512_supported()) {
     add_row("cpu_avx512", "AVX-512 gathers, 16 addresses per step, prefetch 64 ahead, 1 thread",
             time_reps(o.reps, [&] { ipv4::lookup_avx512(table, ips.data(), got.data(), o.n); }), got.data());
   }

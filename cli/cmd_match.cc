@@ -16,7 +16,6 @@
 
 #include "apps/dpi/dpi_gpu.h"
 #include "apps/dpi/dpi_match.h"
-#include "apps/dpi/hyperscan_patterns.h"
 #include "apps/dpi/ids_rules.h"
 #include "cli/commands.h"
 #include "cli/table_setup.h"
@@ -86,10 +85,9 @@ void run_match(const MatchOptions& o) {
     ++chunks;
     return chunk.size() > 0;
   };
-  const dpi::Stage1 stage1 = o.engine == "hyperscan" ? dpi::Stage1::kHyperscan : dpi::Stage1::kAhoCorasick;
-  if (stage1 == dpi::Stage1::kHyperscan && !dpi::hyperscan_built()) {
-    throw UsageError("--dpi-engine hyperscan: this build has no Hyperscan (install libhyperscan-dev and rebuild)");
-  }
+  const Device dev = choose_device(o.device, /*quiet=*/true);
+  // The GPU does stage 1 with its automaton: no Hyperscan database to compile then.
+  const dpi::Stage1 stage1 = dev == Device::kGpu ? dpi::Stage1::kAhoCorasick : dpi::parse_stage1(o.engine, "--dpi-engine");
   const dpi::DpiEngine engine(set, stage1);
   std::fprintf(stderr, "rules: %zu enabled (%llu disabled, %llu without content, %zu skipped as malformed), %zu patterns, "
                "%zu port groups, automata %.1f MiB\n", set.rules.size(), static_cast<unsigned long long>(set.disabled),
@@ -98,7 +96,6 @@ void run_match(const MatchOptions& o) {
   std::string ignored;
   for (const auto& [name, n] : set.ignored_options) ignored += " " + name + ":" + std::to_string(n);
   if (!ignored.empty()) std::fprintf(stderr, "options not applied (rules using each):%s\n", ignored.c_str());
-  const Device dev = choose_device(o.device, /*quiet=*/true);
   std::unique_ptr<dpi::AhoCorasickGpu> gpu_ac;
   if (dev == Device::kGpu) gpu_ac = dpi::AhoCorasickGpu::create(engine.all_patterns());
   // Hyperscan scans one payload at a time: it has no lockstep walk to batch.

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "apps/dpi/hyperscan_patterns.h"
+#include "core/usage_error.h"
 #include "core/flow_hash.h"
 #include "core/parse.h"
 
@@ -254,6 +255,15 @@ const char* stage1_name(Stage1 s) { return s == Stage1::kHyperscan ? "hyperscan"
 
 Stage1 default_stage1() { return hyperscan_built() ? Stage1::kHyperscan : Stage1::kAhoCorasick; }
 
+Stage1 parse_stage1(const std::string& name, const char* flag) {
+  if (name == "aho-corasick") return Stage1::kAhoCorasick;
+  if (name != "hyperscan") throw std::invalid_argument(std::string(flag) + ": no stage 1 `" + name + "`");
+  if (!hyperscan_built()) {
+    throw UsageError(std::string(flag) + " hyperscan: this build has no Hyperscan (install libhyperscan-dev and rebuild)");
+  }
+  return Stage1::kHyperscan;
+}
+
 DpiEngine::DpiEngine(const IdsRuleSet& set, Stage1 stage1)
     : set_(set), stage1_(stage1), all_(AhoCorasick::build(set.patterns)) {
   if (stage1 == Stage1::kHyperscan) hs_ = std::make_unique<HyperscanPatterns>(set.patterns);
@@ -304,7 +314,7 @@ DpiEngine::DpiEngine(const IdsRuleSet& set, Stage1 stage1)
       }
       g->needs.push_back(std::move(need));
     }
-    g->ac = AhoCorasick::build(local);
+    if (stage1 == Stage1::kAhoCorasick) g->ac = AhoCorasick::build(local);  // Hyperscan scans for every group
     for (uint32_t id = 1; id < local_of.size(); ++id) {
       if (local_of[id] >= 0) {
         g->global_sorted.push_back(id);

@@ -79,12 +79,16 @@ void make_dpi_payloads(PacketStore& s, const AhoCorasick& ac, const std::vector<
 class HyperscanPatterns;
 
 // How stage 1 finds the patterns of a payload on the CPU. Both find the same patterns, so every
-// path gives the same rules (dpi_test); they differ in speed with the traffic (docs/RESULTS.md).
+// path gives the same rules (hyperscan_test); they differ in speed with the traffic
+// (docs/RESULTS.md).
 enum class Stage1 {
   kAhoCorasick,  // the port groups' automata; batched paths walk them in lockstep (G-Opt)
   kHyperscan,    // Hyperscan over every pattern, one scan a payload, then stage 2 from its ids
 };
 const char* stage1_name(Stage1 s);  // "aho-corasick", "hyperscan"
+// A --dpi-engine value (one of the names above) as a Stage1; throws UsageError naming `flag` for
+// "hyperscan" where this build has no Hyperscan, std::invalid_argument for another name.
+Stage1 parse_stage1(const std::string& name, const char* flag);
 // The default: Hyperscan where it was built (faster on the match-free traffic most links carry),
 // else Aho-Corasick.
 Stage1 default_stage1();

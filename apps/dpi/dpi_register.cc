@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "apps/dpi/dpi_app.h"
-#include "apps/dpi/hyperscan_patterns.h"
 #include "apps/registry.h"
 #include "io/flow_traffic.h"
 
@@ -69,10 +68,7 @@ LoadedApp load(const AppArgs& args) {
   policy.forward_uninspected = args.text("uninspected") == "forward";
   const double heavy = args.real("match-heavy", 0);
   const std::string by_default = stage1_name(default_stage1());
-  const Stage1 stage1 = args.text("dpi-engine", by_default) == "hyperscan" ? Stage1::kHyperscan : Stage1::kAhoCorasick;
-  if (stage1 == Stage1::kHyperscan && !hyperscan_built()) {
-    throw UsageError("--dpi-engine hyperscan: this build has no Hyperscan (install libhyperscan-dev and rebuild)");
-  }
+  const Stage1 stage1 = parse_stage1(args.text("dpi-engine", by_default), "--dpi-engine");
 
   auto st = std::make_unique<DpiState>();
   const auto t0 = std::chrono::steady_clock::now();

@@ -30,6 +30,10 @@ struct ThreadScratch {
 }  // namespace
 
 HyperscanPatterns::HyperscanPatterns(const std::vector<Pattern>& patterns) {
+  id_ = next_database_id.fetch_add(1, std::memory_order_relaxed);
+  // Hyperscan refuses a database of no patterns; a rule set without contents (or left without
+  // any by updates) finds nothing, with no database to scan.
+  if (patterns.empty()) return;
   std::vector<const char*> expr;
   std::vector<unsigned> flags, ids;
   std::vector<size_t> lens;
@@ -50,12 +54,12 @@ HyperscanPatterns::HyperscanPatterns(const std::vector<Pattern>& patterns) {
   }
   compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   db_ = db;
-  id_ = next_database_id.fetch_add(1, std::memory_order_relaxed);
 }
 
 HyperscanPatterns::~HyperscanPatterns() { hs_free_database(static_cast<hs_database_t*>(db_)); }
 
 HyperscanPatterns::Scratch::Scratch(const HyperscanPatterns& db) {
+  if (!db.db_) return;
   hs_scratch_t* s = nullptr;
   if (hs_alloc_scratch(static_cast<hs_database_t*>(db.db_), &s) != HS_SUCCESS) {
     throw std::runtime_error("hyperscan: cannot allocate scratch");
@@ -67,6 +71,7 @@ HyperscanPatterns::Scratch::~Scratch() { hs_free_scratch(static_cast<hs_scratch_
 
 void HyperscanPatterns::scan(const uint8_t* p, uint32_t n, void* scratch, std::vector<uint32_t>* out) const {
   out->clear();
+  if (!db_) return;
   auto on_match = [](unsigned id, unsigned long long, unsigned long long, unsigned, void* ctx) -> int {
     static_cast<std::vector<uint32_t>*>(ctx)->push_back(id);
     return 0;
@@ -84,7 +89,9 @@ void HyperscanPatterns::patterns_in(const uint8_t* p, uint32_t n, const Scratch&
 
 void HyperscanPatterns::patterns_in(const uint8_t* p, uint32_t n, std::vector<uint32_t>* out) const {
   thread_local ThreadScratch ts;
+  if (!db_) return out->clear();
   if (ts.fits != id_) {
+    ts.fits = 0;  // a failed allocation frees the scratch it was to grow
     if (hs_alloc_scratch(static_cast<hs_database_t*>(db_), &ts.s) != HS_SUCCESS) {
       throw std::runtime_error("hyperscan: cannot allocate scratch");
     }
@@ -95,7 +102,7 @@ void HyperscanPatterns::patterns_in(const uint8_t* p, uint32_t n, std::vector<ui
 
 size_t HyperscanPatterns::database_bytes() const {
   size_t b = 0;
-  hs_database_size(static_cast<hs_database_t*>(db_), &b);
+  if (db_) hs_database_size(static_cast<hs_database_t*>(db_), &b);
   return b;
 }
 

@@ -1,7 +1,7 @@
 // Hyperscan (Intel's multi-pattern matcher, Debian's libhyperscan-dev) as a stage 1 of DPI: the
 // rule set's patterns as literals (hs_compile_lit_multi; nocase ones with HS_FLAG_CASELESS, each
 // reported once per scan), block mode. It finds the same pattern ids as AhoCorasick over the same
-// patterns (dpi_test checks it on the ET rules and random traffic). Built where Hyperscan was
+// patterns (hyperscan_test checks it on the ET rules and every kind of traffic). Built where Hyperscan was
 // found (hyperscan_built()); elsewhere constructing one throws.
 #pragma once
 

@@ -20,6 +20,7 @@
 #include "apps/dpi/hyperscan_patterns.h"
 #include "apps/dpi/ids_rules.h"
 #include "core/rng.h"
+#include "core/usage_error.h"
 #include "io/pcap_io.h"
 #include "io/traffic_gen.h"
 #include "tests/test_util.h"
@@ -123,7 +124,7 @@ TEST(Hyperscan, EngineGivesTheSameRulesThroughEveryEntryPoint) {
   const DpiEngine ref(et_rules(), Stage1::kAhoCorasick);
   const DpiEngine hs(et_rules(), Stage1::kHyperscan);
   EXPECT_EQ(hs.stage1(), Stage1::kHyperscan);
-  EXPECT_GT(hs.memory_bytes(), ref.memory_bytes());
+  EXPECT_LT(hs.memory_bytes(), ref.memory_bytes()) << "with Hyperscan the port groups need no automata";
   std::vector<PacketInfo> info;
   const std::vector<PacketStore> stores = traffic(ref.all_patterns());
   for (const PacketStore& s : stores) {
@@ -206,6 +207,40 @@ TEST(Hyperscan, RuleUpdatesKeepTheStage1AndFindTheNewRules) {
   EXPECT_EQ(sids, std::vector<uint32_t>{2});
   e.match(info_of(a), &sids);
   EXPECT_TRUE(sids.empty()) << "sid 1 was deleted";
+  // The last rule deleted: no pattern left, so no database, and nothing matches.
+  const auto emptied = control.apply({"del 2"});
+  ASSERT_EQ(emptied.size(), 1u);
+  EXPECT_EQ(emptied[0], "");
+  EXPECT_EQ(current.load()->rules().patterns.size(), 0u);
+  current.load()->engine().match(info_of(b), &sids);
+  EXPECT_TRUE(sids.empty());
+  const auto back = control.apply({"add alert tcp any any -> any 80 (content:\"alpha\"; sid:3;)"});
+  EXPECT_EQ(back[0], "");
+  current.load()->engine().match(info_of(a), &sids);
+  EXPECT_EQ(sids, std::vector<uint32_t>{3});
+}
+
+TEST(Hyperscan, NoPatternsFindNothing) {
+  if (!hyperscan_built()) GTEST_SKIP() << "built without Hyperscan";
+  const HyperscanPatterns none({});
+  const HyperscanPatterns::Scratch scratch(none);
+  std::vector<uint32_t> out{7};
+  none.patterns_in(reinterpret_cast<const uint8_t*>("abc"), 3, &out);
+  EXPECT_TRUE(out.empty());
+  out = {7};
+  none.patterns_in(reinterpret_cast<const uint8_t*>("abc"), 3, scratch, &out);
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(none.database_bytes(), 0u);
+}
+
+TEST(Hyperscan, TheEngineFlagIsParsed) {
+  EXPECT_EQ(parse_stage1("aho-corasick", "--dpi-engine"), Stage1::kAhoCorasick);
+  EXPECT_THROW(parse_stage1("regex", "--dpi-engine"), std::invalid_argument);
+  if (hyperscan_built()) {
+    EXPECT_EQ(parse_stage1("hyperscan", "--dpi-engine"), Stage1::kHyperscan);
+  } else {
+    EXPECT_THROW(parse_stage1("hyperscan", "--dpi-engine"), UsageError);
+  }
 }
 
 TEST(Hyperscan, ABuildWithoutItRefusesClearly) {

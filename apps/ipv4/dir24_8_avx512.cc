@@ -8,28 +8,23 @@
 
 #include <cstdint>
 
-// GCC 12 reports its own AVX-512 intrinsics' "__Y" temporaries as maybe uninitialized when they are
-// compiled through a target attribute (a false positive of the header, not of this code).
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-
 #include "apps/ipv4/ipv4_cpu.h"
+#include "core/avx512.h"
 
 namespace tandem::ipv4 {
 
-bool have_avx512() {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  return __builtin_cpu_supports("avx512f");
-#else
-  return false;
-#endif
-}
+bool dir24_8_avx512_supported() { return cpu_has_avx512f(); }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// GCC 12 reports its own AVX-512 intrinsics' "__Y" temporaries as (maybe) uninitialized when they
+// are compiled through a target attribute (a false positive of the header, not of this code).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 namespace {
 
-// tbl8_mid: tbl8 + 2^31 entries. Slots (group << 8 | octet) reach 2^32 - 1 and a gather takes
-// signed 32-bit indices: the index goes with its top bit flipped (slot - 2^31) against a base 2^31
-// entries further on, which reaches every slot a group index of 24 bits names.
+// tbl8_mid: gather_base_for_unsigned_index(tbl8); slots (group << 8 | octet) go with their top bit
+// flipped (core/avx512.h).
 __attribute__((target("avx512f"))) void lookup16(const int* tbl24, const int* tbl8_mid, const uint32_t* ips,
                                                  uint32_t* out) {
   const __m512i ip = _mm512_loadu_si512(ips);
@@ -48,7 +43,7 @@ __attribute__((target("avx512f"))) void lookup16(const int* tbl24, const int* tb
 __attribute__((target("avx512f"))) void lookup_all(const uint32_t* tbl24u, const uint32_t* tbl8u, const uint32_t* ips,
                                                    uint32_t* out, size_t n, uint32_t distance) {
   const int* tbl24 = reinterpret_cast<const int*>(tbl24u);
-  const int* tbl8_mid = reinterpret_cast<const int*>(reinterpret_cast<uintptr_t>(tbl8u) + (uintptr_t{1} << 31) * 4);
+  const int* tbl8_mid = gather_base_for_unsigned_index(tbl8u);
   size_t i = 0;
   const size_t ahead = n > distance + 16 ? n - distance - 16 : 0;
   for (; i < ahead; i += 16) {
@@ -60,12 +55,13 @@ __attribute__((target("avx512f"))) void lookup_all(const uint32_t* tbl24u, const
 }
 
 }  // namespace
+#pragma GCC diagnostic pop
 #endif
 
 void lookup_avx512(const uint32_t* tbl24, const uint32_t* tbl8, const uint32_t* ips, uint32_t* next_hops, size_t n,
                    uint32_t distance) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  static const bool supported = have_avx512();
+  static const bool supported = dir24_8_avx512_supported();
   if (supported) {
     lookup_all(tbl24, tbl8, ips, next_hops, n, distance);
     return;
@@ -75,7 +71,7 @@ void lookup_avx512(const uint32_t* tbl24, const uint32_t* tbl8, const uint32_t* 
 }
 
 void lookup_avx512(const Dir24_8& table, const uint32_t* ips, uint32_t* next_hops, size_t n, uint32_t distance) {
-  static const bool supported = have_avx512();
+  static const bool supported = dir24_8_avx512_supported();
   if (!supported) return lookup_prefetch_stream(table, ips, next_hops, n, kPrefetchDistance);
   lookup_avx512(table.tbl24(), table.tbl8(), ips, next_hops, n, distance);
 }

@@ -1,6 +1,6 @@
 // The IPv4 router as a ForwardApp (apps/forward_app.h): parse and validate, drop martians and
-// expiring TTLs (ipv4_frame_core.h), longest-prefix match (scalar; software-pipelined prefetch
-// over the burst; or the GPU kernel), then TTL decrement, incremental checksum and the next hop's
+// expiring TTLs (ipv4_frame_core.h), longest-prefix match (scalar; the batched lookup over the
+// burst, ipv4_cpu.h; or the GPU kernel), then TTL decrement, incremental checksum and the next hop's
 // port. The lookup reads the table chosen by name (ipv4_table.h make_table): DIR-24-8 on every
 // path, or Poptrie on the CPU paths.
 #pragma once

@@ -26,7 +26,7 @@ void lookup_prefetch_stream(const Dir24_8& table, const uint32_t* ips, uint32_t*
 }
 
 void lookup_batched(const Dir24_8& table, const uint32_t* ips, uint32_t* next_hops, size_t n) {
-  static const bool avx512 = have_avx512();
+  static const bool avx512 = dir24_8_avx512_supported();
   if (avx512) return lookup_avx512(table, ips, next_hops, n, kPrefetchDistance);
   lookup_prefetch_stream(table, ips, next_hops, n, kPrefetchDistance);
 }

@@ -21,7 +21,7 @@ void lookup_batched(const Dir24_8& table, const uint32_t* ips, uint32_t* next_ho
 // 16 addresses per step with AVX-512 gathers (tbl24, then a masked gather of the extended
 // entries' tbl8 slots), tbl24 entries prefetched `distance` addresses ahead (dir24_8_avx512.cc).
 // lookup_prefetch_stream on CPUs without AVX-512F.
-bool have_avx512();
+bool dir24_8_avx512_supported();
 void lookup_avx512(const Dir24_8& table, const uint32_t* ips, uint32_t* next_hops, size_t n,
                    uint32_t distance = kPrefetchDistance);
 // The same on bare arrays of the layout (tbl24: 2^24 entries; tbl8: the groups any entry points

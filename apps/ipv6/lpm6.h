@@ -70,7 +70,8 @@ class Lpm6 {
   // against it are in bench/variants/ipv6_variants.h.
   void lookup_batch(const uint8_t (*addrs)[16], uint32_t* hops, size_t n) const;
   // Chooses lookup_batch's algorithm (DPDK's rte_fib6_select_lookup); false, and the choice
-  // unchanged, where this CPU cannot run it. A new table starts on default_lookup().
+  // unchanged, where this CPU cannot run it. A new table starts on default_lookup(). Not while
+  // other threads look up in the table (the choice is a plain field).
   bool select_lookup(Lpm6Lookup kind);
   Lpm6Lookup selected_lookup() const { return lookup_kind_; }
 

@@ -8,24 +8,20 @@
 
 #include <cstdint>
 
-// GCC 12 reports its own AVX-512 intrinsics' "__Y" temporaries as maybe uninitialized when they are
-// compiled through a target attribute (a false positive of the header, not of this code).
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-
 #include "apps/ipv6/lpm6.h"
+#include "core/avx512.h"
 #include "core/compiler.h"
 
 namespace tandem::ipv6 {
 
-bool lpm6_avx512_supported() {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-#else
-  return false;
-#endif
-}
+bool lpm6_avx512_supported() { return cpu_has_avx512f() && cpu_has_avx512bw(); }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// GCC 12 reports its own AVX-512 intrinsics' "__Y" temporaries as (maybe) uninitialized when they
+// are compiled through a target attribute (a false positive of the header, not of this code).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 namespace {
 
 using E = Lpm6Entry;
@@ -50,12 +46,9 @@ struct Lanes16 {
   __mmask16 ext;
 };
 
-// tbl8_mid: tbl8 + 2^31 entries. Group slots are (group << 8 | byte), up to 2^32 - 1, and a gather
-// takes signed 32-bit indices: the index is sent with its top bit flipped (slot - 2^31) against a
-// base 2^31 entries further on, which reaches every slot of the reserved pool.
 TANDEM_AVX512 inline void start16(Lanes16& l, const int* tbl24, const uint8_t (*addrs)[16]) {
   // Per 128-bit lane: reverse the bytes of each dword, so that address byte 4j is a word's top byte.
-  const __m512i bswap = _mm512_broadcast_i32x4(_mm_setr_epi8(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12));
+  const __m512i bswap = _mm512_set4_epi32(0x0C0D0E0F, 0x08090A0B, 0x04050607, 0x00010203);
   for (int k = 0; k < 4; ++k) l.r[k] = _mm512_shuffle_epi8(_mm512_loadu_si512(addrs + 4 * k), bswap);
   l.word = address_word(l.r, 0);
   l.e = _mm512_i32gather_epi32(_mm512_srli_epi32(l.word, 8), tbl24, 4);
@@ -63,7 +56,8 @@ TANDEM_AVX512 inline void start16(Lanes16& l, const int* tbl24, const uint8_t (*
 }
 
 // One level down for the lanes still extended. Every such lane is at the same address byte: they
-// all started at byte 3 together.
+// all started at byte 3 together. tbl8_mid: gather_base_for_unsigned_index(tbl8), the slot sent
+// with its top bit flipped (core/avx512.h).
 TANDEM_AVX512 inline void step16(Lanes16& l, const int* tbl8_mid, int byte) {
   if (!l.ext) return;
   if (byte % 4 == 0) l.word = address_word(l.r, byte / 4);
@@ -99,7 +93,7 @@ TANDEM_AVX512 inline void lookup_sets(const int* tbl24, const int* tbl8_mid, con
 TANDEM_AVX512 void lookup_all(const uint32_t* tbl24u, const uint32_t* tbl8u, const uint8_t (*addrs)[16], uint32_t* out,
                               size_t n) {
   const int* tbl24 = reinterpret_cast<const int*>(tbl24u);
-  const int* tbl8_mid = reinterpret_cast<const int*>(reinterpret_cast<uintptr_t>(tbl8u) + (uintptr_t{1} << 31) * 4);
+  const int* tbl8_mid = gather_base_for_unsigned_index(tbl8u);
   size_t i = 0;
   for (; i + 128 <= n; i += 128) lookup_sets<8>(tbl24, tbl8_mid, addrs + i, out + i);
   for (; i + 32 <= n; i += 32) lookup_sets<2>(tbl24, tbl8_mid, addrs + i, out + i);
@@ -111,6 +105,7 @@ TANDEM_AVX512 void lookup_all(const uint32_t* tbl24u, const uint32_t* tbl8u, con
 }
 
 }  // namespace
+#pragma GCC diagnostic pop
 #endif
 
 void lpm6_lookup_avx512(const uint32_t* tbl24, const uint32_t* tbl8, const uint8_t (*addrs)[16], uint32_t* hops,

@@ -54,7 +54,7 @@ size_t mismatches(const std::vector<uint32_t>& want, const std::vector<uint32_t>
 
 TEST(Ipv4Variants, EveryVariantAgreesWithTrieOnTheRealTable) {
   const auto& t = RealIpv4Table::get();
-  if (!have_avx512()) std::printf("no AVX-512 on this CPU: checking lookup_avx512's fallback\n");
+  if (!dir24_8_avx512_supported()) std::printf("no AVX-512 on this CPU: checking lookup_avx512's fallback\n");
   auto ips = test::uniform_addresses(3'000'000, 42);
   const auto inside = test::addresses_in_prefixes(t.fib.routes, 2'000'000, 7);
   ips.insert(ips.end(), inside.begin(), inside.end());
