@@ -19,9 +19,6 @@
 
 #include "apps/ipv4/ipv4_cpu.h"
 #include "apps/ipv4/ipv4_gpu.h"
-#include "apps/ipv4/ipv4_cpu.h"
-#include "gpu/offload_engine.h"
-#include "gpu/staged_engine.h"
 #include "bench/bench_report.h"
 #include "cli/commands.h"
 #include "cli/table_setup.h"
@@ -38,7 +35,7 @@ struct GpuStreamOptions {
   std::string modes = "async,graph,mapped,persistent";
   std::string batches = "262144,1048576,4194304";
   int slots = 4;
-  uint64_t items = uint64_t{1} << 27;  // per repetition
+  uint64_t items = uint64_t{1} << 27;  // per repetition at least; more where a repetition would last under --min-seconds
   int reps = 5;
   int engine_workers = 4;
   uint32_t engine_request = 8192;
@@ -196,8 +193,9 @@ int run_bench(const GpuStreamOptions& o) {
       auto r = gtable->make_runner(oo);
       for (int s = 0; s < r->slots(); ++s) std::copy_n(ips.data() + s * b, b, static_cast<uint32_t*>(r->in(s)));
       stream_runner(*r, b, std::min<uint64_t>(o.items, 8 * b));  // warm-up (graphs, caches)
+      const uint64_t items = bench::items_for_window(o.items, [&](uint64_t n) { return stream_runner(*r, b, n); });
       std::vector<double> rates;
-      for (int k = 0; k < o.reps; ++k) rates.push_back(stream_runner(*r, b, o.items));
+      for (int k = 0; k < o.reps; ++k) rates.push_back(stream_runner(*r, b, items));
       size_t bad = 0;
       for (int s = 0; s < r->slots(); ++s) {
         const auto* out = static_cast<const uint32_t*>(r->out(s));
@@ -208,7 +206,7 @@ int run_bench(const GpuStreamOptions& o) {
       std::printf("%-12s %10zu %6d %12.2f %9.0f%% %9.0f%%%s\n", mode.c_str(), b, r->slots(), rate / 1e9,
                   100 * rate / bound_each, 100 * rate / bound_both, bad ? "  WRONG RESULTS" : "");
       std::fflush(stdout);
-      runner_rows.push_back({{"mode", mode}, {"batch", b}, {"slots", r->slots()}, {"rates", rates},
+      runner_rows.push_back({{"mode", mode}, {"batch", b}, {"slots", r->slots()}, {"items_per_rep", items}, {"rates", rates},
                              {"median_rate", rate}, {"of_bound_each", rate / bound_each},
                              {"of_bound_both", rate / bound_both}, {"wrong_results", bad}});
     }
@@ -230,8 +228,11 @@ int run_bench(const GpuStreamOptions& o) {
     gpu::OffloadEngine e(gtable->make_runner(oo), cpu_fallback, ec, o.engine_workers);
     std::vector<double> rates;
     size_t bad = 0;
+    const uint64_t items = bench::items_for_window(o.items / 4, [&](uint64_t n) {
+      return stream_engine(e, o.engine_workers, o.engine_request, n, ips, want, &bad);
+    });
     for (int k = 0; k < o.reps; ++k) {
-      rates.push_back(stream_engine(e, o.engine_workers, o.engine_request, o.items / 4, ips, want, &bad));
+      rates.push_back(stream_engine(e, o.engine_workers, o.engine_request, items, ips, want, &bad));
     }
     wrong += bad;
     const gpu::EngineStats st = e.stats();
@@ -239,7 +240,7 @@ int run_bench(const GpuStreamOptions& o) {
     std::printf("%-12s %12.2f G lookups/s (%.0f%% of bound), %.0f addresses per batch, %s%s\n", mode.c_str(),
                 rate / 1e9, 100 * rate / bound_each, st.batches ? double(st.items) / st.batches : 0.0,
                 e.on_gpu() ? "on the GPU" : "FELL BACK TO THE CPU", bad ? ", WRONG RESULTS" : "");
-    engine_rows.push_back({{"mode", mode}, {"rates", rates}, {"median_rate", rate}, {"of_bound_each", rate / bound_each},
+    engine_rows.push_back({{"mode", mode}, {"items_per_rep", items}, {"rates", rates}, {"median_rate", rate}, {"of_bound_each", rate / bound_each},
                            {"avg_batch", st.batches ? double(st.items) / st.batches : 0.0}, {"wrong_results", bad}});
   }
   // The staged engine: no copies on the master.
@@ -259,8 +260,11 @@ int run_bench(const GpuStreamOptions& o) {
       std::vector<double> rates;
       size_t bad = 0;
       stream_staged(e, workers, o.engine_request, o.items / 4, ips, want, true, &bad);  // every result checked
+      const uint64_t items = bench::items_for_window(o.items, [&](uint64_t n) {
+        return stream_staged(e, workers, o.engine_request, n, ips, want, false, &bad);
+      });
       for (int k = 0; k < o.reps; ++k) {
-        rates.push_back(stream_staged(e, workers, o.engine_request, o.items, ips, want, false, &bad));
+        rates.push_back(stream_staged(e, workers, o.engine_request, items, ips, want, false, &bad));
       }
       wrong += bad;
       const gpu::EngineStats st = e.stats();
@@ -270,7 +274,7 @@ int run_bench(const GpuStreamOptions& o) {
                   st.batches ? double(st.items) / st.batches : 0.0, e.on_gpu() ? "on the GPU" : "FELL BACK TO THE CPU",
                   bad ? ", WRONG RESULTS" : "");
       std::fflush(stdout);
-      staged_rows.push_back({{"mode", mode}, {"workers", workers}, {"batch", oo.capacity}, {"rates", rates},
+      staged_rows.push_back({{"mode", mode}, {"workers", workers}, {"batch", oo.capacity}, {"items_per_rep", items}, {"rates", rates},
                              {"median_rate", rate}, {"of_bound_each", rate / bound_each}, {"of_bound_both", rate / bound_both},
                              {"avg_batch", st.batches ? double(st.items) / st.batches : 0.0}, {"wrong_results", bad}});
     }

@@ -130,7 +130,8 @@ int run_bench(const BenchIpv4Options& o) {
   const bool want_gpu = o.device != "cpu";
   if (want_gpu && gpu::available(&why)) {
     auto gtable = ipv4::Ipv4GpuTable::create(table);
-    std::vector<double> ms = ipv4::Ipv4GpuVariants::create(*gtable)->time_kernel(ips.data(), got.data(), o.n, o.reps);
+    std::vector<double> ms =
+        ipv4::Ipv4GpuVariants::create(*gtable)->time_kernel(ips.data(), got.data(), o.n, o.reps, bench::min_rep_seconds());
     for (double& m : ms) m /= 1e3;
     add_row("gpu_kernel", "table and addresses in device memory", ms, got.data());
     gpu::PinnedArray<uint32_t> pin_in(o.n), pin_out(o.n);

@@ -72,6 +72,22 @@ std::vector<double> time_reps(int reps, F&& f) {
   return s;
 }
 
+// The item count for the repetitions of a run given as run(items) -> items per second: `items`,
+// grown until one run lasts min_rep_seconds() with a margin (x1.2). The runs that find it are
+// warm-ups, not repetitions.
+template <typename F>
+uint64_t items_for_window(uint64_t items, F&& run) {
+  min_rep_seconds_used() = true;
+  for (int tries = 0; tries < 10; ++tries) {
+    const double rate = run(items);
+    const double secs = rate > 0 ? static_cast<double>(items) / rate : 0;
+    if (secs >= min_rep_seconds()) break;
+    const double grow = secs > 0 ? 1.2 * min_rep_seconds() / secs : 64;
+    items = static_cast<uint64_t>(static_cast<double>(items) * std::min(grow, 64.0)) + 1;
+  }
+  return items;
+}
+
 // Items per second of `threads` threads pinned to CPUs 0.., each calling f(t) (the items it did)
 // until min_seconds have passed (at least once).
 template <class F>

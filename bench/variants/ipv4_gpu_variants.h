@@ -30,10 +30,12 @@ class Ipv4GpuVariants {
   static std::unique_ptr<Ipv4GpuVariants> create(const Ipv4GpuTable& table) { return Factory::create(table); }
   virtual ~Ipv4GpuVariants() = default;
 
-  // Times the lookup kernel alone on `ips` (copied to the device first), `reps` times after a
-  // warm-up. Returns the milliseconds of each repetition (CUDA events), and the results in
-  // `next_hops`.
-  virtual std::vector<double> time_kernel(const uint32_t* ips, uint32_t* next_hops, size_t n, int reps) = 0;
+  // Times the lookup kernel alone on `ips` (copied to the device first), `reps` repetitions after
+  // a warm-up, each launching it back to back until `min_seconds` of GPU time have passed (at
+  // least once). Returns the milliseconds of one launch per repetition (CUDA events over the
+  // repetition's launches), and the results in `next_hops`.
+  virtual std::vector<double> time_kernel(const uint32_t* ips, uint32_t* next_hops, size_t n, int reps,
+                                          double min_seconds = 0) = 0;
 
   // An offload runner that forwards whole frames on the GPU, FrameCell in and out: parsing,
   // validation, the router's drop rules, the lookup and the TTL/checksum rewrite, with the code
