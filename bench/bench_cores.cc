@@ -162,12 +162,8 @@ int run_bench(const BenchCoresOptions& o) {
       };
       // Runs shorter than --min-seconds (with a margin for the machine's spread) set a larger
       // count for the repetitions and are not among them.
-      for (int grow = 0; grow < 8 && o.min_seconds > 0; ++grow) {
-        const WorkersResult res = run_once(p.packets, false);
-        if (res.seconds >= o.min_seconds * 1.2) break;
-        const double rate = res.counters.rx_packets / std::max(res.seconds, 1e-6);
-        p.packets = std::max<uint64_t>(p.packets + 1, static_cast<uint64_t>(rate * o.min_seconds * 1.5));
-      }
+      p.packets = bench::items_for_window(p.packets, o.min_seconds,
+                                          [&](uint64_t n) { return run_once(n, false).seconds; });
       for (int r = 0; r < o.reps; ++r) {
         const WorkersResult res = run_once(p.packets, false);
         p.mpps.push_back(res.counters.rx_packets / res.seconds / 1e6);

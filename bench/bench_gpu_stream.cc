@@ -181,6 +181,12 @@ int run_bench(const GpuStreamOptions& o) {
   fill_uniform_addresses(ips.data(), ips.size(), 11);
   ipv4::lookup_batched(*t.table, ips.data(), want.data(), ips.size());
 
+  // Items for a row's repetitions of at least --min-seconds, from a run giving its rate.
+  bench::min_rep_seconds_used() = true;
+  const auto window = [](uint64_t items, const auto& rate_of) {
+    return bench::items_for_window(items, bench::min_rep_seconds(),
+                                   [&](uint64_t n) { return static_cast<double>(n) / rate_of(n); });
+  };
   size_t wrong = 0;
   nlohmann::json runner_rows = nlohmann::json::array();
   std::printf("\n%-12s %10s %6s %12s %10s %10s\n", "mode", "batch", "slots", "G lookups/s", "of bound", "of both");
@@ -193,7 +199,7 @@ int run_bench(const GpuStreamOptions& o) {
       auto r = gtable->make_runner(oo);
       for (int s = 0; s < r->slots(); ++s) std::copy_n(ips.data() + s * b, b, static_cast<uint32_t*>(r->in(s)));
       stream_runner(*r, b, std::min<uint64_t>(o.items, 8 * b));  // warm-up (graphs, caches)
-      const uint64_t items = bench::items_for_window(o.items, [&](uint64_t n) { return stream_runner(*r, b, n); });
+      const uint64_t items = window(o.items, [&](uint64_t n) { return stream_runner(*r, b, n); });
       std::vector<double> rates;
       for (int k = 0; k < o.reps; ++k) rates.push_back(stream_runner(*r, b, items));
       size_t bad = 0;
@@ -228,7 +234,7 @@ int run_bench(const GpuStreamOptions& o) {
     gpu::OffloadEngine e(gtable->make_runner(oo), cpu_fallback, ec, o.engine_workers);
     std::vector<double> rates;
     size_t bad = 0;
-    const uint64_t items = bench::items_for_window(o.items / 4, [&](uint64_t n) {
+    const uint64_t items = window(o.items / 4, [&](uint64_t n) {
       return stream_engine(e, o.engine_workers, o.engine_request, n, ips, want, &bad);
     });
     for (int k = 0; k < o.reps; ++k) {
@@ -260,7 +266,7 @@ int run_bench(const GpuStreamOptions& o) {
       std::vector<double> rates;
       size_t bad = 0;
       stream_staged(e, workers, o.engine_request, o.items / 4, ips, want, true, &bad);  // every result checked
-      const uint64_t items = bench::items_for_window(o.items, [&](uint64_t n) {
+      const uint64_t items = window(o.items, [&](uint64_t n) {
         return stream_staged(e, workers, o.engine_request, n, ips, want, false, &bad);
       });
       for (int k = 0; k < o.reps; ++k) {

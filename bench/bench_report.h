@@ -72,18 +72,17 @@ std::vector<double> time_reps(int reps, F&& f) {
   return s;
 }
 
-// The item count for the repetitions of a run given as run(items) -> items per second: `items`,
-// grown until one run lasts min_rep_seconds() with a margin (x1.2). The runs that find it are
-// warm-ups, not repetitions.
+// The item count for the repetitions of a run given as seconds_of(items) -> seconds it took:
+// `items`, grown (up to eight times) until one run lasts 1.2x `min_seconds`, the margin for the
+// machine's spread; each growth aims at 1.5x. The runs that find it are warm-ups, not
+// repetitions. min_seconds <= 0: `items` as given, nothing run.
 template <typename F>
-uint64_t items_for_window(uint64_t items, F&& run) {
-  min_rep_seconds_used() = true;
-  for (int tries = 0; tries < 10; ++tries) {
-    const double rate = run(items);
-    const double secs = rate > 0 ? static_cast<double>(items) / rate : 0;
-    if (secs >= min_rep_seconds()) break;
-    const double grow = secs > 0 ? 1.2 * min_rep_seconds() / secs : 64;
-    items = static_cast<uint64_t>(static_cast<double>(items) * std::min(grow, 64.0)) + 1;
+uint64_t items_for_window(uint64_t items, double min_seconds, F&& seconds_of) {
+  for (int grow = 0; grow < 8 && min_seconds > 0; ++grow) {
+    const double secs = seconds_of(items);
+    if (secs >= min_seconds * 1.2) break;
+    const double rate = static_cast<double>(items) / std::max(secs, 1e-6);
+    items = std::max<uint64_t>(items + 1, static_cast<uint64_t>(rate * min_seconds * 1.5));
   }
   return items;
 }

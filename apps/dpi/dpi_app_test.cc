@@ -15,6 +15,7 @@
 #include "apps/dpi/dpi_app.h"
 #include "apps/dpi/dpi_item_gpu.h"
 #include "apps/dpi/dpi_test_frames.h"
+#include "apps/dpi/dpi_test_rules.h"
 #include "apps/registry.h"
 #include "core/checksum.h"
 #include "core/parse.h"
@@ -28,13 +29,7 @@ namespace {
 
 using Bytes = std::vector<uint8_t>;
 
-std::vector<std::string> et_files() {
-  std::vector<std::string> v;
-  const std::string dir = test::source_path("data/ids/et_open_2019-04-15");
-  for (const auto& e : std::filesystem::directory_iterator(dir)) v.push_back(e.path().string());
-  std::sort(v.begin(), v.end());
-  return v;
-}
+using test_rules::et_files;
 
 const DpiTables& et_tables() {
   static const DpiTables* t = [] {

@@ -381,6 +381,17 @@ void sort_unique(std::vector<uint32_t>* v) {
 
 }  // namespace
 
+void DpiEngine::group_patterns_among(const Group& g, const std::vector<uint32_t>& ids, std::vector<uint32_t>* found) {
+  // Both lists are sorted: one merge-like pass with binary searches over the (usually much
+  // longer) group list.
+  auto from = g.global_sorted.begin();
+  for (uint32_t id : ids) {
+    from = std::lower_bound(from, g.global_sorted.end(), id);
+    if (from == g.global_sorted.end()) break;
+    if (*from == id) found->push_back(g.local_of_sorted[static_cast<size_t>(from - g.global_sorted.begin())]);
+  }
+}
+
 void DpiEngine::to_sids(std::vector<uint32_t>* v) const {
   for (uint32_t& x : *v) x = set_.rules[x].sid;
   sort_unique(v);
@@ -403,12 +414,17 @@ void DpiEngine::rules_over_groups(const PacketInfo& p, std::vector<uint32_t>* ru
 
 void DpiEngine::match_rules(const PacketInfo& p, std::vector<uint32_t>* rules) const {
   if (hs_) {
-    // A packet no group applies to needs no scan: it matches no rule either way.
-    int32_t cand[3];
-    if (candidate_groups(p, cand) == 0) return rules->clear();
+    // One scan for all of the packet's groups, made when the first of them asks (a packet no
+    // group applies to needs none).
     thread_local std::vector<uint32_t> ids;
-    patterns_in(p, &ids);
-    return match_rules_from_patterns(p, ids, rules);
+    bool scanned = false;
+    return rules_over_groups(p, rules, [&](const Group& g, std::vector<uint32_t>* found) {
+      if (!scanned) {
+        patterns_in(p, &ids);
+        scanned = true;
+      }
+      group_patterns_among(g, ids, found);
+    });
   }
   rules_over_groups(p, rules, [&p](const Group& g, std::vector<uint32_t>* found) {
     if (p.payload) g.ac.patterns_in(p.payload, p.len, found);
@@ -479,16 +495,7 @@ void DpiEngine::match_from_patterns(const PacketInfo& p, const std::vector<uint3
 
 void DpiEngine::match_rules_from_patterns(const PacketInfo& p, const std::vector<uint32_t>& ids,
                                           std::vector<uint32_t>* rules) const {
-  rules_over_groups(p, rules, [&ids](const Group& g, std::vector<uint32_t>* found) {
-    // The group's patterns among the ids: both lists are sorted, so one merge-like pass with
-    // binary searches over the (usually much longer) group list.
-    auto from = g.global_sorted.begin();
-    for (uint32_t id : ids) {
-      from = std::lower_bound(from, g.global_sorted.end(), id);
-      if (from == g.global_sorted.end()) break;
-      if (*from == id) found->push_back(g.local_of_sorted[static_cast<size_t>(from - g.global_sorted.begin())]);
-    }
-  });
+  rules_over_groups(p, rules, [&ids](const Group& g, std::vector<uint32_t>* found) { group_patterns_among(g, ids, found); });
 }
 
 }  // namespace tandem::dpi

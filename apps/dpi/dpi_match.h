@@ -143,6 +143,8 @@ class DpiEngine {
   // Appends the indices of group g's rules that match p, given the group's local pattern ids
   // (from 1, any order) found in p's payload.
   void group_rules(const Group& g, const PacketInfo& p, const std::vector<uint32_t>& found, std::vector<uint32_t>* rules) const;
+  // The group's local pattern ids (from 1) of those among `ids` (sorted global pattern ids).
+  static void group_patterns_among(const Group& g, const std::vector<uint32_t>& ids, std::vector<uint32_t>* found);
   // Rule indices to their sids, sorted and unique, in place.
   void to_sids(std::vector<uint32_t>* v) const;
 

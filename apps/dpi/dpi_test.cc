@@ -15,6 +15,7 @@
 #include "apps/dpi/dpi_gpu.h"
 #include "apps/dpi/dpi_match.h"
 #include "apps/dpi/ids_rules.h"
+#include "apps/dpi/dpi_test_rules.h"
 #include "core/flow_hash.h"
 #include "core/parse.h"
 #include "gpu/gpu_runtime.h"
@@ -26,27 +27,8 @@
 namespace tandem::dpi {
 namespace {
 
-std::vector<std::string> et_files() {
-  std::vector<std::string> v;
-  const std::string dir = test::shared_data_path("ids/et_open_2019-04-15");
-  if (!std::filesystem::exists(dir)) return v;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    if (e.path().string().size() > 9 && e.path().string().substr(e.path().string().size() - 9) == ".rules.gz") {
-      v.push_back(e.path().string());
-    }
-  }
-  std::sort(v.begin(), v.end());
-  return v;
-}
-
-const IdsRuleSet& et_rules() {
-  static const IdsRuleSet* s = [] {
-    IdsLoadOptions o;
-    o.skip_bad = true;
-    return new IdsRuleSet(load_ids_rules(et_files(), o));
-  }();
-  return *s;
-}
+using test_rules::et_files;
+using test_rules::et_rules;
 
 // The TCP and UDP payloads among the first `max` frames of data/pcap/CAP.pcap.
 std::vector<std::string> capture_payloads(const std::string& cap, size_t max) {

@@ -19,6 +19,7 @@
 #include "apps/dpi/dpi_test_frames.h"
 #include "apps/dpi/hyperscan_patterns.h"
 #include "apps/dpi/ids_rules.h"
+#include "apps/dpi/dpi_test_rules.h"
 #include "core/rng.h"
 #include "core/usage_error.h"
 #include "io/pcap_io.h"
@@ -28,26 +29,8 @@
 namespace tandem::dpi {
 namespace {
 
-std::vector<std::string> et_files() {
-  std::vector<std::string> v;
-  const std::string dir = test::source_path("data/ids/et_open_2019-04-15");
-  if (!std::filesystem::exists(dir)) return v;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    const std::string p = e.path().string();
-    if (p.size() > 9 && p.compare(p.size() - 9, 9, ".rules.gz") == 0) v.push_back(p);
-  }
-  std::sort(v.begin(), v.end());
-  return v;
-}
-
-const IdsRuleSet& et_rules() {
-  static const IdsRuleSet* s = [] {
-    IdsLoadOptions o;
-    o.skip_bad = true;
-    return new IdsRuleSet(load_ids_rules(et_files(), o));
-  }();
-  return *s;
-}
+using test_rules::et_files;
+using test_rules::et_rules;
 
 // The packets compared: the real captures, generated TCP and UDP traffic free of every pattern,
 // and the same with patterns (nocase ones in random case) spliced over 5% and 30% of the bytes.
