@@ -39,6 +39,8 @@ constexpr unsigned kPoolCache = 256;
 constexpr unsigned kCellsInFlight = 8 * PacketBatch::kCapacity;
 // How long the start waits for the ports' links to come up.
 constexpr uint64_t kLinkWaitNs = 5000000000;
+// How long the close waits for a memif peer to read what is left in the rings (see the close).
+constexpr uint64_t kPeerLingerNs = 2000000000;
 
 std::string dpdk_error(const std::string& what) { return "dpdk: " + what + ": " + rte_strerror(rte_errno); }
 
@@ -336,6 +338,20 @@ DpdkPorts::DpdkPorts(const std::string& eal_args, const std::vector<std::string>
 }
 
 DpdkPorts::~DpdkPorts() {
+  // A memif port's transmit ring lies in memory shared with the peer, which reads it on its own
+  // time; stopping the port unmaps it, and what the peer has not read yet is gone. The driver cannot
+  // say how far the peer has read, so a port that sent frames stays up until the peer disconnects
+  // (a sink that got all it wanted) or kPeerLingerNs has passed. Drivers over the kernel hand
+  // frames over inside rte_eth_tx_burst, and a NIC's ring empties at line rate within microseconds.
+  const uint64_t until = now_ns() + kPeerLingerNs;
+  for (const Port& p : ports_) {
+    rte_eth_stats st{};
+    if (p.driver != "net_memif" || rte_eth_stats_get(p.id, &st) != 0 || st.opackets == 0) continue;
+    rte_eth_link link{};
+    while (now_ns() < until && rte_eth_link_get_nowait(p.id, &link) == 0 && link.link_status) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
   for (const Port& p : ports_) {
     rte_eth_dev_stop(p.id);
     rte_eth_dev_close(p.id);
