@@ -29,6 +29,9 @@ class TableControl {
   virtual std::vector<std::string> apply(const std::vector<std::string>& lines) = 0;
   // Updates published so far (each applied line counts one).
   virtual uint64_t version() const = 0;
+  // True when the updates also reach the GPU offload path's device copy of the table
+  // (gpu/table_updates.h); else live updates run on the CPU paths only.
+  virtual bool reaches_gpu_offload() const { return false; }
 };
 
 }  // namespace tandem

@@ -297,8 +297,13 @@ int run(const RunOptions& o) {
     }
   }
   if (!o.control.empty()) {
-    if (scheduled || o.device == "gpu" || (given(o, "--gpu-path") && o.gpu_path == "resident")) {
-      throw UsageError("--control: live table updates reach the CPU paths; use --device cpu");
+    if (scheduled || (given(o, "--gpu-path") && o.gpu_path == "resident")) {
+      throw UsageError("--control: live table updates reach the CPU paths and the GPU's offload path (--gpu-path "
+                       "offload), not the scheduler's or the resident path's device copies");
+    }
+    if (given(o, "--gpu-mode") && o.gpu_mode == "persistent") {
+      throw UsageError("--control: the persistent kernel runs through table updates; use --gpu-mode async, graph or "
+                       "mapped");
     }
     if (o.verify) throw UsageError("--control: --verify checks against the table as loaded, which updates change");
   }
@@ -420,7 +425,12 @@ int run(const RunOptions& o) {
   Device dev = Device::kCpu;
   if (scheduled) {
     dev = Device::kCpu;  // the devices are the scheduler's (below)
-  } else if (!o.control.empty()) {
+  } else if (!o.control.empty() &&
+             !(gpu_path == "offload" && app.table_control() && app.table_control()->reaches_gpu_offload())) {
+    if (o.device == "gpu") {
+      throw UsageError("--control: the " + std::string(app.name()) + " app's live updates reach its CPU paths" +
+                       (gpu_path == "offload" ? "" : " and the offload path") + " only; use --device cpu");
+    }
     if (o.device == "auto" && gpu::available()) std::fprintf(stderr, "device auto: --control: running on the CPU\n");
   } else if (is_live && gpu_path == "resident") {
     if (o.device == "auto" && gpu::available()) {
@@ -443,7 +453,7 @@ int run(const RunOptions& o) {
   if (!o.control.empty()) {
     TableControl* tc = app.table_control();
     if (!tc) throw UsageError("--control: the " + std::string(app.name()) + " app (with these flags) takes no live updates");
-    rcu = std::make_unique<Rcu>(o.workers);
+    rcu = std::make_unique<Rcu>(o.workers + 1);  // the workers, and the GPU engine's CPU fallback
     tc->set_rcu(rcu.get());
     control = std::make_unique<ControlServer>(o.control, *tc);
     if (live) live->set_control(tc);

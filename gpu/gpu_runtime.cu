@@ -93,6 +93,12 @@ void pinned_free(void* p) {
   if (p) cudaFreeHost(p);
 }
 
+void synchronize_device() { TANDEM_CUDA_CHECK(cudaDeviceSynchronize()); }
+
+void copy_to_device(void* device_dst, const void* host_src, size_t bytes) {
+  TANDEM_CUDA_CHECK(cudaMemcpy(device_dst, host_src, bytes, cudaMemcpyHostToDevice));
+}
+
 namespace {
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

@@ -23,6 +23,10 @@ void* pinned_alloc(size_t) { throw GpuError("no GPU: this build of Tandem has no
 
 void pinned_free(void* p) { (void)p; }
 
+void synchronize_device() { throw GpuError("no GPU: this build of Tandem has no CUDA support"); }
+
+void copy_to_device(void*, const void*, size_t) { throw GpuError("no GPU: this build of Tandem has no CUDA support"); }
+
 PcieBandwidth measure_pcie_bandwidth(size_t, int) { throw GpuError("no GPU: this build of Tandem has no CUDA support"); }
 
 std::unique_ptr<OffloadRunner> make_echo_runner(const OffloadOptions&) {

@@ -427,8 +427,14 @@ GpuEngine attach_gpu_engine(WorkersConfig& wc, const ForwardApp& app, std::uniqu
     throw std::invalid_argument(std::string("run: the GPU runner's items do not fit the ") + app.name() + " app's");
   }
   // The engine's fallback: the app's own CPU lookup over items, as the GPU kernel computes them.
-  const gpu::OffloadEngine::CpuFallback fallback = [&app](const void* in, void* out, size_t n) {
+  // With live updates it reads the host table as a worker does, so it is RCU reader `workers`,
+  // online only while it looks up.
+  Rcu* rcu = wc.rcu;
+  const int reader = wc.workers;
+  const gpu::OffloadEngine::CpuFallback fallback = [&app, rcu, reader](const void* in, void* out, size_t n) {
+    if (rcu) rcu->online(reader);
     app.lookup_items(in, out, n);
+    if (rcu) rcu->offline(reader);
   };
   ec.queue_depth = wc.max_bursts_in_flight;
   GpuEngine e;
@@ -450,8 +456,9 @@ void check_config(const WorkersConfig& cfg) {
   if (cfg.workers < 1) throw std::invalid_argument("run: at least one worker");
   if (cfg.burst < 1 || cfg.burst > PacketBatch::kCapacity) throw std::invalid_argument("run: burst must be 1..256");
   if (cfg.path == LookupPath::kGpu && !cfg.engine) throw std::invalid_argument("run: the GPU path needs an engine");
-  if (cfg.rcu && (cfg.path == LookupPath::kGpu || cfg.rcu->readers() < cfg.workers)) {
-    throw std::invalid_argument("run: live table updates need the CPU paths and one RCU reader per worker");
+  if (cfg.rcu && cfg.rcu->readers() < cfg.workers + (cfg.path == LookupPath::kGpu ? 1 : 0)) {
+    throw std::invalid_argument("run: live table updates need one RCU reader per worker, and one more for the GPU "
+                                "engine's CPU fallback");
   }
   if (cfg.path == LookupPath::kGpu &&
       cfg.burst > cfg.engine->max_batch()) {

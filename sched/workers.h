@@ -72,7 +72,9 @@ struct WorkersConfig {
   uint64_t duration_ns = 0;              // > 0: receive nothing more after this long, finish, return
   WorkerProgress* progress = nullptr;    // an array of `workers` entries each worker keeps current
   const std::atomic<int>* abort = nullptr;  // set by run_workers: another worker failed
-  Rcu* rcu = nullptr;                    // CPU paths: worker w is reader w, quiescent between bursts
+  Rcu* rcu = nullptr;                    // worker w is reader w, quiescent between bursts; on the GPU
+                                         // path reader `workers` is the engine's CPU fallback (set
+                                         // before attach_gpu_engine)
                                          // (live table updates, apps/table_control.h)
   StageTiming stage_times = StageTiming::kOff;  // CPU paths: time every burst's stages, or its
                                          // receive alone (WorkersResult::stages; on the CPU paths

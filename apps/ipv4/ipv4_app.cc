@@ -5,6 +5,7 @@
 #include "apps/ipv4/ipv4_gpu.h"
 #include "core/byte_order.h"
 #include "core/usage_error.h"
+#include "gpu/table_updates.h"
 
 namespace tandem::ipv4 {
 
@@ -16,15 +17,27 @@ Ipv4Traits<Table>::~Ipv4Traits() = default;
 template <class Table>
 Ipv4Traits<Table>::Ipv4Traits(Ipv4Traits&& o) noexcept
     : table(o.table), writable(o.writable), current(o.current.load()), fib(o.fib), ref(std::move(o.ref)),
-      gpu(std::move(o.gpu)) {}
+      gpu(std::move(o.gpu)), gpu_updates(std::move(o.gpu_updates)) {}
 
 template <class Table>
 TableControl* Ipv4Traits<Table>::table_control() {
   if constexpr (std::is_same_v<Table, Dir24_8>) {
-    if (!control && writable) control = std::make_unique<RouteControl>(*writable, *fib, current);
+    if (!control && writable) {
+      control = std::make_unique<RouteControl>(*writable, *fib, current);
+      connect_device_copy();
+    }
     return control.get();
   } else {
     return nullptr;
+  }
+}
+
+template <class Table>
+void Ipv4Traits<Table>::connect_device_copy() {
+  if constexpr (std::is_same_v<Table, Dir24_8>) {
+    if (!control || !gpu) return;
+    const Ipv4GpuTable::DeviceArrays d = gpu->device_arrays();
+    control->set_device_copy(gpu_updates, const_cast<uint32_t*>(d.tbl24), const_cast<uint32_t*>(d.tbl8));
   }
 }
 
@@ -51,8 +64,15 @@ void Ipv4Traits<Table>::lookup_batch(const Key* keys, uint32_t* results, size_t 
 template <class Table>
 std::unique_ptr<gpu::OffloadRunner> Ipv4Traits<Table>::make_gpu_runner(const gpu::OffloadOptions& opts) {
   if constexpr (std::is_same_v<Table, Dir24_8>) {
-    if (!gpu) gpu = Ipv4GpuTable::create(*table);
-    return gpu->make_runner(opts);
+    if (!gpu) {
+      gpu = Ipv4GpuTable::create(live());
+      gpu_updates = std::make_shared<gpu::DeviceTableUpdates>();
+      connect_device_copy();
+    }
+    std::unique_ptr<gpu::OffloadRunner> r = gpu->make_runner(opts);
+    // A persistent kernel cannot be held between batches; runs with live updates refuse it.
+    if (opts.mode == gpu::GpuMode::kPersistent) return r;
+    return gpu::with_table_updates(std::move(r), gpu_updates);
   } else {
     throw UsageError(no_gpu_path("poptrie") + ": use --device cpu or --table dir24-8");
   }

@@ -66,9 +66,12 @@ struct Ipv4Traits {
 
   // The table lookups read: `table`, or with live updates the copy the control last published.
   const Table& live() const { return *current.load(std::memory_order_acquire); }
-  // DIR-24-8: live route updates (route_control.h), made on the first call; the GPU path then reads
-  // a copy of the table as it was, so runs with updates stay on the CPU. Poptrie: none (nullptr).
+  // DIR-24-8: live route updates (route_control.h), made on the first call; they reach the offload
+  // runners' device copy too (gpu/table_updates.h), not the whole-frame and resident paths' copies.
+  // Poptrie: none (nullptr).
   TableControl* table_control();
+  // Hands the control the device copy, once both exist.
+  void connect_device_copy();
 
   const Table* table;
   Table* writable = nullptr;  // DIR-24-8: `table`, which the control may change
@@ -77,6 +80,7 @@ struct Ipv4Traits {
   const Fib* fib;
   std::unique_ptr<RefTrie> ref;
   std::unique_ptr<Ipv4GpuTable> gpu;  // made by the first make_gpu_runner
+  std::shared_ptr<gpu::DeviceTableUpdates> gpu_updates;  // what the control stages for `gpu`
 };
 
 using Ipv4App = ForwardAppImpl<Ipv4Traits<Dir24_8>>;

@@ -1,10 +1,12 @@
 #include "apps/ipv4/route_control.h"
 
+#include <set>
 #include <sstream>
 
 #include "apps/ipv4/fib_load_impl.h"
 #include "apps/ipv4/ipv4_table.h"
 #include "core/rcu.h"
+#include "gpu/table_updates.h"
 
 namespace tandem::ipv4 {
 
@@ -60,6 +62,36 @@ std::string RouteControl::run(Dir24_8& t, const Op& op) {
   return Dir24_8::status_name(s);
 }
 
+void RouteControl::set_device_copy(std::shared_ptr<gpu::DeviceTableUpdates> updates, uint32_t* tbl24, uint32_t* tbl8) {
+  device_ = std::move(updates);
+  device_tbl24_ = tbl24;
+  device_tbl8_ = tbl8;
+}
+
+// What an operation can change: the tbl24 entries its prefix covers (one for a prefix longer than
+// /24) and the tbl8 groups those entries point to afterwards (a group freed by the batch is read
+// by no entry and needs no copy). Whole 1 KiB blocks of `t`, the copy being published, are staged.
+void RouteControl::stage_device_blocks(const Dir24_8& t, const std::vector<Op>& ops, uint64_t version) {
+  constexpr uint32_t kBlock = Dir24_8::kTbl8GroupEntries;  // entries per 1 KiB block
+  std::set<uint32_t> tbl24_blocks, groups;
+  for (const Op& op : ops) {
+    const uint32_t lo = dir24_8_tbl24_index(op.prefix);
+    const uint32_t hi = op.len <= 24 ? lo + (1u << (24 - op.len)) : lo + 1;
+    for (uint32_t b = lo / kBlock; b <= (hi - 1) / kBlock; ++b) tbl24_blocks.insert(b);
+    for (uint32_t i = lo; i < hi; ++i) {
+      const uint32_t e = t.tbl24()[i];
+      if (Dir24_8Entry::ext(e)) groups.insert(Dir24_8Entry::value(e));
+    }
+  }
+  for (uint32_t b : tbl24_blocks) {
+    device_->stage(device_tbl24_ + size_t{b} * kBlock, t.tbl24() + size_t{b} * kBlock, kBlock * sizeof(uint32_t));
+  }
+  for (uint32_t g : groups) {
+    device_->stage(device_tbl8_ + size_t{g} * kBlock, t.tbl8() + size_t{g} * kBlock, kBlock * sizeof(uint32_t));
+  }
+  device_->commit(version);
+}
+
 std::vector<std::string> RouteControl::apply(const std::vector<std::string>& lines) {
   std::vector<std::string> result(lines.size());
   std::vector<Op> ops;
@@ -82,6 +114,9 @@ std::vector<std::string> RouteControl::apply(const std::vector<std::string>& lin
   if (applied == 0) return result;
   const uint64_t next = version_.load(std::memory_order_relaxed) + applied;
   publishing_.store(next, std::memory_order_seq_cst);
+  // The device copy's blocks are committed before the host copy is published, so a batch launched
+  // after a packet was classified reads a version at least as new as the one the packet saw.
+  if (device_) stage_device_blocks(standby, ops, next);
   current_.store(&standby, std::memory_order_seq_cst);
   version_.store(next, std::memory_order_release);
   // Nobody reads `old` once every worker has passed a quiescent state: it takes the batch too.

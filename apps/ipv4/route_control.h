@@ -15,6 +15,10 @@
 #include "apps/ipv4/fib_loader.h"
 #include "apps/table_control.h"
 
+namespace tandem::gpu {
+class DeviceTableUpdates;
+}
+
 namespace tandem::ipv4 {
 
 class RouteControl final : public TableControl {
@@ -32,6 +36,11 @@ class RouteControl final : public TableControl {
   // done after reading version() and before reading publishing() saw a table of a version in
   // between (what tests check every packet against).
   uint64_t publishing() const { return publishing_.load(std::memory_order_acquire); }
+  // The GPU offload path's device copy (tbl24 and tbl8 at these device addresses, the whole
+  // tbl8 room): each batch stages the blocks it changed there before it is published (1 KiB
+  // blocks: 256 tbl24 entries, or one tbl8 group). Set before the control takes commands.
+  void set_device_copy(std::shared_ptr<gpu::DeviceTableUpdates> updates, uint32_t* tbl24, uint32_t* tbl8);
+  bool reaches_gpu_offload() const override { return true; }
 
  private:
   struct Op {
@@ -42,6 +51,7 @@ class RouteControl final : public TableControl {
   };
   static bool parse(const std::string& line, Op* op, std::string* why);
   static std::string run(Dir24_8& t, const Op& op);
+  void stage_device_blocks(const Dir24_8& t, const std::vector<Op>& ops, uint64_t version);
 
   Dir24_8* copies_[2];
   std::unique_ptr<Dir24_8> second_;
@@ -50,6 +60,9 @@ class RouteControl final : public TableControl {
   Rcu* rcu_ = nullptr;
   std::atomic<uint64_t> version_{0};
   std::atomic<uint64_t> publishing_{0};
+  std::shared_ptr<gpu::DeviceTableUpdates> device_;
+  uint32_t* device_tbl24_ = nullptr;
+  uint32_t* device_tbl8_ = nullptr;
 };
 
 }  // namespace tandem::ipv4

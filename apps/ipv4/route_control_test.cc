@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -19,7 +20,10 @@
 #include "core/byte_order.h"
 #include "core/rcu.h"
 #include "io/gen_frames.h"
+#include "gpu/gpu_runtime.h"
+#include "gpu/table_updates.h"
 #include "sched/workers.h"
+#include "tests/pipeline_runs.h"
 
 namespace tandem::ipv4 {
 namespace {
@@ -176,14 +180,16 @@ class RecordingSink final : public PacketSink {
   const RouteControl& rc_;
 };
 
-TEST(RouteControl, TenThousandUpdatesWhileForwardingLoseAndMisrouteNothing) {
+// A burst of 10,000 updates while two workers forward, on the CPU's batched path or, with
+// `gpu_mode`, through the GPU engine (the updates reach the offload runner's device copy).
+void updates_while_forwarding(std::optional<gpu::GpuMode> gpu_mode) {
   Fib fib = fib_of({{0x0A000000, 8, 1}});
   RouteTable t = make_table("dir24-8", fib);
   std::unique_ptr<ForwardApp> app = make_app(t, fib);
   auto* rc = dynamic_cast<RouteControl*>(app->table_control());
   ASSERT_NE(rc, nullptr);
   const int workers = 2;
-  Rcu rcu(workers);
+  Rcu rcu(workers + 1);  // the workers, and the GPU engine's CPU fallback
   rc->set_rcu(&rcu);
 
   // The updates: /24s of 10.0.0.0/16 (and /25s inside them, which need tbl8 groups: adding and
@@ -246,6 +252,12 @@ TEST(RouteControl, TenThousandUpdatesWhileForwardingLoseAndMisrouteNothing) {
   wc.ports = app->ports();
   wc.stop = &stop;
   wc.rcu = &rcu;
+  GpuEngine engine;
+  if (gpu_mode) {
+    wc.max_bursts_in_flight = 64;
+    engine = attach_gpu_engine(wc, *app, app->make_gpu_runner(test::mode_options(*gpu_mode)), test::mode_engine_config(),
+                               /*staged=*/true);
+  }
   const WorkersResult r = run_workers_live(*app, sources, sinks, wc);
   control.join();
   ASSERT_EQ(rc->version(), 10000u);
@@ -302,6 +314,37 @@ TEST(RouteControl, TenThousandUpdatesWhileForwardingLoseAndMisrouteNothing) {
   EXPECT_GT(during, 1000u) << "packets in flight while the table changed";
   std::printf("%llu packets checked, %llu of them forwarded while updates were published\n",
               static_cast<unsigned long long>(checked), static_cast<unsigned long long>(during));
+  if (gpu_mode) {
+    const gpu::EngineStats st = engine.stats();
+    EXPECT_TRUE(engine.on_gpu()) << st.gpu_error;
+    EXPECT_GT(st.gpu_batches, 100u);
+    EXPECT_EQ(st.cpu_batches, 0u) << "every batch looked up on the GPU";
+  }
+}
+
+TEST(RouteControl, TenThousandUpdatesWhileForwardingLoseAndMisrouteNothing) { updates_while_forwarding(std::nullopt); }
+
+// The same burst through the GPU's offload path, in each mode that launches per batch: every
+// packet's next hop is the route of a version published between its receipt and its transmission.
+TEST(RouteControl, TenThousandUpdatesOnTheGpuLoseAndMisrouteNothing) {
+  if (!gpu::available()) GTEST_SKIP() << "no GPU";
+  for (gpu::GpuMode mode : {gpu::GpuMode::kAsync, gpu::GpuMode::kGraph, gpu::GpuMode::kMapped}) {
+    SCOPED_TRACE(gpu::gpu_mode_name(mode));
+    updates_while_forwarding(mode);
+  }
+}
+
+// A persistent kernel runs through updates: its runners are not held between batches, and
+// wrapping one is refused.
+TEST(RouteControl, PersistentRunnersAreNotWrapped) {
+  if (!gpu::available()) GTEST_SKIP() << "no GPU";
+  gpu::OffloadOptions oo;
+  oo.mode = gpu::GpuMode::kPersistent;
+  Fib fib = fib_of({{0x0A000000, 8, 1}});
+  RouteTable t = make_table("dir24-8", fib);
+  std::unique_ptr<ForwardApp> app = make_app(t, fib);
+  EXPECT_THROW(gpu::with_table_updates(app->make_gpu_runner(oo), std::make_shared<gpu::DeviceTableUpdates>()),
+               gpu::GpuError);
 }
 
 }  // namespace

@@ -1,0 +1,101 @@
+#include "gpu/table_updates.h"
+
+#include <utility>
+
+#include "gpu/gpu_runtime.h"
+
+namespace tandem::gpu {
+
+void DeviceTableUpdates::stage(void* device_dst, const void* src, size_t bytes) {
+  std::vector<uint8_t>& block = staged_[reinterpret_cast<uintptr_t>(device_dst)];
+  block.assign(static_cast<const uint8_t*>(src), static_cast<const uint8_t*>(src) + bytes);
+}
+
+void DeviceTableUpdates::merge(Blocks& into, Blocks& from) {
+  // A block staged again (a later version) replaces the older copy.
+  for (auto& [addr, bytes] : from) into[addr] = std::move(bytes);
+  from.clear();
+}
+
+void DeviceTableUpdates::commit(uint64_t version) {
+  std::lock_guard<std::mutex> lock(mu_);
+  merge(committed_, staged_);
+  committed_version_ = version;
+  pending_.store(true, std::memory_order_release);
+}
+
+size_t DeviceTableUpdates::blocks_waiting() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return committed_.size() + staged_.size();
+}
+
+void DeviceTableUpdates::apply() {
+  Blocks blocks;
+  uint64_t version = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    blocks.swap(committed_);
+    version = committed_version_;
+    pending_.store(false, std::memory_order_relaxed);
+  }
+  if (blocks.empty()) return;
+  // The batches in flight read the table as it was: let them finish before it changes.
+  synchronize_device();
+  std::vector<uint8_t> run;
+  uintptr_t run_start = 0;
+  uint64_t copied = 0;
+  auto flush = [&] {
+    if (!run.empty()) copy_to_device(reinterpret_cast<void*>(run_start), run.data(), run.size());
+    copied += run.size();
+    run.clear();
+  };
+  for (const auto& [addr, bytes] : blocks) {
+    if (run.empty() || addr != run_start + run.size()) {
+      flush();
+      run_start = addr;
+    }
+    run.insert(run.end(), bytes.begin(), bytes.end());
+  }
+  flush();
+  blocks_copied_.fetch_add(blocks.size(), std::memory_order_relaxed);
+  bytes_copied_.fetch_add(copied, std::memory_order_relaxed);
+  device_version_.store(version, std::memory_order_release);
+}
+
+namespace {
+
+class UpdatingRunner final : public OffloadRunner {
+ public:
+  UpdatingRunner(std::unique_ptr<OffloadRunner> inner, std::shared_ptr<DeviceTableUpdates> updates)
+      : inner_(std::move(inner)), updates_(std::move(updates)) {}
+  GpuMode mode() const override { return inner_->mode(); }
+  size_t capacity() const override { return inner_->capacity(); }
+  int slots() const override { return inner_->slots(); }
+  size_t in_item_bytes() const override { return inner_->in_item_bytes(); }
+  size_t out_item_bytes() const override { return inner_->out_item_bytes(); }
+  void* in(int slot) override { return inner_->in(slot); }
+  void* out(int slot) override { return inner_->out(slot); }
+  void submit(int slot, size_t n) override {
+    if (updates_->pending()) updates_->apply();
+    inner_->submit(slot, n);
+  }
+  void wait(int slot) override { inner_->wait(slot); }
+  bool ready(int slot) override { return inner_->ready(slot); }
+  void quiesce() noexcept override { inner_->quiesce(); }
+
+ private:
+  std::unique_ptr<OffloadRunner> inner_;
+  std::shared_ptr<DeviceTableUpdates> updates_;
+};
+
+}  // namespace
+
+std::unique_ptr<OffloadRunner> with_table_updates(std::unique_ptr<OffloadRunner> runner,
+                                                  std::shared_ptr<DeviceTableUpdates> updates) {
+  if (runner->mode() == GpuMode::kPersistent) {
+    throw GpuError("live table updates: the persistent kernel runs through them; use --gpu-mode async, graph or mapped");
+  }
+  return std::make_unique<UpdatingRunner>(std::move(runner), std::move(updates));
+}
+
+}  // namespace tandem::gpu

@@ -1,0 +1,68 @@
+// Live updates of a device table that offload runners read (`tandem run --control` on the GPU).
+//
+// The control thread changes the host table and stages the device blocks it changed: copies of
+// fixed-size blocks of the table as the published host copy holds them, keyed by their device
+// address, a later copy of a block replacing an earlier one (so what waits is bounded by the
+// table's size, however many updates come while no batch is sent). commit() makes what was staged
+// one version. The thread that submits batches applies committed versions before its next submit:
+// it waits until the device has finished the batches in flight (which read the table as it was),
+// copies the blocks, then launches. A batch therefore reads one whole version, never a
+// half-applied one, and the version it reads is at least every version committed before its
+// packets were classified, since commit() comes before the host copy is published.
+//
+// Runners that launch on their own (the persistent kernel) cannot be held between batches this
+// way: with_table_updates() refuses them.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "gpu/offload.h"
+
+namespace tandem::gpu {
+
+class DeviceTableUpdates {
+ public:
+  // Control thread: `bytes` at host `src` go to device address `device_dst` with the next commit.
+  // Blocks are the table's fixed-size aligned pieces: two blocks never overlap unless they are
+  // the same block.
+  void stage(void* device_dst, const void* src, size_t bytes);
+  // Control thread: what was staged since the last commit becomes `version`, applied as one.
+  void commit(uint64_t version);
+  // The submitting thread: true when a committed version waits (one relaxed load).
+  bool pending() const { return pending_.load(std::memory_order_acquire); }
+  // The submitting thread: waits for the device's work in flight, copies every committed block
+  // (contiguous blocks in one copy). Throws GpuError.
+  void apply();
+
+  // The version the device holds (0 before any update), blocks and bytes copied so far.
+  uint64_t device_version() const { return device_version_.load(std::memory_order_acquire); }
+  uint64_t blocks_copied() const { return blocks_copied_.load(std::memory_order_relaxed); }
+  uint64_t bytes_copied() const { return bytes_copied_.load(std::memory_order_relaxed); }
+  // Blocks staged or committed and not yet on the device.
+  size_t blocks_waiting() const;
+
+ private:
+  using Blocks = std::map<uintptr_t, std::vector<uint8_t>>;
+  static void merge(Blocks& into, Blocks& from);
+
+  mutable std::mutex mu_;
+  Blocks staged_;     // control thread only
+  Blocks committed_;  // under mu_
+  uint64_t committed_version_ = 0;
+  std::atomic<bool> pending_{false};
+  std::atomic<uint64_t> device_version_{0};
+  std::atomic<uint64_t> blocks_copied_{0};
+  std::atomic<uint64_t> bytes_copied_{0};
+};
+
+// `runner`, applying `updates` before each submit. Throws GpuError for a persistent runner.
+std::unique_ptr<OffloadRunner> with_table_updates(std::unique_ptr<OffloadRunner> runner,
+                                                  std::shared_ptr<DeviceTableUpdates> updates);
+
+}  // namespace tandem::gpu

@@ -1,0 +1,70 @@
+"""Live route updates reaching the GPU's offload path (gpu/table_updates.h): a run forwarding
+generated traffic on `--device gpu` with --control takes route changes through `tandem ctl`, and
+the traffic follows them: every route of the table moved to another port, then a /16 deleted (its
+addresses fall back to the /8). Runs where updates cannot reach the device copy are refused,
+naming why. Skipped (visibly) without a GPU, except the refusals."""
+import json
+import os
+import sys
+import time
+
+from e2e_util import SKIP, Checker, args, run, tmpdir
+from test_ctl_l2_fw import start, stop, updates
+
+
+def main():
+    a = args()
+    T = a.tandem
+    c = Checker()
+    d = tmpdir()
+    fib = os.path.join(d, "fib.txt")
+    routes = ["10.0.0.0/8 1", "10.1.0.0/16 2", "10.2.0.0/16 3", "10.3.3.0/24 4", "10.3.3.128/25 5"]
+    open(fib, "w").write("\n".join(routes) + "\n")
+    base = [T, "run", "--app", "ipv4", "--fib", fib, "--gen", "count=10"]
+    sock = os.path.join(d, "r.sock")
+    for extra, want in ((["--device", "gpu", "--gpu-mode", "persistent"], "the persistent kernel runs through table updates"),
+                        (["--device", "gpu", "--gpu-path", "resident"], "not the scheduler's or the resident path's"),
+                        (["--device", "gpu", "--gpus", "0"], "reach its CPU paths and the offload path only")):
+        rc, so, se = run(base + extra + ["--control", sock])
+        c.check(rc != 0 and want in se, f"{' '.join(extra)} --control: exit {rc}: {se.strip()[-300:]}")
+
+    rc, so, se = run([T, "run", "--app", "ipv4", "--fib", fib, "--gen", "count=10", "--device", "gpu"])
+    if "no usable GPU" in se:
+        print("SKIPPED the GPU runs: no usable GPU: " + se.strip().splitlines()[-1])
+        if c.failures:
+            c.done()
+        sys.exit(SKIP)
+    for mode in ("async", "graph", "mapped"):
+        js = os.path.join(d, f"{mode}.json")
+        p, head = start([T, "run", "--app", "ipv4", "--fib", fib, "--gen", "count=50000,dst=fib", "--repeat", "1000000000",
+                         "--device", "gpu", "--gpu-mode", mode, "--workers", "2", "--control", sock, "--json", js])
+        c.check("control: table updates on" in head and "gpu (" in head, f"{mode}: {head.strip()[-600:]}")
+        time.sleep(0.3)
+        # Every route to port 7, then every route deleted: packets leave by port 7 for a while, then
+        # are dropped as no_route; ports 1-5 only before the first batch.
+        moved = [f"add {r.split()[0]} 7" for r in routes]
+        updates(c, T, d, f"{mode}-move", sock, moved, len(moved), {})
+        time.sleep(0.3)
+        gone = [f"del {r.split()[0]}" for r in routes]
+        path = os.path.join(d, f"{mode}-del.upd")
+        open(path, "w").write("\n".join(gone) + "\n")
+        rc, so, se = run([T, "ctl", "--socket", sock, "--file", path])
+        c.check(rc == 0 and f"table version {2 * len(routes)}" in so, f"{mode}: deletes: {so}{se}")
+        time.sleep(0.3)
+        rc, out, err = stop(p)
+        c.check(rc == 130, f"{mode}: exit {rc} after SIGINT: {err.strip()[-400:]}")
+        try:
+            r = json.load(open(js))
+        except (OSError, ValueError) as e:
+            c.check(False, f"{mode}: no JSON report: {e}")
+            continue
+        ports = r.get("forwarded_per_port", {})
+        drops = {k: v for k, v in r.get("drops", {}).items() if v}
+        c.check(r.get("balanced") is True and set(drops) == {"no_route"}, f"{mode}: accounting, drops {drops}")
+        c.check(ports.get("7", 0) > 0, f"{mode}: traffic follows the moved routes to port 7: {ports}")
+        c.check(r.get("control", {}).get("version") == 2 * len(routes), f"{mode}: control {r.get('control')}")
+    c.done()
+
+
+if __name__ == "__main__":
+    main()
