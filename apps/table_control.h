@@ -13,6 +13,10 @@
 #include <string>
 #include <vector>
 
+namespace tandem::gpu {
+class DeviceTableUpdates;
+}
+
 namespace tandem {
 
 class Rcu;
@@ -32,6 +36,8 @@ class TableControl {
   // True when the updates also reach the GPU offload path's device copy of the table
   // (gpu/table_updates.h); else live updates run on the CPU paths only.
   virtual bool reaches_gpu_offload() const { return false; }
+  // The device copy's updates (what was copied and how long it took), where there is one.
+  virtual const gpu::DeviceTableUpdates* device_copy() const { return nullptr; }
 };
 
 }  // namespace tandem

@@ -29,6 +29,7 @@
 #include "io/pcap_io.h"
 #include "io/traffic_gen.h"
 #include "cli/control_server.h"
+#include "gpu/table_updates.h"
 #include "cli/run_live.h"
 #include "apps/table_control.h"
 #include "cli/run_resident.h"
@@ -706,6 +707,14 @@ int run(const RunOptions& o) {
                 static_cast<unsigned long long>(control->commands()), static_cast<unsigned long long>(control->batches()),
                 static_cast<unsigned long long>(control->errors()),
                 static_cast<unsigned long long>(app.table_control()->version()));
+    // Only a run on the GPU has a device copy that takes the updates.
+    const gpu::DeviceTableUpdates* dc = dev == Device::kGpu ? app.table_control()->device_copy() : nullptr;
+    if (dc) {
+      std::printf("control: device copy at version %llu: %llu update(s) applied between batches, %llu KiB copied, "
+                  "%.1f ms waiting for batches in flight and copying\n",
+                  static_cast<unsigned long long>(dc->device_version()), static_cast<unsigned long long>(dc->applies()),
+                  static_cast<unsigned long long>(dc->bytes_copied() / 1024), dc->apply_ns() / 1e6);
+    }
   }
   if (sig && in.windowed()) {
     // The capture's size is known only once it has been read: no "of" count.
@@ -768,6 +777,10 @@ int run(const RunOptions& o) {
     if (control) {
       report["control"] = {{"commands", control->commands()}, {"batches", control->batches()},
                            {"refused", control->errors()}, {"version", app.table_control()->version()}};
+      if (const gpu::DeviceTableUpdates* dc = dev == Device::kGpu ? app.table_control()->device_copy() : nullptr) {
+        report["control"]["device_copy"] = {{"version", dc->device_version()}, {"applies", dc->applies()},
+                                            {"bytes", dc->bytes_copied()}, {"apply_seconds", dc->apply_ns() / 1e9}};
+      }
     }
     report["interrupted"] = sig ? nlohmann::json(stop_signal_name(sig)) : nlohmann::json(nullptr);
     bench::write_json(o.json, report);

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "core/clock.h"
 #include "gpu/gpu_runtime.h"
 
 namespace tandem::gpu {
@@ -39,6 +40,7 @@ void DeviceTableUpdates::apply() {
     pending_.store(false, std::memory_order_relaxed);
   }
   if (blocks.empty()) return;
+  const uint64_t t0 = now_ns();
   // The batches in flight read the table as it was: let them finish before it changes.
   synchronize_device();
   std::vector<uint8_t> run;
@@ -59,6 +61,8 @@ void DeviceTableUpdates::apply() {
   flush();
   blocks_copied_.fetch_add(blocks.size(), std::memory_order_relaxed);
   bytes_copied_.fetch_add(copied, std::memory_order_relaxed);
+  applies_.fetch_add(1, std::memory_order_relaxed);
+  apply_ns_.fetch_add(now_ns() - t0, std::memory_order_relaxed);
   device_version_.store(version, std::memory_order_release);
 }
 

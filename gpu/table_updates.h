@@ -40,10 +40,13 @@ class DeviceTableUpdates {
   // (contiguous blocks in one copy). Throws GpuError.
   void apply();
 
-  // The version the device holds (0 before any update), blocks and bytes copied so far.
+  // The version the device holds (0 before any update); applies, blocks and bytes copied so far,
+  // and the time the submitting thread spent in apply() (waiting for the device, then copying).
   uint64_t device_version() const { return device_version_.load(std::memory_order_acquire); }
+  uint64_t applies() const { return applies_.load(std::memory_order_relaxed); }
   uint64_t blocks_copied() const { return blocks_copied_.load(std::memory_order_relaxed); }
   uint64_t bytes_copied() const { return bytes_copied_.load(std::memory_order_relaxed); }
+  uint64_t apply_ns() const { return apply_ns_.load(std::memory_order_relaxed); }
   // Blocks staged or committed and not yet on the device.
   size_t blocks_waiting() const;
 
@@ -57,6 +60,8 @@ class DeviceTableUpdates {
   uint64_t committed_version_ = 0;
   std::atomic<bool> pending_{false};
   std::atomic<uint64_t> device_version_{0};
+  std::atomic<uint64_t> applies_{0};
+  std::atomic<uint64_t> apply_ns_{0};
   std::atomic<uint64_t> blocks_copied_{0};
   std::atomic<uint64_t> bytes_copied_{0};
 };

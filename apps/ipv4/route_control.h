@@ -41,6 +41,7 @@ class RouteControl final : public TableControl {
   // blocks: 256 tbl24 entries, or one tbl8 group). Set before the control takes commands.
   void set_device_copy(std::shared_ptr<gpu::DeviceTableUpdates> updates, uint32_t* tbl24, uint32_t* tbl8);
   bool reaches_gpu_offload() const override { return true; }
+  const gpu::DeviceTableUpdates* device_copy() const override { return device_.get(); }
 
  private:
   struct Op {

@@ -5,6 +5,7 @@ addresses fall back to the /8). Runs where updates cannot reach the device copy 
 naming why. Skipped (visibly) without a GPU, except the refusals."""
 import json
 import os
+import re
 import sys
 import time
 
@@ -38,13 +39,14 @@ def main():
         js = os.path.join(d, f"{mode}.json")
         p, head = start([T, "run", "--app", "ipv4", "--fib", fib, "--gen", "count=50000,dst=fib", "--repeat", "1000000000",
                          "--device", "gpu", "--gpu-mode", mode, "--workers", "2", "--control", sock, "--json", js])
-        c.check("control: table updates on" in head and "gpu (" in head, f"{mode}: {head.strip()[-600:]}")
+        c.check("control: table updates on" in head, f"{mode}: {head.strip()[-600:]}")
         time.sleep(0.3)
-        # Every route to port 7, then every route deleted: packets leave by port 7 for a while, then
-        # are dropped as no_route; ports 1-5 only before the first batch.
-        moved = [f"add {r.split()[0]} 7" for r in routes]
+        # Every route to port 1 for a second, then every route deleted: ports 2-5 get traffic only
+        # before the first batch (0.3 s) and port 1 all of it after, until the packets are dropped
+        # as no_route.
+        moved = [f"add {r.split()[0]} 1" for r in routes]
         updates(c, T, d, f"{mode}-move", sock, moved, len(moved), {})
-        time.sleep(0.3)
+        time.sleep(1.0)
         gone = [f"del {r.split()[0]}" for r in routes]
         path = os.path.join(d, f"{mode}-del.upd")
         open(path, "w").write("\n".join(gone) + "\n")
@@ -61,8 +63,15 @@ def main():
         ports = r.get("forwarded_per_port", {})
         drops = {k: v for k, v in r.get("drops", {}).items() if v}
         c.check(r.get("balanced") is True and set(drops) == {"no_route"}, f"{mode}: accounting, drops {drops}")
-        c.check(ports.get("7", 0) > 0, f"{mode}: traffic follows the moved routes to port 7: {ports}")
+        c.check("gpu (" in out, f"{mode}: not on the GPU: {out.strip()[-400:]}")
+        others = max(ports.get(str(k), 0) for k in range(2, 6))
+        c.check(ports.get("1", 0) > 3 * others, f"{mode}: traffic follows the moved routes to port 1: {ports}")
         c.check(r.get("control", {}).get("version") == 2 * len(routes), f"{mode}: control {r.get('control')}")
+        dc = r.get("control", {}).get("device_copy", {})
+        c.check(dc.get("version") == 2 * len(routes) and dc.get("applies", 0) >= 2 and dc.get("bytes", 0) >= 256 * 1024,
+                f"{mode}: device copy {dc}")
+        c.check(re.search(r"control: device copy at version 10: \d+ update\(s\) applied", out) is not None,
+                f"{mode}: device copy line: {out.strip()[-500:]}")
     c.done()
 
 
