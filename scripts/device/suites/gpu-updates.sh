@@ -35,7 +35,10 @@ for mode in async graph; do
       for _ in $(seq 100); do [ -S /tmp/gpu_upd.sock ] && break; sleep 0.1; done
       sleep 1
       t0=$(date +%s%N)
-      for f in /tmp/route_updates/*.txt; do "$T" ctl --socket /tmp/gpu_upd.sock --file "$f" > /dev/null 2>> "$LOG"; done
+      for f in /tmp/route_updates/*.txt; do
+        kill -0 "$pid" 2> /dev/null || break  # the run has ended
+        "$T" ctl --socket /tmp/gpu_upd.sock --file "$f" > /dev/null 2>> "$LOG"
+      done
       note "ctl: 1000 files sent in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
     fi
     wait "$pid"
