@@ -429,8 +429,14 @@ int run(const RunOptions& o) {
   } else if (!o.control.empty() &&
              !(gpu_path == "offload" && app.table_control() && app.table_control()->reaches_gpu_offload())) {
     if (o.device == "gpu") {
-      throw UsageError("--control: the " + std::string(app.name()) + " app's live updates reach its CPU paths" +
-                       (gpu_path == "offload" ? "" : " and the offload path") + " only; use --device cpu");
+      const TableControl* tc = app.table_control();
+      const std::string a = "the " + std::string(app.name()) + " app";
+      throw UsageError("--control: " +
+                       (!tc ? a + " (with these flags) takes no live updates"
+                            : !tc->reaches_gpu_offload()
+                                  ? a + "'s live updates reach its CPU paths only; use --device cpu"
+                                  : a + "'s live updates reach the offload path's device copy, not the resident "
+                                        "path's (--gpus, --gpu-path resident); use --device cpu or the offload path"));
     }
     if (o.device == "auto" && gpu::available()) std::fprintf(stderr, "device auto: --control: running on the CPU\n");
   } else if (is_live && gpu_path == "resident") {
@@ -547,9 +553,10 @@ int run(const RunOptions& o) {
     }
   } else if (dev == Device::kCpu) {
     wc.path = o.cpu_path == "scalar" ? LookupPath::kScalar : LookupPath::kBatched;
-    // Live ports: DPDK's customary burst, whose frames, buffers and descriptors stay in the L1
-    // cache from receipt to transmission (256 spill it: measured slower on memif).
-    if (is_live && !given(o, "--burst")) wc.burst = 32;
+    // Live ports: a burst whose frames, buffers and descriptors stay in the L1 cache from receipt
+    // to transmission (256 spill it), and long enough that the per-burst work is spread thin
+    // (64 measured ahead of DPDK's customary 32 over memif: docs/RESULTS.md).
+    if (is_live && !given(o, "--burst")) wc.burst = 64;
     dev_desc = (o.cpu_path == "scalar" ? "cpu (scalar: one packet at a time), "
                                        : "cpu (batched: keys extracted per burst, looked up with prefetching), ") + threads;
   } else {

@@ -68,8 +68,9 @@ PcieBandwidth measure_pcie_bandwidth(size_t bytes, int reps);
 // Waits until the calling thread's current device has finished all its work (cudaDeviceSynchronize).
 // Throws GpuError.
 void synchronize_device();
-// Copies `bytes` from host memory (pageable or pinned) to device memory, returning when they are
-// there (cudaMemcpy). Throws GpuError.
+// Copies `bytes` from host memory (pageable or pinned) to device memory (cudaMemcpy): the source
+// may be reused on return, but from pageable memory the data may not be in place yet;
+// synchronize_device() waits for that. Throws GpuError.
 void copy_to_device(void* device_dst, const void* host_src, size_t bytes);
 
 // Page-locked host memory, so GPU copies can DMA straight from/to it. Throws GpuError when there

@@ -25,11 +25,6 @@ void DeviceTableUpdates::commit(uint64_t version) {
   pending_.store(true, std::memory_order_release);
 }
 
-size_t DeviceTableUpdates::blocks_waiting() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return committed_.size() + staged_.size();
-}
-
 void DeviceTableUpdates::apply() {
   Blocks blocks;
   uint64_t version = 0;
@@ -59,6 +54,8 @@ void DeviceTableUpdates::apply() {
     run.insert(run.end(), bytes.begin(), bytes.end());
   }
   flush();
+  // A copy from pageable memory may return before its data is in place.
+  synchronize_device();
   blocks_copied_.fetch_add(blocks.size(), std::memory_order_relaxed);
   bytes_copied_.fetch_add(copied, std::memory_order_relaxed);
   applies_.fetch_add(1, std::memory_order_relaxed);
@@ -80,6 +77,7 @@ class UpdatingRunner final : public OffloadRunner {
   void* in(int slot) override { return inner_->in(slot); }
   void* out(int slot) override { return inner_->out(slot); }
   void submit(int slot, size_t n) override {
+    std::lock_guard<std::mutex> lock(updates_->submit_lock());
     if (updates_->pending()) updates_->apply();
     inner_->submit(slot, n);
   }

@@ -37,8 +37,11 @@ class DeviceTableUpdates {
   // The submitting thread: true when a committed version waits (one relaxed load).
   bool pending() const { return pending_.load(std::memory_order_acquire); }
   // The submitting thread: waits for the device's work in flight, copies every committed block
-  // (contiguous blocks in one copy). Throws GpuError.
+  // (contiguous blocks in one copy) and waits until they are in place. Throws GpuError.
   void apply();
+  // Runners of one table submit under this lock, so that one's apply() (which waits for every
+  // batch on the device) never runs while another launches.
+  std::mutex& submit_lock() { return submit_mu_; }
 
   // The version the device holds (0 before any update); applies, blocks and bytes copied so far,
   // and the time the submitting thread spent in apply() (waiting for the device, then copying).
@@ -47,14 +50,12 @@ class DeviceTableUpdates {
   uint64_t blocks_copied() const { return blocks_copied_.load(std::memory_order_relaxed); }
   uint64_t bytes_copied() const { return bytes_copied_.load(std::memory_order_relaxed); }
   uint64_t apply_ns() const { return apply_ns_.load(std::memory_order_relaxed); }
-  // Blocks staged or committed and not yet on the device.
-  size_t blocks_waiting() const;
-
  private:
   using Blocks = std::map<uintptr_t, std::vector<uint8_t>>;
   static void merge(Blocks& into, Blocks& from);
 
-  mutable std::mutex mu_;
+  std::mutex mu_;
+  std::mutex submit_mu_;
   Blocks staged_;     // control thread only
   Blocks committed_;  // under mu_
   uint64_t committed_version_ = 0;

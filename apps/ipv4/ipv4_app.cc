@@ -17,12 +17,16 @@ Ipv4Traits<Table>::~Ipv4Traits() = default;
 template <class Table>
 Ipv4Traits<Table>::Ipv4Traits(Ipv4Traits&& o) noexcept
     : table(o.table), writable(o.writable), current(o.current.load()), fib(o.fib), ref(std::move(o.ref)),
-      gpu(std::move(o.gpu)), gpu_updates(std::move(o.gpu_updates)) {}
+      gpu(std::move(o.gpu)), gpu_updates(std::move(o.gpu_updates)), persistent_runner(o.persistent_runner) {}
 
 template <class Table>
 TableControl* Ipv4Traits<Table>::table_control() {
   if constexpr (std::is_same_v<Table, Dir24_8>) {
     if (!control && writable) {
+      if (persistent_runner) {
+        throw UsageError("live route updates: a persistent kernel already reads the device copy, which it would not "
+                         "see change; use --gpu-mode async, graph or mapped");
+      }
       control = std::make_unique<RouteControl>(*writable, *fib, current);
       connect_device_copy();
     }
@@ -64,14 +68,26 @@ void Ipv4Traits<Table>::lookup_batch(const Key* keys, uint32_t* results, size_t 
 template <class Table>
 std::unique_ptr<gpu::OffloadRunner> Ipv4Traits<Table>::make_gpu_runner(const gpu::OffloadOptions& opts) {
   if constexpr (std::is_same_v<Table, Dir24_8>) {
+    // A persistent kernel is never between batches, where updates are applied.
+    if (opts.mode == gpu::GpuMode::kPersistent && control) {
+      throw UsageError("live route updates: the persistent kernel runs through them; use --gpu-mode async, graph or "
+                       "mapped");
+    }
     if (!gpu) {
-      gpu = Ipv4GpuTable::create(live());
-      gpu_updates = std::make_shared<gpu::DeviceTableUpdates>();
-      connect_device_copy();
+      // With a control, no batch may change the table while it is copied to the device.
+      const auto make = [this](const Dir24_8& t) {
+        gpu = Ipv4GpuTable::create(t);
+        gpu_updates = std::make_shared<gpu::DeviceTableUpdates>();
+        connect_device_copy();
+      };
+      if (control) control->with_table(make);
+      else make(live());
     }
     std::unique_ptr<gpu::OffloadRunner> r = gpu->make_runner(opts);
-    // A persistent kernel cannot be held between batches; runs with live updates refuse it.
-    if (opts.mode == gpu::GpuMode::kPersistent) return r;
+    if (opts.mode == gpu::GpuMode::kPersistent) {
+      persistent_runner = true;
+      return r;
+    }
     return gpu::with_table_updates(std::move(r), gpu_updates);
   } else {
     throw UsageError(no_gpu_path("poptrie") + ": use --device cpu or --table dir24-8");

@@ -81,6 +81,7 @@ struct Ipv4Traits {
   std::unique_ptr<RefTrie> ref;
   std::unique_ptr<Ipv4GpuTable> gpu;  // made by the first make_gpu_runner
   std::shared_ptr<gpu::DeviceTableUpdates> gpu_updates;  // what the control stages for `gpu`
+  bool persistent_runner = false;  // one was made: its kernel would not see updates
 };
 
 using Ipv4App = ForwardAppImpl<Ipv4Traits<Dir24_8>>;

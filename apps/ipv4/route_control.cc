@@ -62,6 +62,11 @@ std::string RouteControl::run(Dir24_8& t, const Op& op) {
   return Dir24_8::status_name(s);
 }
 
+void RouteControl::with_table(const std::function<void(const Dir24_8&)>& f) {
+  std::lock_guard<std::mutex> lock(mu_);
+  f(*current_.load(std::memory_order_acquire));
+}
+
 void RouteControl::set_device_copy(std::shared_ptr<gpu::DeviceTableUpdates> updates, uint32_t* tbl24, uint32_t* tbl8) {
   device_ = std::move(updates);
   device_tbl24_ = tbl24;
@@ -71,10 +76,11 @@ void RouteControl::set_device_copy(std::shared_ptr<gpu::DeviceTableUpdates> upda
 // What an operation can change: the tbl24 entries its prefix covers (one for a prefix longer than
 // /24) and the tbl8 groups those entries point to afterwards (a group freed by the batch is read
 // by no entry and needs no copy). Whole 1 KiB blocks of `t`, the copy being published, are staged.
-void RouteControl::stage_device_blocks(const Dir24_8& t, const std::vector<Op>& ops, uint64_t version) {
+void RouteControl::stage_device_blocks(const Dir24_8& t, const std::vector<const Op*>& ops, uint64_t version) {
   constexpr uint32_t kBlock = Dir24_8::kTbl8GroupEntries;  // entries per 1 KiB block
   std::set<uint32_t> tbl24_blocks, groups;
-  for (const Op& op : ops) {
+  for (const Op* o : ops) {
+    const Op& op = *o;
     const uint32_t lo = dir24_8_tbl24_index(op.prefix);
     const uint32_t hi = op.len <= 24 ? lo + (1u << (24 - op.len)) : lo + 1;
     for (uint32_t b = lo / kBlock; b <= (hi - 1) / kBlock; ++b) tbl24_blocks.insert(b);
@@ -104,6 +110,7 @@ std::vector<std::string> RouteControl::apply(const std::vector<std::string>& lin
     }
   }
   if (ops.empty()) return result;
+  std::lock_guard<std::mutex> lock(mu_);
   Dir24_8& standby = *copies_[1 - active_];
   Dir24_8& old = *copies_[active_];
   uint64_t applied = 0;
@@ -116,7 +123,13 @@ std::vector<std::string> RouteControl::apply(const std::vector<std::string>& lin
   publishing_.store(next, std::memory_order_seq_cst);
   // The device copy's blocks are committed before the host copy is published, so a batch launched
   // after a packet was classified reads a version at least as new as the one the packet saw.
-  if (device_) stage_device_blocks(standby, ops, next);
+  if (device_) {
+    std::vector<const Op*> done;  // a refused operation changed nothing
+    for (size_t k = 0; k < ops.size(); ++k) {
+      if (result[line_of[k]].empty()) done.push_back(&ops[k]);
+    }
+    stage_device_blocks(standby, done, next);
+  }
   current_.store(&standby, std::memory_order_seq_cst);
   version_.store(next, std::memory_order_release);
   // Nobody reads `old` once every worker has passed a quiescent state: it takes the batch too.

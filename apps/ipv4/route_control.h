@@ -7,7 +7,9 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -36,9 +38,12 @@ class RouteControl final : public TableControl {
   // done after reading version() and before reading publishing() saw a table of a version in
   // between (what tests check every packet against).
   uint64_t publishing() const { return publishing_.load(std::memory_order_acquire); }
+  // Runs `f` on the copy the data path reads now with no batch being applied meanwhile, so that a
+  // device copy made from it is one version; `f` hands that copy over with set_device_copy.
+  void with_table(const std::function<void(const Dir24_8&)>& f);
   // The GPU offload path's device copy (tbl24 and tbl8 at these device addresses, the whole
   // tbl8 room): each batch stages the blocks it changed there before it is published (1 KiB
-  // blocks: 256 tbl24 entries, or one tbl8 group). Set before the control takes commands.
+  // blocks: 256 tbl24 entries, or one tbl8 group). Called inside with_table().
   void set_device_copy(std::shared_ptr<gpu::DeviceTableUpdates> updates, uint32_t* tbl24, uint32_t* tbl8);
   bool reaches_gpu_offload() const override { return true; }
   const gpu::DeviceTableUpdates* device_copy() const override { return device_.get(); }
@@ -52,8 +57,9 @@ class RouteControl final : public TableControl {
   };
   static bool parse(const std::string& line, Op* op, std::string* why);
   static std::string run(Dir24_8& t, const Op& op);
-  void stage_device_blocks(const Dir24_8& t, const std::vector<Op>& ops, uint64_t version);
+  void stage_device_blocks(const Dir24_8& t, const std::vector<const Op*>& ops, uint64_t version);
 
+  std::mutex mu_;  // a batch being applied, or a device copy being made
   Dir24_8* copies_[2];
   std::unique_ptr<Dir24_8> second_;
   int active_ = 0;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <map>
@@ -19,6 +20,7 @@
 #include "apps/ipv4/ref_trie.h"
 #include "core/byte_order.h"
 #include "core/rcu.h"
+#include "core/usage_error.h"
 #include "io/gen_frames.h"
 #include "gpu/gpu_runtime.h"
 #include "gpu/table_updates.h"
@@ -349,6 +351,73 @@ TEST(RouteControl, TenThousandUpdatesOnTheGpuLoseAndMisrouteNothing) {
   }
 }
 
+// Every device byte a batch changes is staged: random batches of routes of every length (adds,
+// next-hop changes, deletes that free and recycle tbl8 groups, short prefixes over many blocks and
+// over extended entries), each followed by lookups through an offload runner (whose submit applies
+// what was committed) that must equal the host table's.
+TEST(RouteControl, DeviceCopyFollowsRandomBatches) {
+  if (!gpu::available()) GTEST_SKIP() << "no GPU";
+  Fib fib = fib_of({{0x0A000000, 8, 1}, {0xC0A80000, 16, 2}});
+  RouteTable t = make_table("dir24-8", fib);
+  std::unique_ptr<ForwardApp> app = make_app(t, fib);
+  auto* rc = dynamic_cast<RouteControl*>(app->table_control());
+  ASSERT_NE(rc, nullptr);
+  gpu::OffloadOptions oo;
+  oo.capacity = 1 << 16;
+  std::unique_ptr<gpu::OffloadRunner> runner = app->make_gpu_runner(oo);
+  std::mt19937 rng(5);
+  std::vector<std::pair<uint32_t, int>> present;  // prefix, length
+  std::vector<uint32_t> probes(oo.capacity), got(oo.capacity), want(oo.capacity);
+  uint64_t compared = 0;
+  for (int round = 0; round < 300; ++round) {
+    std::vector<std::string> lines;
+    std::vector<std::pair<uint32_t, int>> touched;
+    const int n = 1 + static_cast<int>(rng() % 20);
+    for (int k = 0; k < n; ++k) {
+      if (!present.empty() && rng() % 3 == 0) {
+        const size_t i = rng() % present.size();
+        const auto [prefix, len] = present[i];
+        present.erase(present.begin() + static_cast<long>(i));
+        lines.push_back("del " + format_ipv4(prefix) + "/" + std::to_string(len));
+        touched.push_back({prefix, len});
+        continue;
+      }
+      // Mostly inside 10/8 (so routes nest and share tbl8 groups), some short ones over it.
+      const int len = rng() % 20 == 0 ? 1 + static_cast<int>(rng() % 12) : 13 + static_cast<int>(rng() % 20);
+      const uint32_t base = len >= 8 ? (0x0A000000u | (rng() & 0x00FFFFFFu)) : static_cast<uint32_t>(rng());
+      const uint32_t prefix = base & depth_mask(static_cast<uint32_t>(len));
+      if (std::find(present.begin(), present.end(), std::make_pair(prefix, len)) == present.end()) {
+        present.push_back({prefix, len});
+      }
+      lines.push_back("add " + format_ipv4(prefix) + "/" + std::to_string(len) + " " + std::to_string(1 + rng() % 1000));
+      touched.push_back({prefix, len});
+    }
+    // A del of a prefix added earlier in the same batch, or twice: "no such route" is fine.
+    rc->apply(lines);
+    size_t m = 0;
+    for (const auto& [prefix, len] : touched) {
+      const uint32_t span = len >= 32 ? 0u : (~0u >> len);
+      for (uint32_t a : {prefix, prefix + span, prefix + span / 2, prefix + (span & static_cast<uint32_t>(rng())), prefix - 1, prefix + span + 1}) {
+        if (m < probes.size() / 2) probes[m++] = a;
+      }
+    }
+    while (m < probes.size()) probes[m++] = rng() % 2 ? (0x0A000000u | (rng() & 0x00FFFFFFu)) : static_cast<uint32_t>(rng());
+    gpu::run_all(*runner, probes.data(), got.data(), probes.size());
+    app->lookup_items_scalar(probes.data(), want.data(), probes.size());
+    for (size_t i = 0; i < probes.size(); ++i) {
+      if (got[i] != want[i]) {
+        FAIL() << "round " << round << ": " << format_ipv4(probes[i]) << ": device " << got[i] << ", host " << want[i];
+      }
+    }
+    compared += probes.size();
+  }
+  EXPECT_EQ(rc->device_copy()->device_version(), rc->version());
+  EXPECT_GT(rc->device_copy()->applies(), 250u);
+  std::printf("%llu lookups compared after 300 batches; %llu KiB copied to the device\n",
+              static_cast<unsigned long long>(compared),
+              static_cast<unsigned long long>(rc->device_copy()->bytes_copied() / 1024));
+}
+
 // A persistent kernel runs through updates: its runners are not held between batches, and
 // wrapping one is refused.
 TEST(RouteControl, PersistentRunnersAreNotWrapped) {
@@ -356,10 +425,18 @@ TEST(RouteControl, PersistentRunnersAreNotWrapped) {
   gpu::OffloadOptions oo;
   oo.mode = gpu::GpuMode::kPersistent;
   Fib fib = fib_of({{0x0A000000, 8, 1}});
+  {
+    RouteTable t = make_table("dir24-8", fib);
+    std::unique_ptr<ForwardApp> app = make_app(t, fib);
+    EXPECT_THROW(gpu::with_table_updates(app->make_gpu_runner(oo), std::make_shared<gpu::DeviceTableUpdates>()),
+                 gpu::GpuError);
+    // A persistent runner made first: the app then takes no control.
+    EXPECT_THROW(app->table_control(), UsageError);
+  }
   RouteTable t = make_table("dir24-8", fib);
   std::unique_ptr<ForwardApp> app = make_app(t, fib);
-  EXPECT_THROW(gpu::with_table_updates(app->make_gpu_runner(oo), std::make_shared<gpu::DeviceTableUpdates>()),
-               gpu::GpuError);
+  ASSERT_NE(app->table_control(), nullptr);
+  EXPECT_THROW(app->make_gpu_runner(oo), UsageError) << "a control first: no persistent runner";
 }
 
 }  // namespace

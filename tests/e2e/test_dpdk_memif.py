@@ -11,6 +11,7 @@ import signal
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 from e2e_util import SKIP, Checker, args, run, tmpdir
@@ -116,8 +117,8 @@ def main():
 
     # A sink that is slow to read: the router's last frames wait in the memif ring while the router
     # finishes; it must not close the ring (losing them) before the sink has read them. The sink is
-    # stopped from before the first frame until 0.5 s after the source starts (the router is done
-    # within milliseconds and waits for its peer up to 2 s).
+    # stopped from before the first frame until the router has reported (it then waits for its
+    # peer up to 2 s before closing its ports).
     few = frames[:100]
     few_routed = sum(1 for p in few if p[IP].ttl > 1 and p[IP].dst.startswith(("10.1.", "10.2.")))
     pin2, slow_out, slow_js = (os.path.join(d, n) for n in ("few.pcap", "slow.pcap", "slow.json"))
@@ -128,13 +129,24 @@ def main():
                        f"{EAL} {memif(d, 'm2.sock', 'server', 0)} {memif(d, 'm3.sock', 'client', 1)}",
                        "--rx", "dpdk:net_memif0", "--tx", "dpdk:net_memif1", "--packets", str(len(few)), "--duration", "60"])
     os.kill(slow.pid, signal.SIGSTOP)
+    # The router's report (its "packets:" line) comes once it has forwarded all it will, before its
+    # ports close: the sink resumes only then.
+    reported = threading.Event()
+
+    def read_router():
+        for line in router.stdout:
+            if line.startswith("packets:"):
+                reported.set()
+    reader = threading.Thread(target=read_router)
+    reader.start()
     source = subprocess.Popen([T, "run", "--app", "echo", "--device", "cpu", "--pcap", pin2, "--dpdk",
                                f"{EAL} {memif(d, 'm2.sock', 'client')}", "--tx", "dpdk:0"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    time.sleep(0.5)
+    c.check(reported.wait(60), "slow sink: the router reported within 60 s")
     os.kill(slow.pid, signal.SIGCONT)
     _, se = source.communicate(timeout=90)
-    router.communicate(timeout=90)
+    router.wait(timeout=90)
+    reader.join()
     slow.communicate(timeout=90)
     rc = source.returncode
     s = json.load(open(slow_js)) if os.path.exists(slow_js) else {}

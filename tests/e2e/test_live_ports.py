@@ -336,7 +336,7 @@ def main():
                              "HOST:PORT" if metrics else "no HTTP library"),
                             ([T, "run", "--fib", fib, "--rx", "af_packet:a1", "--control", fib], "not a socket"),
                             ([T, "run", "--fib", fib, "--rx", "af_packet:a1", "--control", os.path.join(d, "c.sock"),
-                              "--device", "gpu"], "CPU paths"),
+                              "--device", "gpu", "--gpu-mode", "persistent"], "persistent kernel"),
                             ([T, "ctl", "--socket", os.path.join(d, "none.sock"), "version"], "is `tandem run --control"),
                             ([T, "run", "--fib", fib, "--rx", "af_packet:a1", "--tx", "af_packet:b1", "--tx-dst-mac",
                               "02:00:00:00:00"], "MAC address")):
