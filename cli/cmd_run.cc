@@ -553,10 +553,10 @@ int run(const RunOptions& o) {
     }
   } else if (dev == Device::kCpu) {
     wc.path = o.cpu_path == "scalar" ? LookupPath::kScalar : LookupPath::kBatched;
-    // Live ports: a burst whose frames, buffers and descriptors stay in the L1 cache from receipt
-    // to transmission (256 spill it), and long enough that the per-burst work is spread thin
-    // (64 measured ahead of DPDK's customary 32 over memif: docs/RESULTS.md).
-    if (is_live && !given(o, "--burst")) wc.burst = 64;
+    // Live ports: DPDK's customary burst, whose frames, buffers and descriptors stay in the L1
+    // cache from receipt to transmission (256 spill it: measured slower on memif; 64 and 128 not
+    // measurably better: docs/RESULTS.md).
+    if (is_live && !given(o, "--burst")) wc.burst = 32;
     dev_desc = (o.cpu_path == "scalar" ? "cpu (scalar: one packet at a time), "
                                        : "cpu (batched: keys extracted per burst, looked up with prefetching), ") + threads;
   } else {
