@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/clock.h"
+#include "core/usage_error.h"
 #include "gpu/gpu_runtime.h"
 
 namespace tandem::gpu {
@@ -98,6 +99,26 @@ std::unique_ptr<OffloadRunner> with_table_updates(std::unique_ptr<OffloadRunner>
     throw GpuError("live table updates: the persistent kernel runs through them; use --gpu-mode async, graph or mapped");
   }
   return std::make_unique<UpdatingRunner>(std::move(runner), std::move(updates));
+}
+
+std::unique_ptr<OffloadRunner> runner_for_updates(std::unique_ptr<OffloadRunner> runner,
+                                                  const std::shared_ptr<DeviceTableUpdates>& updates,
+                                                  bool has_control, bool* persistent_made) {
+  if (runner->mode() != GpuMode::kPersistent) return with_table_updates(std::move(runner), updates);
+  // A persistent kernel is never between batches, where updates are applied.
+  if (has_control) {
+    throw UsageError("live table updates: the persistent kernel runs through them; use --gpu-mode async, graph or "
+                     "mapped");
+  }
+  *persistent_made = true;
+  return runner;
+}
+
+void persistent_refuses_control(bool persistent_made) {
+  if (persistent_made) {
+    throw UsageError("live table updates: a persistent kernel already reads the device copy, which it would not see "
+                     "change; use --gpu-mode async, graph or mapped");
+  }
 }
 
 }  // namespace tandem::gpu

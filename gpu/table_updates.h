@@ -71,4 +71,14 @@ class DeviceTableUpdates {
 std::unique_ptr<OffloadRunner> with_table_updates(std::unique_ptr<OffloadRunner> runner,
                                                   std::shared_ptr<DeviceTableUpdates> updates);
 
+// What an app whose live updates reach its device copy does with a new runner: wraps it
+// (with_table_updates), except a persistent one, which is returned as it is and recorded in
+// *persistent_made; with a control already there (`has_control`) a persistent one is refused
+// (UsageError), as persistent_refuses_control() refuses a control after one.
+std::unique_ptr<OffloadRunner> runner_for_updates(std::unique_ptr<OffloadRunner> runner,
+                                                  const std::shared_ptr<DeviceTableUpdates>& updates,
+                                                  bool has_control, bool* persistent_made);
+// Throws UsageError when a persistent runner was made (its kernel would not see updates).
+void persistent_refuses_control(bool persistent_made);
+
 }  // namespace tandem::gpu

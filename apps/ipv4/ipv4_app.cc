@@ -23,10 +23,7 @@ template <class Table>
 TableControl* Ipv4Traits<Table>::table_control() {
   if constexpr (std::is_same_v<Table, Dir24_8>) {
     if (!control && writable) {
-      if (persistent_runner) {
-        throw UsageError("live route updates: a persistent kernel already reads the device copy, which it would not "
-                         "see change; use --gpu-mode async, graph or mapped");
-      }
+      gpu::persistent_refuses_control(persistent_runner);
       control = std::make_unique<RouteControl>(*writable, *fib, current);
       connect_device_copy();
     }
@@ -68,11 +65,6 @@ void Ipv4Traits<Table>::lookup_batch(const Key* keys, uint32_t* results, size_t 
 template <class Table>
 std::unique_ptr<gpu::OffloadRunner> Ipv4Traits<Table>::make_gpu_runner(const gpu::OffloadOptions& opts) {
   if constexpr (std::is_same_v<Table, Dir24_8>) {
-    // A persistent kernel is never between batches, where updates are applied.
-    if (opts.mode == gpu::GpuMode::kPersistent && control) {
-      throw UsageError("live route updates: the persistent kernel runs through them; use --gpu-mode async, graph or "
-                       "mapped");
-    }
     if (!gpu) {
       // With a control, no batch may change the table while it is copied to the device.
       const auto make = [this](const Dir24_8& t) {
@@ -83,12 +75,7 @@ std::unique_ptr<gpu::OffloadRunner> Ipv4Traits<Table>::make_gpu_runner(const gpu
       if (control) control->with_table(make);
       else make(live());
     }
-    std::unique_ptr<gpu::OffloadRunner> r = gpu->make_runner(opts);
-    if (opts.mode == gpu::GpuMode::kPersistent) {
-      persistent_runner = true;
-      return r;
-    }
-    return gpu::with_table_updates(std::move(r), gpu_updates);
+    return gpu::runner_for_updates(gpu->make_runner(opts), gpu_updates, control != nullptr, &persistent_runner);
   } else {
     throw UsageError(no_gpu_path("poptrie") + ": use --device cpu or --table dir24-8");
   }

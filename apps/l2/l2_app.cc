@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "apps/l2/l2_gpu.h"
+#include "gpu/table_updates.h"
 #include "apps/l2/l2_loader.h"
 #include "core/byte_order.h"
 #include "core/flow_hash.h"
@@ -41,11 +42,20 @@ L2Traits::L2Traits(const L2Setup& s, MacTable* w) : setup(&s), writable(w), curr
 L2Traits::~L2Traits() = default;
 // Before any control exists (it holds a reference to `current`).
 L2Traits::L2Traits(L2Traits&& o) noexcept
-    : setup(o.setup), writable(o.writable), current(o.current.load()), ref(std::move(o.ref)), gpu(std::move(o.gpu)) {}
+    : setup(o.setup), writable(o.writable), current(o.current.load()), ref(std::move(o.ref)), gpu(std::move(o.gpu)),
+      gpu_updates(std::move(o.gpu_updates)), persistent_runner(o.persistent_runner) {}
 
 TableControl* L2Traits::table_control() {
-  if (!control && writable) control = std::make_unique<MacControl>(*writable, current);
+  if (!control && writable) {
+    gpu::persistent_refuses_control(persistent_runner);
+    control = std::make_unique<MacControl>(*writable, current);
+    connect_device_copy();
+  }
   return control.get();
+}
+
+void L2Traits::connect_device_copy() {
+  if (control && gpu) control->set_device_copy(gpu_updates, gpu->device_slots());
 }
 
 DropReason L2Traits::classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off, uint32_t* flow) const {
@@ -73,8 +83,17 @@ void L2Traits::lookup_batch(const Key* keys, uint32_t* results, size_t n) const 
 }
 
 std::unique_ptr<gpu::OffloadRunner> L2Traits::make_gpu_runner(const gpu::OffloadOptions& opts) {
-  if (!gpu) gpu = L2GpuTable::create(*setup->table);
-  return gpu->make_runner(opts);
+  if (!gpu) {
+    // With a control, no batch may change the table while it is copied to the device.
+    const auto make = [this](const MacTable& t) {
+      gpu = L2GpuTable::create(t);
+      gpu_updates = std::make_shared<gpu::DeviceTableUpdates>();
+      connect_device_copy();
+    };
+    if (control) control->with_table(make);
+    else make(live());
+  }
+  return gpu::runner_for_updates(gpu->make_runner(opts), gpu_updates, control != nullptr, &persistent_runner);
 }
 
 void L2Traits::build_reference() {

@@ -77,9 +77,12 @@ struct L2Traits {
   // The table lookups read: setup->table, or with live updates the copy the control last
   // published.
   const MacTable& live() const { return *current.load(std::memory_order_acquire); }
-  // Live updates (mac_control.h), made on the first call; nullptr without `writable`. The GPU path
-  // then reads a copy of the table as it was, so runs with updates stay on the CPU.
+  // Live updates (mac_control.h), made on the first call; nullptr without `writable`. They reach
+  // the offload runners' device copy too (gpu/table_updates.h), not the whole-frame and resident
+  // paths' copies.
   TableControl* table_control();
+  // Hands the control the device copy, once both exist.
+  void connect_device_copy();
 
   const L2Setup* setup;
   MacTable* writable = nullptr;  // setup->table, which the control may change
@@ -87,6 +90,8 @@ struct L2Traits {
   std::unique_ptr<MacControl> control;
   std::unique_ptr<std::unordered_map<uint64_t, uint32_t>> ref;
   std::unique_ptr<L2GpuTable> gpu;
+  std::shared_ptr<gpu::DeviceTableUpdates> gpu_updates;  // what the control stages for `gpu`
+  bool persistent_runner = false;  // one was made: its kernel would not see updates
 };
 
 using L2App = ForwardAppImpl<L2Traits>;

@@ -35,6 +35,7 @@ class L2GpuTableImpl final : public L2GpuTable {
     version_ = table.version();
   }
 
+  uint64_t* device_slots() const override { return const_cast<uint64_t*>(slots_.get()); }
   std::unique_ptr<gpu::OffloadRunner> make_runner(const gpu::OffloadOptions& opts) const override {
     return std::make_unique<gpu::OffloadRunnerImpl<MacForwardOp>>(MacForwardOp{slots_.get(), mask_}, opts);
   }

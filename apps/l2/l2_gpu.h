@@ -23,6 +23,8 @@ class L2GpuTable : public gpu::GpuTable {
 
   // Re-copies the buckets if the table changed (MacTable::version()).
   virtual void sync(const MacTable& table) = 0;
+  // The device copy of the slots (MacTable::slots()), which live updates write (mac_control.h).
+  virtual uint64_t* device_slots() const = 0;
   // forward_batch() on the GPU: host arrays in and out, in batches (gpu::run_all).
   void forward(const uint64_t* macs, uint32_t* ports, size_t n) { run_host_arrays(size_t{1} << 20, macs, ports, n); }
 };

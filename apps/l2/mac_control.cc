@@ -1,10 +1,12 @@
 #include "apps/l2/mac_control.h"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
 #include "core/rcu.h"
 #include "core/table_reader.h"
+#include "gpu/table_updates.h"
 
 namespace tandem::l2 {
 
@@ -84,17 +86,24 @@ std::vector<std::string> MacControl::apply(const std::vector<std::string>& lines
     }
   }
   if (ops.empty()) return result;
+  std::lock_guard<std::mutex> lock(mu_);
   MacTable& standby = *copies_[1 - active_];
   MacTable& old = *copies_[active_];
   uint64_t applied = 0;
+  written_.clear();
+  if (device_) standby.set_change_log(&written_);
   for (size_t k = 0; k < ops.size(); ++k) {
     result[line_of[k]] = run(standby, ops[k]);
     applied += result[line_of[k]].empty();
   }
+  standby.set_change_log(nullptr);
   // Lines that failed (table full, no such MAC) left the standby copy as it was.
   if (applied == 0) return result;
   const uint64_t next = version_.load(std::memory_order_relaxed) + applied;
   publishing_.store(next, std::memory_order_seq_cst);
+  // The device copy's blocks are committed before the host copy is published, so a batch launched
+  // after a packet was classified reads a version at least as new as the one the packet saw.
+  if (device_) stage_device_blocks(standby, next);
   current_.store(&standby, std::memory_order_seq_cst);
   version_.store(next, std::memory_order_release);
   // Nobody reads `old` once every worker has passed a quiescent state: it takes the batch too,
@@ -103,6 +112,32 @@ std::vector<std::string> MacControl::apply(const std::vector<std::string>& lines
   for (const Op& op : ops) run(old, op);
   active_ = 1 - active_;
   return result;
+}
+
+void MacControl::with_table(const std::function<void(const MacTable&)>& f) {
+  std::lock_guard<std::mutex> lock(mu_);
+  f(*current_.load(std::memory_order_acquire));
+}
+
+void MacControl::set_device_copy(std::shared_ptr<gpu::DeviceTableUpdates> updates, uint64_t* slots) {
+  device_ = std::move(updates);
+  device_slots_ = slots;
+}
+
+// Whole 1 KiB blocks (128 slots, 16 buckets; the last one shorter in a table of fewer slots) of
+// `t`, the copy being published, around every slot the batch wrote.
+void MacControl::stage_device_blocks(const MacTable& t, uint64_t version) {
+  constexpr uint64_t kBlock = 128;
+  std::sort(written_.begin(), written_.end());
+  uint64_t last = ~uint64_t{0};
+  for (uint64_t i : written_) {
+    const uint64_t b = i / kBlock;
+    if (b == last) continue;
+    last = b;
+    const uint64_t n = std::min<uint64_t>(kBlock, t.slot_count() - b * kBlock);
+    device_->stage(device_slots_ + b * kBlock, t.slots() + b * kBlock, n * sizeof(uint64_t));
+  }
+  device_->commit(version);
 }
 
 bool MacControl::copies_equal() const {

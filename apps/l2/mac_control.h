@@ -16,12 +16,18 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "apps/l2/mac_table.h"
 #include "apps/table_control.h"
+
+namespace tandem::gpu {
+class DeviceTableUpdates;
+}
 
 namespace tandem::l2 {
 
@@ -43,6 +49,14 @@ class MacControl final : public TableControl {
   // Whether the two copies hold the same entries in the same slots (on the control thread,
   // between batches; for tests).
   bool copies_equal() const;
+  // Runs `f` on the copy the data path reads now with no batch being applied meanwhile, so that a
+  // device copy made from it is one version; `f` hands that copy over with set_device_copy.
+  void with_table(const std::function<void(const MacTable&)>& f);
+  // The GPU offload path's device copy of the slots (at this device address): each batch stages
+  // the 1 KiB blocks (128 slots) it wrote there before it is published. Called inside with_table().
+  void set_device_copy(std::shared_ptr<gpu::DeviceTableUpdates> updates, uint64_t* slots);
+  bool reaches_gpu_offload() const override { return true; }
+  const gpu::DeviceTableUpdates* device_copy() const override { return device_.get(); }
 
  private:
   struct Op {
@@ -52,7 +66,12 @@ class MacControl final : public TableControl {
   };
   static bool parse(const std::string& line, Op* op, std::string* why);
   static std::string run(MacTable& t, const Op& op);
+  void stage_device_blocks(const MacTable& t, uint64_t version);
 
+  std::mutex mu_;  // a batch being applied, or a device copy being made
+  std::shared_ptr<gpu::DeviceTableUpdates> device_;
+  uint64_t* device_slots_ = nullptr;
+  std::vector<uint64_t> written_;  // slots the batch wrote in the standby copy
   MacTable* copies_[2];
   std::unique_ptr<MacTable> second_;
   int active_ = 0;

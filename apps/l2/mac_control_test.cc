@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -19,7 +20,10 @@
 #include "core/byte_order.h"
 #include "core/rcu.h"
 #include "io/gen_frames.h"
+#include "gpu/gpu_runtime.h"
+#include "gpu/table_updates.h"
 #include "sched/workers.h"
+#include "tests/pipeline_runs.h"
 
 namespace tandem::l2 {
 namespace {
@@ -260,6 +264,7 @@ class RecordingSink final : public PacketSink {
   explicit RecordingSink(const MacControl& mc) : mc_(mc) {}
   void tx_burst(const PacketPool& pool, const PacketBatch& b, Counters&) override {
     const uint64_t hi = mc_.publishing();
+    forwarded.fetch_add(b.size, std::memory_order_relaxed);
     for (uint32_t i = 0; i < b.size; ++i) {
       const uint8_t* f = pool.data(b.cell[i]);
       uint64_t lo;
@@ -268,12 +273,15 @@ class RecordingSink final : public PacketSink {
     }
   }
   std::vector<Seen> seen;
+  std::atomic<uint64_t> forwarded{0};
 
  private:
   const MacControl& mc_;
 };
 
-TEST(MacControl, TenThousandUpdatesWhileForwardingLoseAndMisforwardNothing) {
+// A burst of 10,000 updates while two workers forward, on the CPU's batched path or, with
+// `gpu_mode`, through the GPU engine (the updates reach the offload runner's device copy).
+void updates_while_forwarding(std::optional<gpu::GpuMode> gpu_mode) {
   // 256 MACs, half of them known at the start.
   const std::vector<uint64_t> macs = unicast_macs(256, 9);
   std::vector<std::pair<uint64_t, uint32_t>> initial;
@@ -283,7 +291,7 @@ TEST(MacControl, TenThousandUpdatesWhileForwardingLoseAndMisforwardNothing) {
   auto* mc = dynamic_cast<MacControl*>(app.table_control());
   ASSERT_NE(mc, nullptr);
   const int workers = 2;
-  Rcu rcu(workers);
+  Rcu rcu(workers + 1);  // the workers, and the GPU engine's CPU fallback
   mc->set_rcu(&rcu);
 
   // The updates bind MACs of the pool to ports that name the update (2 + i % 5000), or delete
@@ -328,14 +336,27 @@ TEST(MacControl, TenThousandUpdatesWhileForwardingLoseAndMisforwardNothing) {
   }
   std::vector<uint64_t> boundary{0};  // the version after each batch
   bool copies_equal = true;
+  // Until `n` more frames have been forwarded (the GPU engine's start may take a while), or 10 s.
+  auto forward_some = [&](uint64_t n) {
+    auto total = [&] {
+      uint64_t t = 0;
+      for (const RecordingSink* k : rec) t += k->forwarded.load(std::memory_order_relaxed);
+      return t;
+    };
+    const uint64_t until = total() + n;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (total() < until && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  };
   std::thread control([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    forward_some(2000);
     for (const auto& lines : batches) {
       for (const std::string& e : mc->apply(lines)) EXPECT_EQ(e, "");
       boundary.push_back(mc->version());
       copies_equal = copies_equal && mc->copies_equal();
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    forward_some(2000);
     quiet = true;
     stop = 1;
   });
@@ -344,6 +365,12 @@ TEST(MacControl, TenThousandUpdatesWhileForwardingLoseAndMisforwardNothing) {
   wc.ports = app.ports();
   wc.stop = &stop;
   wc.rcu = &rcu;
+  GpuEngine engine;
+  if (gpu_mode) {
+    wc.max_bursts_in_flight = 64;
+    engine = attach_gpu_engine(wc, app, app.make_gpu_runner(test::mode_options(*gpu_mode)), test::mode_engine_config(),
+                               /*staged=*/true);
+  }
   const WorkersResult r = run_workers_live(app, sources, sinks, wc);
   control.join();
   ASSERT_EQ(mc->version(), 10000u);
@@ -395,6 +422,55 @@ TEST(MacControl, TenThousandUpdatesWhileForwardingLoseAndMisforwardNothing) {
   EXPECT_GT(during, 1000u) << "frames in flight while the table changed";
   std::printf("%llu frames checked, %llu of them forwarded while updates were published\n",
               static_cast<unsigned long long>(checked), static_cast<unsigned long long>(during));
+  if (gpu_mode) {
+    const gpu::EngineStats st = engine.stats();
+    EXPECT_TRUE(engine.on_gpu()) << st.gpu_error;
+    EXPECT_GT(st.gpu_batches, 10u);
+    EXPECT_EQ(st.cpu_batches, 0u) << "every batch looked up on the GPU";
+  }
+}
+
+TEST(MacControl, TenThousandUpdatesWhileForwardingLoseAndMisforwardNothing) { updates_while_forwarding(std::nullopt); }
+
+// The same burst through the GPU's offload path, in each mode that launches per batch.
+TEST(MacControl, TenThousandUpdatesOnTheGpuLoseAndMisforwardNothing) {
+  if (!gpu::available()) GTEST_SKIP() << "no GPU";
+  for (gpu::GpuMode mode : {gpu::GpuMode::kAsync, gpu::GpuMode::kGraph, gpu::GpuMode::kMapped}) {
+    SCOPED_TRACE(gpu::gpu_mode_name(mode));
+    updates_while_forwarding(mode);
+  }
+}
+
+// Every slot a batch writes is staged: random inserts (cuckoo paths in a table near full) and
+// erases, each batch followed by lookups of every MAC through an offload runner, which must equal
+// the host table's.
+TEST(MacControl, DeviceCopyFollowsRandomBatches) {
+  if (!gpu::available()) GTEST_SKIP() << "no GPU";
+  const std::vector<uint64_t> macs = unicast_macs(4000, 21);
+  L2Setup s = setup_of({{macs[0], 1}}, 2048);
+  L2App app(s, s.table.get());
+  auto* mc = dynamic_cast<MacControl*>(app.table_control());
+  ASSERT_NE(mc, nullptr);
+  gpu::OffloadOptions oo;
+  oo.capacity = macs.size();
+  std::unique_ptr<gpu::OffloadRunner> runner = app.make_gpu_runner(oo);
+  std::mt19937 rng(3);
+  std::vector<uint32_t> got(macs.size()), want(macs.size());
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::string> lines;
+    for (int k = 0; k < 1 + static_cast<int>(rng() % 40); ++k) {
+      const uint64_t mac = macs[rng() % macs.size()];
+      lines.push_back(rng() % 4 == 0 ? "del " + format_mac(mac)
+                                     : "add " + format_mac(mac) + " " + std::to_string(rng() % 1000));
+    }
+    mc->apply(lines);  // "no such MAC" and "table full" lines change nothing
+    gpu::run_all(*runner, macs.data(), got.data(), macs.size());
+    app.lookup_items_scalar(macs.data(), want.data(), macs.size());
+    for (size_t i = 0; i < macs.size(); ++i) {
+      if (got[i] != want[i]) FAIL() << "round " << round << ": MAC " << i << ": device " << got[i] << ", host " << want[i];
+    }
+  }
+  EXPECT_EQ(mc->device_copy()->device_version(), mc->version());
 }
 
 }  // namespace

@@ -75,6 +75,7 @@ const char* MacTable::status_name(Status s) {
 void MacTable::store(uint64_t index, uint64_t value) {
   // One 64-bit store per slot change, so that lock-free readers never see half an entry.
   std::atomic_ref<uint64_t>(slots_[index]).store(value, std::memory_order_relaxed);
+  if (change_log_) change_log_->push_back(index);
 }
 
 int MacTable::free_slot(uint64_t bucket) const {

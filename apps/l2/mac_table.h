@@ -31,6 +31,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -102,6 +103,10 @@ class MacTable {
 
   static const char* status_name(Status s);
 
+  // While set, every slot written is appended to `log` (its index; repeats possible): what a
+  // device copy must take after a batch of changes (mac_control.h). Null: none kept.
+  void set_change_log(std::vector<uint64_t>* log) { change_log_ = log; }
+
  private:
   struct Buckets {
     uint64_t count;  // a power of two, at least 2
@@ -129,6 +134,7 @@ class MacTable {
   uint64_t version_ = 0;
   uint64_t cuckoo_moves_ = 0;
   uint32_t longest_path_ = 0;
+  std::vector<uint64_t>* change_log_ = nullptr;
 };
 
 // ---- the batched lookup ----

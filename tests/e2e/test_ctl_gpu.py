@@ -1,8 +1,9 @@
-"""Live route updates reaching the GPU's offload path (gpu/table_updates.h): a run forwarding
-generated traffic on `--device gpu` with --control takes route changes through `tandem ctl`, and
-the traffic follows them: every route of the table moved to another port, then a /16 deleted (its
-addresses fall back to the /8). Runs where updates cannot reach the device copy are refused,
-naming why. Skipped (visibly) without a GPU, except the refusals."""
+"""Live table updates reaching the GPU's offload path (gpu/table_updates.h): runs forwarding
+generated traffic on `--device gpu` with --control take changes through `tandem ctl`, and the
+traffic follows them: the ipv4 app's routes all moved to one port, then deleted; the l2 app's
+stations all moved to one port, then deleted (their frames flooded). Runs where updates cannot
+reach the device copy are refused, naming why. Skipped (visibly) without a GPU, except the
+refusals."""
 import json
 import os
 import re
@@ -72,6 +73,36 @@ def main():
                 f"{mode}: device copy {dc}")
         c.check(re.search(r"control: device copy at version 10: \d+ update\(s\) applied", out) is not None,
                 f"{mode}: device copy line: {out.strip()[-500:]}")
+
+    # l2: four stations on ports 0-3, traffic to them only (dst=fib).
+    macs = ["02:00:00:00:00:01", "02:00:00:00:00:02", "02:00:00:00:00:03", "02:00:00:00:00:04"]
+    table = os.path.join(d, "macs.txt")
+    open(table, "w").write("".join(f"{m} {i}\n" for i, m in enumerate(macs)))
+    js = os.path.join(d, "l2.json")
+    p, head = start([T, "run", "--app", "l2", "--fib", table, "--gen", "count=50000,dst=fib", "--repeat", "1000000000",
+                     "--device", "gpu", "--workers", "2", "--control", sock, "--json", js])
+    c.check("control: table updates on" in head, f"l2: {head.strip()[-600:]}")
+    time.sleep(0.3)
+    updates(c, T, d, "l2-move", sock, [f"add {m} 3" for m in macs], len(macs), {})
+    time.sleep(1.0)
+    path = os.path.join(d, "l2-del.upd")
+    open(path, "w").write("".join(f"del {m}\n" for m in macs))
+    rc, so, se = run([T, "ctl", "--socket", sock, "--file", path])
+    c.check(rc == 0 and f"table version {2 * len(macs)}" in so, f"l2: deletes: {so}{se}")
+    time.sleep(0.3)
+    rc, out, err = stop(p)
+    c.check(rc == 130, f"l2: exit {rc} after SIGINT: {err.strip()[-400:]}")
+    try:
+        r = json.load(open(js))
+    except (OSError, ValueError) as e:
+        c.check(False, f"l2: no JSON report: {e}")
+        r = {}
+    ports = r.get("forwarded_per_port", {})
+    c.check("gpu (" in out and r.get("balanced") is True, f"l2: on the GPU, accounting: {out.strip()[-400:]}")
+    c.check(ports.get("3", 0) > 3 * max(ports.get(str(k), 0) for k in range(3)),
+            f"l2: traffic follows the moved stations to port 3: {ports}")
+    c.check(ports.get("flood", 0) > 0, f"l2: frames to deleted stations are flooded: {ports}")
+    c.check(r.get("control", {}).get("device_copy", {}).get("version") == 2 * len(macs), f"l2: {r.get('control')}")
     c.done()
 
 
