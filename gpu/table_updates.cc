@@ -35,7 +35,11 @@ void DeviceTableUpdates::apply() {
     version = committed_version_;
     pending_.store(false, std::memory_order_relaxed);
   }
-  if (blocks.empty()) return;
+  if (blocks.empty()) {
+    // A version that wrote nothing (a MAC bound again to its port): the device holds it already.
+    device_version_.store(version, std::memory_order_release);
+    return;
+  }
   const uint64_t t0 = now_ns();
   // The batches in flight read the table as it was: let them finish before it changes.
   synchronize_device();
@@ -101,15 +105,18 @@ std::unique_ptr<OffloadRunner> with_table_updates(std::unique_ptr<OffloadRunner>
   return std::make_unique<UpdatingRunner>(std::move(runner), std::move(updates));
 }
 
-std::unique_ptr<OffloadRunner> runner_for_updates(std::unique_ptr<OffloadRunner> runner,
-                                                  const std::shared_ptr<DeviceTableUpdates>& updates,
-                                                  bool has_control, bool* persistent_made) {
-  if (runner->mode() != GpuMode::kPersistent) return with_table_updates(std::move(runner), updates);
+void persistent_refused_with_control(GpuMode mode, bool has_control) {
   // A persistent kernel is never between batches, where updates are applied.
-  if (has_control) {
+  if (mode == GpuMode::kPersistent && has_control) {
     throw UsageError("live table updates: the persistent kernel runs through them; use --gpu-mode async, graph or "
                      "mapped");
   }
+}
+
+std::unique_ptr<OffloadRunner> runner_for_updates(std::unique_ptr<OffloadRunner> runner,
+                                                  const std::shared_ptr<DeviceTableUpdates>& updates,
+                                                  bool* persistent_made) {
+  if (runner->mode() != GpuMode::kPersistent) return with_table_updates(std::move(runner), updates);
   *persistent_made = true;
   return runner;
 }

@@ -71,13 +71,15 @@ class DeviceTableUpdates {
 std::unique_ptr<OffloadRunner> with_table_updates(std::unique_ptr<OffloadRunner> runner,
                                                   std::shared_ptr<DeviceTableUpdates> updates);
 
-// What an app whose live updates reach its device copy does with a new runner: wraps it
-// (with_table_updates), except a persistent one, which is returned as it is and recorded in
-// *persistent_made; with a control already there (`has_control`) a persistent one is refused
-// (UsageError), as persistent_refuses_control() refuses a control after one.
+// What an app whose live updates reach its device copy does for a new runner: before making it,
+// persistent_refused_with_control() refuses a persistent one when a control is there
+// (UsageError); after, runner_for_updates() wraps it (with_table_updates), except a persistent
+// one, which is returned as it is and recorded in *persistent_made, so that
+// persistent_refuses_control() refuses a control after it.
+void persistent_refused_with_control(GpuMode mode, bool has_control);
 std::unique_ptr<OffloadRunner> runner_for_updates(std::unique_ptr<OffloadRunner> runner,
                                                   const std::shared_ptr<DeviceTableUpdates>& updates,
-                                                  bool has_control, bool* persistent_made);
+                                                  bool* persistent_made);
 // Throws UsageError when a persistent runner was made (its kernel would not see updates).
 void persistent_refuses_control(bool persistent_made);
 

@@ -65,6 +65,7 @@ void Ipv4Traits<Table>::lookup_batch(const Key* keys, uint32_t* results, size_t 
 template <class Table>
 std::unique_ptr<gpu::OffloadRunner> Ipv4Traits<Table>::make_gpu_runner(const gpu::OffloadOptions& opts) {
   if constexpr (std::is_same_v<Table, Dir24_8>) {
+    gpu::persistent_refused_with_control(opts.mode, control != nullptr);
     if (!gpu) {
       // With a control, no batch may change the table while it is copied to the device.
       const auto make = [this](const Dir24_8& t) {
@@ -75,7 +76,7 @@ std::unique_ptr<gpu::OffloadRunner> Ipv4Traits<Table>::make_gpu_runner(const gpu
       if (control) control->with_table(make);
       else make(live());
     }
-    return gpu::runner_for_updates(gpu->make_runner(opts), gpu_updates, control != nullptr, &persistent_runner);
+    return gpu::runner_for_updates(gpu->make_runner(opts), gpu_updates, &persistent_runner);
   } else {
     throw UsageError(no_gpu_path("poptrie") + ": use --device cpu or --table dir24-8");
   }

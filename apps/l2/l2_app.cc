@@ -83,6 +83,7 @@ void L2Traits::lookup_batch(const Key* keys, uint32_t* results, size_t n) const 
 }
 
 std::unique_ptr<gpu::OffloadRunner> L2Traits::make_gpu_runner(const gpu::OffloadOptions& opts) {
+  gpu::persistent_refused_with_control(opts.mode, control != nullptr);
   if (!gpu) {
     // With a control, no batch may change the table while it is copied to the device.
     const auto make = [this](const MacTable& t) {
@@ -93,7 +94,7 @@ std::unique_ptr<gpu::OffloadRunner> L2Traits::make_gpu_runner(const gpu::Offload
     if (control) control->with_table(make);
     else make(live());
   }
-  return gpu::runner_for_updates(gpu->make_runner(opts), gpu_updates, control != nullptr, &persistent_runner);
+  return gpu::runner_for_updates(gpu->make_runner(opts), gpu_updates, &persistent_runner);
 }
 
 void L2Traits::build_reference() {

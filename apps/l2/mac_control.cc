@@ -91,6 +91,9 @@ std::vector<std::string> MacControl::apply(const std::vector<std::string>& lines
   MacTable& old = *copies_[active_];
   uint64_t applied = 0;
   written_.clear();
+  // Room for every slot the batch may write (a cuckoo path moves up to kMaxPathLength entries), so
+  // that store() never allocates while a path is being applied.
+  written_.reserve(ops.size() * (MacTable::kMaxPathLength + 1));
   if (device_) standby.set_change_log(&written_);
   for (size_t k = 0; k < ops.size(); ++k) {
     result[line_of[k]] = run(standby, ops[k]);

@@ -441,13 +441,14 @@ TEST(MacControl, TenThousandUpdatesOnTheGpuLoseAndMisforwardNothing) {
   }
 }
 
-// Every slot a batch writes is staged: random inserts (cuckoo paths in a table near full) and
+// Every slot a batch writes is staged: random inserts (cuckoo paths in a table filled to 85%) and
 // erases, each batch followed by lookups of every MAC through an offload runner, which must equal
-// the host table's.
-TEST(MacControl, DeviceCopyFollowsRandomBatches) {
-  if (!gpu::available()) GTEST_SKIP() << "no GPU";
-  const std::vector<uint64_t> macs = unicast_macs(4000, 21);
-  L2Setup s = setup_of({{macs[0], 1}}, 2048);
+// the host table's; then the same on a table of 64 slots, smaller than one staged block.
+void device_copy_follows_random_batches(size_t n_macs, size_t prefill, size_t capacity, int rounds, bool want_moves) {
+  const std::vector<uint64_t> macs = unicast_macs(n_macs, 21);
+  std::vector<std::pair<uint64_t, uint32_t>> initial;
+  for (size_t i = 0; i < prefill; ++i) initial.push_back({macs[i], static_cast<uint32_t>(i % 7)});
+  L2Setup s = setup_of(initial, capacity);
   L2App app(s, s.table.get());
   auto* mc = dynamic_cast<MacControl*>(app.table_control());
   ASSERT_NE(mc, nullptr);
@@ -456,9 +457,11 @@ TEST(MacControl, DeviceCopyFollowsRandomBatches) {
   std::unique_ptr<gpu::OffloadRunner> runner = app.make_gpu_runner(oo);
   std::mt19937 rng(3);
   std::vector<uint32_t> got(macs.size()), want(macs.size());
-  for (int round = 0; round < 200; ++round) {
+  const uint64_t moves_before = s.table->cuckoo_moves();
+  for (int round = 0; round < rounds; ++round) {
     std::vector<std::string> lines;
-    for (int k = 0; k < 1 + static_cast<int>(rng() % 40); ++k) {
+    const int n = 1 + static_cast<int>(rng() % 40);
+    for (int k = 0; k < n; ++k) {
       const uint64_t mac = macs[rng() % macs.size()];
       lines.push_back(rng() % 4 == 0 ? "del " + format_mac(mac)
                                      : "add " + format_mac(mac) + " " + std::to_string(rng() % 1000));
@@ -471,6 +474,17 @@ TEST(MacControl, DeviceCopyFollowsRandomBatches) {
     }
   }
   EXPECT_EQ(mc->device_copy()->device_version(), mc->version());
+  if (want_moves) EXPECT_GT(s.table->cuckoo_moves(), moves_before) << "cuckoo paths applied during the batches";
+}
+
+TEST(MacControl, DeviceCopyFollowsRandomBatches) {
+  if (!gpu::available()) GTEST_SKIP() << "no GPU";
+  {
+    SCOPED_TRACE("4,096 slots");
+    device_copy_follows_random_batches(4000, 3500, 2048, 200, true);
+  }
+  SCOPED_TRACE("64 slots");
+  device_copy_follows_random_batches(100, 20, 40, 50, false);
 }
 
 }  // namespace

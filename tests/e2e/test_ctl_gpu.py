@@ -64,7 +64,9 @@ def main():
         ports = r.get("forwarded_per_port", {})
         drops = {k: v for k, v in r.get("drops", {}).items() if v}
         c.check(r.get("balanced") is True and set(drops) == {"no_route"}, f"{mode}: accounting, drops {drops}")
-        c.check("gpu (" in out, f"{mode}: not on the GPU: {out.strip()[-400:]}")
+        e = r.get("engine", {})
+        c.check("gpu (" in out and e.get("ended_on_gpu") is True and e.get("cpu_batches") == 0 and e.get("gpu_batches", 0) > 0,
+                f"{mode}: every batch on the GPU: {e}")
         others = max(ports.get(str(k), 0) for k in range(2, 6))
         c.check(ports.get("1", 0) > 3 * others, f"{mode}: traffic follows the moved routes to port 1: {ports}")
         c.check(r.get("control", {}).get("version") == 2 * len(routes), f"{mode}: control {r.get('control')}")
@@ -98,7 +100,9 @@ def main():
         c.check(False, f"l2: no JSON report: {e}")
         r = {}
     ports = r.get("forwarded_per_port", {})
-    c.check("gpu (" in out and r.get("balanced") is True, f"l2: on the GPU, accounting: {out.strip()[-400:]}")
+    e = r.get("engine", {})
+    c.check(r.get("balanced") is True and e.get("ended_on_gpu") is True and e.get("cpu_batches") == 0,
+            f"l2: every batch on the GPU, accounting: {e} {out.strip()[-300:]}")
     c.check(ports.get("3", 0) > 3 * max(ports.get(str(k), 0) for k in range(3)),
             f"l2: traffic follows the moved stations to port 3: {ports}")
     c.check(ports.get("flood", 0) > 0, f"l2: frames to deleted stations are flooded: {ports}")

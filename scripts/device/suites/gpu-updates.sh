@@ -1,8 +1,8 @@
 # shellcheck shell=bash
-# description: live route updates on the GPU's offload path (issue 19): the route-control tests (10,000 updates while forwarding through the GPU engine, each packet checked against the versions it may have seen), tandem ctl against a GPU run, the GPU engine's tests; then the IPv4 router on the full BGP table through the GPU with and without 10,000 route updates during the run
+# description: live route and MAC updates on the GPU's offload path (issue 19): the route- and MAC-control tests (10,000 updates while forwarding through the GPU engine, each packet checked against the versions it may have seen), tandem ctl against a GPU run, the GPU engine's tests; then the IPv4 router on the full BGP table through the GPU with and without 10,000 route updates during the run
 LOG="$OUT/gpu-updates.log"
 ctest_log ctest_gpu_updates.log 20 "tests passed|Failed|\*\*\*|Timeout|packets checked" \
-  --output-on-failure -V -j1 --timeout 300 -R "RouteControl|test_ctl_ipv4_gpu|Ipv4App|Ipv4Gpu|OffloadEngine|GpuMode"
+  --output-on-failure -V -j1 --timeout 300 -R "RouteControl|MacControl|test_ctl_gpu|Ipv4App|Ipv4Gpu|OffloadEngine|GpuOffload|GpuMode"
 # 10,000 updates (adds of /24s and /25s under five busy /8s, deletes of earlier adds) in 1,000 files
 # of 10, each sent by its own `tandem ctl`: about 1,000 batches over a few seconds.
 rm -rf /tmp/route_updates && mkdir -p /tmp/route_updates
