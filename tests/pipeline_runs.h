@@ -6,10 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "apps/forward_app.h"
@@ -131,6 +133,23 @@ inline void check_gpu_modes(ForwardApp& app, const PacketStore& s, const std::st
       EXPECT_EQ(e.stats().cpu_batches, 0u) << what;
     }
   }
+}
+
+// Waits until `forwarded()` has grown by `n` (a GPU engine's start may take a while), or 10 s.
+inline void wait_until_forwarded(const std::function<uint64_t()>& forwarded, uint64_t n) {
+  const uint64_t until = forwarded() + n;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (forwarded() < until && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+// Every batch of a run went through the GPU (more than `min_batches` of them).
+inline void expect_all_on_gpu(const GpuEngine& engine, uint64_t min_batches) {
+  const gpu::EngineStats st = engine.stats();
+  EXPECT_TRUE(engine.on_gpu()) << st.gpu_error;
+  EXPECT_GT(st.gpu_batches, min_batches);
+  EXPECT_EQ(st.cpu_batches, 0u) << "every batch looked up on the GPU";
 }
 
 }  // namespace tandem::test

@@ -240,18 +240,12 @@ void updates_while_forwarding(std::optional<gpu::GpuMode> gpu_mode) {
     sinks.push_back(std::move(s));
   }
   std::vector<uint64_t> boundary{0};  // the version after each batch
-  // Until `n` more packets have been forwarded (the GPU engine's start may take a while), or 10 s.
   auto forward_some = [&](uint64_t n) {
-    auto total = [&] {
+    test::wait_until_forwarded([&] {
       uint64_t t = 0;
       for (const RecordingSink* s : rec) t += s->forwarded.load(std::memory_order_relaxed);
       return t;
-    };
-    const uint64_t until = total() + n;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (total() < until && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+    }, n);
   };
   std::thread control([&] {
     // Let the workers get going, then the burst of updates, then some more forwarding.
@@ -331,12 +325,7 @@ void updates_while_forwarding(std::optional<gpu::GpuMode> gpu_mode) {
   EXPECT_GT(during, 1000u) << "packets in flight while the table changed";
   std::printf("%llu packets checked, %llu of them forwarded while updates were published\n",
               static_cast<unsigned long long>(checked), static_cast<unsigned long long>(during));
-  if (gpu_mode) {
-    const gpu::EngineStats st = engine.stats();
-    EXPECT_TRUE(engine.on_gpu()) << st.gpu_error;
-    EXPECT_GT(st.gpu_batches, 10u);
-    EXPECT_EQ(st.cpu_batches, 0u) << "every batch looked up on the GPU";
-  }
+  if (gpu_mode) test::expect_all_on_gpu(engine, 10);
 }
 
 TEST(RouteControl, TenThousandUpdatesWhileForwardingLoseAndMisrouteNothing) { updates_while_forwarding(std::nullopt); }

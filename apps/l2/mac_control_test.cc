@@ -336,18 +336,12 @@ void updates_while_forwarding(std::optional<gpu::GpuMode> gpu_mode) {
   }
   std::vector<uint64_t> boundary{0};  // the version after each batch
   bool copies_equal = true;
-  // Until `n` more frames have been forwarded (the GPU engine's start may take a while), or 10 s.
   auto forward_some = [&](uint64_t n) {
-    auto total = [&] {
+    test::wait_until_forwarded([&] {
       uint64_t t = 0;
       for (const RecordingSink* k : rec) t += k->forwarded.load(std::memory_order_relaxed);
       return t;
-    };
-    const uint64_t until = total() + n;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (total() < until && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+    }, n);
   };
   std::thread control([&] {
     forward_some(2000);
@@ -422,12 +416,7 @@ void updates_while_forwarding(std::optional<gpu::GpuMode> gpu_mode) {
   EXPECT_GT(during, 1000u) << "frames in flight while the table changed";
   std::printf("%llu frames checked, %llu of them forwarded while updates were published\n",
               static_cast<unsigned long long>(checked), static_cast<unsigned long long>(during));
-  if (gpu_mode) {
-    const gpu::EngineStats st = engine.stats();
-    EXPECT_TRUE(engine.on_gpu()) << st.gpu_error;
-    EXPECT_GT(st.gpu_batches, 10u);
-    EXPECT_EQ(st.cpu_batches, 0u) << "every batch looked up on the GPU";
-  }
+  if (gpu_mode) test::expect_all_on_gpu(engine, 10);
 }
 
 TEST(MacControl, TenThousandUpdatesWhileForwardingLoseAndMisforwardNothing) { updates_while_forwarding(std::nullopt); }

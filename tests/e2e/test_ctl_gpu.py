@@ -14,6 +14,30 @@ from e2e_util import SKIP, Checker, args, run, tmpdir
 from test_ctl_l2_fw import start, stop, updates
 
 
+def moved_then_deleted(c, T, d, what, run_args, sock, moves, deletes):
+    """A GPU run with --control: `moves` (one ctl file) after 0.3 s, `deletes` a second later, then
+    SIGINT after 0.3 s more. Returns (JSON report, standard output), or (None, output)."""
+    js = os.path.join(d, what + ".json")
+    p, head = start([T, "run"] + run_args + ["--repeat", "1000000000", "--device", "gpu", "--workers", "2",
+                                             "--control", sock, "--json", js])
+    c.check("control: table updates on" in head, f"{what}: {head.strip()[-600:]}")
+    time.sleep(0.3)
+    updates(c, T, d, what + "-move", sock, moves, len(moves), {})
+    time.sleep(1.0)
+    path = os.path.join(d, what + "-del.upd")
+    open(path, "w").write("".join(line + "\n" for line in deletes))
+    rc, so, se = run([T, "ctl", "--socket", sock, "--file", path])
+    c.check(rc == 0 and f"table version {len(moves) + len(deletes)}" in so, f"{what}: deletes: {so}{se}")
+    time.sleep(0.3)
+    rc, out, err = stop(p)
+    c.check(rc == 130, f"{what}: exit {rc} after SIGINT: {err.strip()[-400:]}")
+    try:
+        return json.load(open(js)), out
+    except (OSError, ValueError) as e:
+        c.check(False, f"{what}: no JSON report: {e}")
+        return None, out
+
+
 def main():
     a = args()
     T = a.tandem
@@ -37,29 +61,13 @@ def main():
             c.done()
         sys.exit(SKIP)
     for mode in ("async", "graph", "mapped"):
-        js = os.path.join(d, f"{mode}.json")
-        p, head = start([T, "run", "--app", "ipv4", "--fib", fib, "--gen", "count=50000,dst=fib", "--repeat", "1000000000",
-                         "--device", "gpu", "--gpu-mode", mode, "--workers", "2", "--control", sock, "--json", js])
-        c.check("control: table updates on" in head, f"{mode}: {head.strip()[-600:]}")
-        time.sleep(0.3)
         # Every route to port 1 for a second, then every route deleted: ports 2-5 get traffic only
         # before the first batch (0.3 s) and port 1 all of it after, until the packets are dropped
         # as no_route.
-        moved = [f"add {r.split()[0]} 1" for r in routes]
-        updates(c, T, d, f"{mode}-move", sock, moved, len(moved), {})
-        time.sleep(1.0)
-        gone = [f"del {r.split()[0]}" for r in routes]
-        path = os.path.join(d, f"{mode}-del.upd")
-        open(path, "w").write("\n".join(gone) + "\n")
-        rc, so, se = run([T, "ctl", "--socket", sock, "--file", path])
-        c.check(rc == 0 and f"table version {2 * len(routes)}" in so, f"{mode}: deletes: {so}{se}")
-        time.sleep(0.3)
-        rc, out, err = stop(p)
-        c.check(rc == 130, f"{mode}: exit {rc} after SIGINT: {err.strip()[-400:]}")
-        try:
-            r = json.load(open(js))
-        except (OSError, ValueError) as e:
-            c.check(False, f"{mode}: no JSON report: {e}")
+        r, out = moved_then_deleted(c, T, d, mode, ["--app", "ipv4", "--fib", fib, "--gen", "count=50000,dst=fib",
+                                                    "--gpu-mode", mode], sock,
+                                    [f"add {r.split()[0]} 1" for r in routes], [f"del {r.split()[0]}" for r in routes])
+        if r is None:
             continue
         ports = r.get("forwarded_per_port", {})
         drops = {k: v for k, v in r.get("drops", {}).items() if v}
@@ -80,25 +88,9 @@ def main():
     macs = ["02:00:00:00:00:01", "02:00:00:00:00:02", "02:00:00:00:00:03", "02:00:00:00:00:04"]
     table = os.path.join(d, "macs.txt")
     open(table, "w").write("".join(f"{m} {i}\n" for i, m in enumerate(macs)))
-    js = os.path.join(d, "l2.json")
-    p, head = start([T, "run", "--app", "l2", "--fib", table, "--gen", "count=50000,dst=fib", "--repeat", "1000000000",
-                     "--device", "gpu", "--workers", "2", "--control", sock, "--json", js])
-    c.check("control: table updates on" in head, f"l2: {head.strip()[-600:]}")
-    time.sleep(0.3)
-    updates(c, T, d, "l2-move", sock, [f"add {m} 3" for m in macs], len(macs), {})
-    time.sleep(1.0)
-    path = os.path.join(d, "l2-del.upd")
-    open(path, "w").write("".join(f"del {m}\n" for m in macs))
-    rc, so, se = run([T, "ctl", "--socket", sock, "--file", path])
-    c.check(rc == 0 and f"table version {2 * len(macs)}" in so, f"l2: deletes: {so}{se}")
-    time.sleep(0.3)
-    rc, out, err = stop(p)
-    c.check(rc == 130, f"l2: exit {rc} after SIGINT: {err.strip()[-400:]}")
-    try:
-        r = json.load(open(js))
-    except (OSError, ValueError) as e:
-        c.check(False, f"l2: no JSON report: {e}")
-        r = {}
+    r, out = moved_then_deleted(c, T, d, "l2", ["--app", "l2", "--fib", table, "--gen", "count=50000,dst=fib"], sock,
+                                [f"add {m} 3" for m in macs], [f"del {m}" for m in macs])
+    r = r or {}
     ports = r.get("forwarded_per_port", {})
     e = r.get("engine", {})
     c.check(r.get("balanced") is True and e.get("ended_on_gpu") is True and e.get("cpu_batches") == 0,
