@@ -10,7 +10,10 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tandem::gpu {
@@ -38,6 +41,36 @@ class TableControl {
   virtual bool reaches_gpu_offload() const { return false; }
   // The device copy's updates (what was copied and how long it took), where there is one.
   virtual const gpu::DeviceTableUpdates* device_copy() const { return nullptr; }
+};
+
+// The GPU side of a control whose batches build new tables whole (the firewall's rules, the IDS
+// rules): the app sets an upload that copies a batch's tables to the device and stages them
+// (gpu::DeviceTableVersions); the control calls publish() before it publishes them on the host.
+template <class Tables>
+class DeviceCopyHook {
+ public:
+  // upload(tables, version): throws when the device copy cannot be made.
+  using Upload = std::function<void(const Tables&, uint64_t version)>;
+  void set(Upload upload, const gpu::DeviceTableUpdates* updates) {
+    upload_ = std::move(upload);
+    updates_ = updates;
+  }
+  // "" when the device has a copy of `tables` as `version` (or there is no device copy), else why
+  // not (the batch is then not applied).
+  std::string publish(const Tables& tables, uint64_t version) const {
+    if (!upload_) return "";
+    try {
+      upload_(tables, version);
+    } catch (const std::exception& e) {
+      return std::string("not applied: the batch's tables could not be copied to the GPU (") + e.what() + ")";
+    }
+    return "";
+  }
+  const gpu::DeviceTableUpdates* updates() const { return updates_; }
+
+ private:
+  Upload upload_;
+  const gpu::DeviceTableUpdates* updates_ = nullptr;
 };
 
 }  // namespace tandem

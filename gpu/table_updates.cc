@@ -33,6 +33,7 @@ void DeviceTableUpdates::apply() {
     std::lock_guard<std::mutex> lock(mu_);
     blocks.swap(committed_);
     version = committed_version_;
+    taken_version_ = version;
     pending_.store(false, std::memory_order_relaxed);
   }
   if (blocks.empty()) {
@@ -66,6 +67,34 @@ void DeviceTableUpdates::apply() {
   applies_.fetch_add(1, std::memory_order_relaxed);
   apply_ns_.fetch_add(now_ns() - t0, std::memory_order_relaxed);
   device_version_.store(version, std::memory_order_release);
+}
+
+std::pair<uint64_t, uint64_t> DeviceTableUpdates::versions_read() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {device_version_.load(std::memory_order_acquire), taken_version_};
+}
+
+DeviceTableVersions::DeviceTableVersions(std::shared_ptr<DeviceTableUpdates> updates, void* device_root,
+                                         size_t root_bytes)
+    : updates_(std::move(updates)), device_root_(device_root), root_bytes_(root_bytes) {}
+
+void DeviceTableVersions::publish(uint64_t version, const void* root, std::shared_ptr<void> buffers) {
+  updates_->stage(device_root_, root, root_bytes_);
+  updates_->commit(version);
+  kept_.emplace_back(version, std::move(buffers));
+  // Version x reads the kept version at or below it (none: the caller's). An apply() can take
+  // only the newest committed version, which is kept.
+  const auto [device, taken] = updates_->versions_read();
+  std::vector<std::pair<uint64_t, std::shared_ptr<void>>> still;
+  for (size_t i = 0; i < kept_.size(); ++i) {
+    const uint64_t from = kept_[i].first;
+    const bool newest = i + 1 == kept_.size();
+    const auto reads = [&](uint64_t x) { return from <= x && (newest || x < kept_[i + 1].first); };
+    if (newest || reads(device) || reads(taken)) still.push_back(std::move(kept_[i]));
+  }
+  // The others' device memory is freed here (cudaFree waits for the device's work: this thread's
+  // time, not the data path's).
+  kept_ = std::move(still);
 }
 
 namespace {

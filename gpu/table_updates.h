@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "gpu/offload.h"
@@ -43,6 +44,10 @@ class DeviceTableUpdates {
   // batch on the device) never runs while another launches.
   std::mutex& submit_lock() { return submit_mu_; }
 
+  // The versions batches may read now: the device's and the one an apply() has taken (being
+  // copied; the device's once no apply() runs). Either may be stale-low, never high.
+  std::pair<uint64_t, uint64_t> versions_read();
+
   // The version the device holds (0 before any update); applies, blocks and bytes copied so far,
   // and the time the submitting thread spent in apply() (waiting for the device, then copying).
   uint64_t device_version() const { return device_version_.load(std::memory_order_acquire); }
@@ -59,12 +64,38 @@ class DeviceTableUpdates {
   Blocks staged_;     // control thread only
   Blocks committed_;  // under mu_
   uint64_t committed_version_ = 0;
+  uint64_t taken_version_ = 0;  // under mu_
   std::atomic<bool> pending_{false};
   std::atomic<uint64_t> device_version_{0};
   std::atomic<uint64_t> applies_{0};
   std::atomic<uint64_t> apply_ns_{0};
   std::atomic<uint64_t> blocks_copied_{0};
   std::atomic<uint64_t> bytes_copied_{0};
+};
+
+// A device table that each batch rebuilds whole (a classifier's tree, an automaton): each version
+// lives in device buffers of its own, and runners read the version's root (its pointers and
+// sizes, a few dozen bytes) at one device address, which `updates` replaces between batches as a
+// block of its own. A version's buffers are freed once no batch can read them: the device holds
+// a later version and no apply() is copying this one's root. So at most three are kept, whatever
+// the rate of batches: the one the device reads, one being applied, and the newest (a version
+// replaced before any apply() took it is never read, and is freed at the next publish).
+class DeviceTableVersions {
+ public:
+  // Runners read `root_bytes` at `device_root`; the version there now (0) is the caller's.
+  DeviceTableVersions(std::shared_ptr<DeviceTableUpdates> updates, void* device_root, size_t root_bytes);
+  // Control thread, before the host copy of `version` is published: from `version` on, runners
+  // read `root`, which points into `buffers` (the version's device memory).
+  void publish(uint64_t version, const void* root, std::shared_ptr<void> buffers);
+  // Versions whose buffers are kept (tests).
+  size_t kept() const { return kept_.size(); }
+  const DeviceTableUpdates& updates() const { return *updates_; }
+
+ private:
+  std::shared_ptr<DeviceTableUpdates> updates_;
+  void* device_root_;
+  size_t root_bytes_;
+  std::vector<std::pair<uint64_t, std::shared_ptr<void>>> kept_;  // by version, increasing
 };
 
 // `runner`, applying `updates` before each submit. Throws GpuError for a persistent runner.

@@ -6,6 +6,7 @@
 #include "apps/dpi/dpi_control.h"
 #include "apps/dpi/dpi_item_gpu.h"
 #include "apps/forward_app_impl.h"
+#include "gpu/table_updates.h"
 
 namespace tandem::dpi {
 
@@ -94,8 +95,18 @@ struct DpiTraits {
   }
 
   std::unique_ptr<gpu::OffloadRunner> make_gpu_runner(const gpu::OffloadOptions& opts) {
-    if (!gpu) gpu = DpiGpuProgram::create(frame_core());
-    return gpu->make_runner(opts);
+    gpu::persistent_refused_with_control(opts.mode, control != nullptr);
+    if (!gpu) {
+      // With a control, the tables published last, and no batch published while they are copied.
+      const auto make = [this](const DpiTables& t) {
+        gpu = DpiGpuProgram::create(DpiCore{t.program(), policy});
+        gpu_updates = std::make_shared<gpu::DeviceTableUpdates>();
+        connect_device_copy();
+      };
+      if (control) control->with_tables(make);
+      else make(live());
+    }
+    return gpu::runner_for_updates(gpu->make_runner(opts), gpu_updates, &persistent_runner);
   }
   void build_reference() {}
   // DpiEngine one packet at a time (its port groups, its recursive content checks).
@@ -107,18 +118,39 @@ struct DpiTraits {
     return dpi_verdict(engine_result(live(), k), policy);
   }
 
-  // Live rule updates (dpi_control.h), made on the first call. The GPU paths run on a device copy
-  // of the tables as they were, so runs that take updates stay on the CPU (`tandem run --control`
-  // refuses the others).
+  // Live rule updates (dpi_control.h), made on the first call; they reach the offload runners'
+  // device copy too. The whole-frame and resident paths run on a device copy of the tables as
+  // they were (`tandem run --control` refuses them).
   TableControl* table_control() {
-    if (!control) control = std::make_unique<RuleControl>(*tables, current);
+    if (!control) {
+      gpu::persistent_refuses_control(persistent_runner);
+      control = std::make_unique<RuleControl>(*tables, current);
+      connect_device_copy();
+    }
     return control.get();
+  }
+  // With a control and a device copy: each batch's program goes to the device too.
+  void connect_device_copy() {
+    if (!control || !gpu) return;
+    gpu_versions =
+        std::make_unique<gpu::DeviceTableVersions>(gpu_updates, gpu->device_root(), sizeof(DpiProgram));
+    const DpiGpuProgram* device = gpu.get();
+    gpu::DeviceTableVersions* versions = gpu_versions.get();
+    control->device_hook().set(
+        [device, versions, p = policy](const DpiTables& t, uint64_t version) {
+          DpiGpuProgram::ProgramCopy c = device->upload(DpiCore{t.program(), p});
+          versions->publish(version, &c.root, std::move(c.buffers));
+        },
+        gpu_updates.get());
   }
 
   const DpiTables* tables;  // as loaded
   std::atomic<const DpiTables*> current;
   DpiPolicy policy;
   std::unique_ptr<DpiGpuProgram> gpu;
+  std::shared_ptr<gpu::DeviceTableUpdates> gpu_updates;  // what the control stages for `gpu`
+  std::unique_ptr<gpu::DeviceTableVersions> gpu_versions;  // the programs uploaded for `gpu`
+  bool persistent_runner = false;  // a persistent runner was made: it would not see updates
   std::unique_ptr<RuleControl> control;
 };
 

@@ -17,7 +17,8 @@
 // pattern and rule searched for on its own.
 //
 // Live updates (`tandem run --control`, dpi_control.h): rules added and deleted while the app
-// forwards, on the CPU paths only (the GPU's tables are a device copy made at the start).
+// forwards, on the CPU paths and the GPU's item path (each batch's program uploaded whole); the
+// whole-frame and resident paths run on a device copy made at the start.
 #pragma once
 
 #include <memory>

@@ -12,22 +12,33 @@ TANDEM_REGISTER_FRAME_CORE(tandem::dpi::DpiCore)
 namespace tandem::dpi {
 namespace {
 
+// The program comes from the root (one address for every thread: the loads are served from the
+// cache), which changes only between batches.
 struct DpiItemOp {
   using In = DpiItem;
   using Out = uint32_t;
-  DpiProgram program;
-  __device__ uint32_t operator()(const DpiItem& it) const { return dpi_item_result(program, it); }
+  const DpiProgram* root;
+  __device__ uint32_t operator()(const DpiItem& it) const { return dpi_item_result(*root, it); }
 };
 
 class DpiGpuProgramImpl final : public DpiGpuProgram {
  public:
-  explicit DpiGpuProgramImpl(const DpiCore& core) : device_((gpu::require_available(), core)) {}
+  explicit DpiGpuProgramImpl(const DpiCore& core) : device_((gpu::require_available(), core)) {
+    root_.upload(&device_.core().program, 1);
+    TANDEM_CUDA_CHECK(cudaDeviceSynchronize());  // the runners' streams do not wait for the copy
+  }
   std::unique_ptr<gpu::OffloadRunner> make_runner(const gpu::OffloadOptions& opts) const override {
-    return std::make_unique<gpu::OffloadRunnerImpl<DpiItemOp>>(DpiItemOp{device_.core().program}, opts);
+    return std::make_unique<gpu::OffloadRunnerImpl<DpiItemOp>>(DpiItemOp{root_.get()}, opts);
+  }
+  DpiProgram* device_root() const override { return root_.get(); }
+  ProgramCopy upload(const DpiCore& core) const override {
+    auto copy = std::make_shared<gpu::DeviceCore<DpiCore>>(core);
+    return {copy->core().program, copy};
   }
 
  private:
   gpu::DeviceCore<DpiCore> device_;
+  gpu::DeviceBuffer<DpiProgram> root_;
 };
 
 const DpiGpuProgram::Factory::Registrar registered{&DpiGpuProgram::Factory::make<DpiGpuProgramImpl>};

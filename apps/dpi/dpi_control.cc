@@ -106,7 +106,13 @@ RuleControl::RuleControl(const DpiTables& loaded, std::atomic<const DpiTables*>&
 
 RuleControl::~RuleControl() = default;
 
+void RuleControl::with_tables(const std::function<void(const DpiTables&)>& f) {
+  std::lock_guard<std::mutex> lock(mu_);
+  f(*live_);
+}
+
 std::vector<std::string> RuleControl::apply(const std::vector<std::string>& lines) {
+  std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> result(lines.size());
   std::vector<Op> ops;
   std::vector<size_t> line_of;
@@ -169,6 +175,11 @@ std::vector<std::string> RuleControl::apply(const std::vector<std::string>& line
     return result;
   }
   const uint64_t v = version_.load(std::memory_order_relaxed) + applied.size();
+  // The device copy first: a GPU batch never runs a program older than a packet saw on receipt.
+  if (const std::string why = device_.publish(*built, v); !why.empty()) {
+    for (const size_t i : applied) result[i] = why;
+    return result;
+  }
   publishing_.store(v, std::memory_order_seq_cst);
   current_.store(built.get(), std::memory_order_seq_cst);
   version_.store(v, std::memory_order_release);

@@ -13,13 +13,21 @@
 // together, up to a few thousand, as one batch) and, while it runs, the memory of a second set
 // of tables.
 //
+// On the GPU's offload path (dpi_item_gpu.h), each batch's program is also uploaded whole to the
+// device, in buffers of its own, before the tables are published on the host; the runners take it
+// between batches (gpu::DeviceTableVersions), so a GPU batch too runs one program whole, at least
+// the one each of its packets saw on receipt. A batch whose device copy cannot be made (device
+// memory) is not applied.
+//
 // Refused lines (a refused line changes nothing and does not stop the rest of the batch): a rule
 // that does not parse, text after its option list, an action the app does not know, more contents
 // than a rule may have, a sid there already (add), a sid that is not there (del), a malformed sid.
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -47,11 +55,20 @@ class RuleControl final : public TableControl {
   // Tables built so far: one per batch that changed something.
   uint64_t builds() const { return builds_; }
 
+  // The GPU's device copy: each batch's tables go there before they are published.
+  DeviceCopyHook<DpiTables>& device_hook() { return device_; }
+  bool reaches_gpu_offload() const override { return true; }
+  const gpu::DeviceTableUpdates* device_copy() const override { return device_.updates(); }
+  // Calls f(the tables published last) with no batch being applied (the device copy is made so).
+  void with_tables(const std::function<void(const DpiTables&)>& f);
+
  private:
   std::atomic<const DpiTables*>& current_;
   const DpiTables* live_;
   std::unique_ptr<DpiTables> owned_;  // live_, once a batch has built it
   Rcu* rcu_ = nullptr;
+  std::mutex mu_;  // one batch at a time, and none while the device copy is made
+  DeviceCopyHook<DpiTables> device_;
   uint64_t builds_ = 0;
   std::atomic<uint64_t> version_{0};
   std::atomic<uint64_t> publishing_{0};

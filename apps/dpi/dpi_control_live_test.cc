@@ -3,13 +3,14 @@
 // (sched/workers.h, with RCU) inspect traffic, every packet's verdict checked against the rule
 // sets it could have seen (those published between its receipt and its transmission): none lost,
 // none judged by a half-applied batch (a replaced rule's packets alert or drop, never pass clean
-// in between).
+// in between); on the CPU's paths and through the GPU's offload path.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -18,7 +19,10 @@
 #include "apps/dpi/dpi_control.h"
 #include "apps/dpi/dpi_test_frames.h"
 #include "core/rcu.h"
+#include "gpu/gpu_runtime.h"
+#include "gpu/table_updates.h"
 #include "sched/workers.h"
+#include "tests/pipeline_runs.h"
 #include "tests/test_util.h"
 
 namespace tandem::dpi {
@@ -169,14 +173,17 @@ class RecordingSink final : public PacketSink {
   std::deque<Sent>& log_;
 };
 
-void updates_while_forwarding(LookupPath path, uint32_t updates, uint64_t seed) {
+// With `gpu_mode`, the workers forward through the GPU engine (each batch's program reaches the
+// offload runner's device copy) and `path` is not used.
+void updates_while_forwarding(LookupPath path, uint32_t updates, uint64_t seed,
+                              std::optional<gpu::GpuMode> gpu_mode = std::nullopt) {
   const Plan plan = make_plan(updates, seed);
   const DpiTables tables(load_ids_rules({tandem::test::write_temp_file(
       "dpi_live", "steady.rules", "alert tcp any any -> any any (msg:\"s\"; content:\"steady\"; sid:1;)\n")}));
   std::unique_ptr<ForwardApp> app = make_dpi_app(tables, DpiPolicy{});
   auto* rc = dynamic_cast<RuleControl*>(app->table_control());
   ASSERT_NE(rc, nullptr);
-  Rcu rcu(kWorkers);
+  Rcu rcu(kWorkers + 1);  // the workers, and the GPU engine's CPU fallback
   rc->set_rcu(&rcu);
 
   std::atomic<bool> quiet{false};
@@ -208,6 +215,12 @@ void updates_while_forwarding(LookupPath path, uint32_t updates, uint64_t seed) 
   wc.ports = app->ports();
   wc.stop = &stop;
   wc.rcu = &rcu;
+  GpuEngine engine;
+  if (gpu_mode) {
+    wc.max_bursts_in_flight = 64;
+    engine = attach_gpu_engine(wc, *app, app->make_gpu_runner(test::mode_options(*gpu_mode)), test::mode_engine_config(),
+                               /*staged=*/true);
+  }
   const WorkersResult r = run_workers_live(*app, sources, sinks, wc);
   control.join();
   ASSERT_EQ(published, plan.boundary);
@@ -248,10 +261,23 @@ void updates_while_forwarding(LookupPath path, uint32_t updates, uint64_t seed) 
   std::printf("%llu packets checked (%llu of the churned rules' words, %llu while rules changed), %zu builds\n",
               (unsigned long long)checked, (unsigned long long)churned, (unsigned long long)during,
               plan.batches.size());
+  if (gpu_mode) {
+    test::expect_all_on_gpu(engine, 10);
+    EXPECT_EQ(rc->device_copy()->device_version(), plan.boundary.back()) << "the last program reached the device";
+  }
 }
 
 TEST(RuleControlLive, UpdatesWhileForwardingBatched) { updates_while_forwarding(LookupPath::kBatched, 3000, 31); }
 TEST(RuleControlLive, UpdatesWhileForwardingScalar) { updates_while_forwarding(LookupPath::kScalar, 3000, 32); }
+
+// The same through the GPU's offload path, in each mode that launches per batch.
+TEST(RuleControlLive, UpdatesWhileForwardingOnTheGpu) {
+  if (!gpu::available()) GTEST_SKIP() << "no GPU";
+  for (gpu::GpuMode mode : {gpu::GpuMode::kAsync, gpu::GpuMode::kGraph, gpu::GpuMode::kMapped}) {
+    SCOPED_TRACE(gpu::gpu_mode_name(mode));
+    updates_while_forwarding(LookupPath::kBatched, 3000, 33, mode);
+  }
+}
 
 }  // namespace
 }  // namespace tandem::dpi

@@ -7,6 +7,7 @@
 #include "apps/ipv4/ipv4_cpu.h"
 #include "apps/ipv4/ipv4_frame_core.h"
 #include "core/parse.h"
+#include "gpu/table_updates.h"
 
 namespace tandem::fwrouter {
 
@@ -51,11 +52,31 @@ FwRouterTraits::FwRouterTraits(const FwRouterTables& tables) : t(&tables), curre
 FwRouterTraits::~FwRouterTraits() = default;
 // Before any control exists (it holds a reference to `current`).
 FwRouterTraits::FwRouterTraits(FwRouterTraits&& o) noexcept
-    : t(o.t), current(o.current.load()), ref(std::move(o.ref)), gpu(std::move(o.gpu)) {}
+    : t(o.t), current(o.current.load()), ref(std::move(o.ref)), gpu(std::move(o.gpu)),
+      gpu_updates(std::move(o.gpu_updates)), gpu_versions(std::move(o.gpu_versions)),
+      persistent_runner(o.persistent_runner) {}
 
 TableControl* FwRouterTraits::table_control() {
-  if (!control) control = std::make_unique<RuleControl>(*t, current);
+  if (!control) {
+    gpu::persistent_refuses_control(persistent_runner);
+    control = std::make_unique<RuleControl>(*t, current);
+    connect_device_copy();
+  }
   return control.get();
+}
+
+void FwRouterTraits::connect_device_copy() {
+  if (!control || !gpu) return;
+  gpu_versions = std::make_unique<gpu::DeviceTableVersions>(gpu_updates, gpu->device_root(),
+                                                            sizeof(FwRouterGpu::DeviceTables));
+  const FwRouterGpu* device = gpu.get();
+  gpu::DeviceTableVersions* versions = gpu_versions.get();
+  control->device_hook().set(
+      [device, versions](const FwRouterTables& tables, uint64_t version) {
+        FwRouterGpu::RulesCopy c = device->upload_rules(tables);
+        versions->publish(version, &c.root, std::move(c.buffers));
+      },
+      gpu_updates.get());
 }
 
 DropReason FwRouterTraits::classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off,
@@ -68,8 +89,18 @@ uint32_t FwRouterTraits::apply(uint8_t* frame, uint32_t, uint16_t l3_off, uint32
 }
 
 std::unique_ptr<gpu::OffloadRunner> FwRouterTraits::make_gpu_runner(const gpu::OffloadOptions& opts) {
-  if (!gpu) gpu = FwRouterGpu::create(*t);
-  return gpu->make_runner(opts);
+  gpu::persistent_refused_with_control(opts.mode, control != nullptr);
+  if (!gpu) {
+    // With a control, the rules published last, and no batch published while they are copied.
+    const auto make = [this](const FwRouterTables& tables) {
+      gpu = FwRouterGpu::create(tables);
+      gpu_updates = std::make_shared<gpu::DeviceTableUpdates>();
+      connect_device_copy();
+    };
+    if (control) control->with_tables(make);
+    else make(live());
+  }
+  return gpu::runner_for_updates(gpu->make_runner(opts), gpu_updates, &persistent_runner);
 }
 
 void FwRouterTraits::build_reference() {

@@ -24,8 +24,10 @@
 // The reference (--verify) is independent of both tables: linear first-match search over the
 // rules and the IPv4 reference trie.
 //
-// The rules take live updates while the CPU paths forward (fw_rule_control.h): each batch makes a
-// new rule set, published by one atomic pointer that the lookups read (FwRouterTraits::live()).
+// The rules take live updates while the CPU paths and the GPU's offload path forward
+// (fw_rule_control.h): each batch makes a new rule set, published by one atomic pointer that the
+// CPU's lookups read (FwRouterTraits::live()) and, uploaded whole, by a device root that the GPU
+// runners read (gpu::DeviceTableVersions).
 #pragma once
 
 #include <atomic>
@@ -41,6 +43,11 @@
 #include "apps/ipv4/dir24_8.h"
 #include "apps/ipv4/fib_loader.h"
 #include "apps/ipv4/ref_trie.h"
+
+namespace tandem::gpu {
+class DeviceTableUpdates;
+class DeviceTableVersions;
+}  // namespace tandem::gpu
 
 namespace tandem::fwrouter {
 
@@ -86,7 +93,8 @@ struct FwRouterTraits {
   }
 
   size_t ports() const { return size_t{t->fib->max_next_hop} + 1; }
-  // The GPU paths read device copies of the tables as loaded (live updates stay on the CPU paths).
+  // The whole-frame and resident paths read device copies of the tables as loaded (live updates
+  // reach the offload path only).
   FwRouterFrameCore frame_core() const {
     const acl::HyperSplit& hs = *t->tree;
     return {hs.view(), hs.nodes().size(), hs.leaf_rules().size(), hs.rules().size(),
@@ -112,15 +120,20 @@ struct FwRouterTraits {
 
   // The tables lookups read: `t`, or with live updates the rule set the control last published.
   const FwRouterTables& live() const { return *current.load(std::memory_order_acquire); }
-  // Live rule updates (fw_rule_control.h), made on the first call. The GPU path then reads the
-  // rules as loaded, so runs with updates stay on the CPU; --verify checks against them too.
+  // Live rule updates (fw_rule_control.h), made on the first call; they reach the offload
+  // runners' device copy too. --verify checks against the rules as loaded.
   TableControl* table_control();
+  // With a control and a device copy: each batch's rules go to the device too.
+  void connect_device_copy();
 
   const FwRouterTables* t;  // as loaded
   std::atomic<const FwRouterTables*> current;
   std::unique_ptr<RuleControl> control;
   std::unique_ptr<ipv4::RefTrie> ref;
   std::unique_ptr<FwRouterGpu> gpu;  // made by the first make_gpu_runner
+  std::shared_ptr<gpu::DeviceTableUpdates> gpu_updates;  // what the control stages for `gpu`
+  std::unique_ptr<gpu::DeviceTableVersions> gpu_versions;  // the rule sets uploaded for `gpu`
+  bool persistent_runner = false;  // a persistent runner was made: it would not see updates
 };
 
 using FwRouterApp = ForwardAppImpl<FwRouterTraits>;

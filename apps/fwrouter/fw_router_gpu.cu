@@ -11,56 +11,83 @@ namespace tandem::fwrouter {
 
 namespace {
 
-// The whole decision as the offload runners' per-item operation: the app's GPU path.
+// The whole decision as the offload runners' per-item operation: the app's GPU path. The tables
+// come from the root (one address for every thread: the loads are served from the cache), which
+// changes only between batches.
 struct FwRouterOp {
   using In = acl::Header;
   using Out = uint32_t;
-  FwRouterGpu::DeviceTables t;
+  const FwRouterGpu::DeviceTables* root;
   __device__ uint32_t operator()(const acl::Header& h) const {
+    const FwRouterGpu::DeviceTables& t = *root;
     return fw_router_decide(t.tree, t.actions, t.default_action, t.tbl24, t.tbl8, h);
+  }
+};
+
+// The device copy of one rule set: the tree's arrays and the action bytes.
+struct DeviceRules {
+  gpu::DeviceBuffer<acl::HsNode> nodes;
+  gpu::DeviceBuffer<uint32_t> leaf_rules;
+  gpu::DeviceBuffer<acl::Rule> rules;
+  gpu::DeviceBuffer<uint8_t> actions;
+
+  // Uploads `tables`' rules; `t` gets their device pointers (its routes' are left as they are).
+  DeviceRules(const FwRouterTables& tables, FwRouterGpu::DeviceTables* t) {
+    const acl::HyperSplit& hs = *tables.tree;
+    nodes.upload(hs.nodes());
+    leaf_rules.upload(hs.leaf_rules());
+    rules.upload(hs.rules());
+    actions.upload(tables.actions);
+    t->tree = hs.view();
+    t->tree.nodes = nodes.get();
+    t->tree.leaf_rules = leaf_rules.get();
+    t->tree.rules = rules.get();
+    t->actions = actions.get();
+    t->default_action = tables.default_action;
+  }
+  size_t bytes() const {
+    return nodes.size() * sizeof(acl::HsNode) + leaf_rules.size() * sizeof(uint32_t) + rules.size() * sizeof(acl::Rule) +
+           actions.size();
   }
 };
 
 class FwRouterGpuImpl final : public FwRouterGpu {
  public:
-  explicit FwRouterGpuImpl(const FwRouterTables& tables) {
-    gpu::require_available();
-    const acl::HyperSplit& hs = *tables.tree;
-    nodes_.upload(hs.nodes());
-    leaf_rules_.upload(hs.leaf_rules());
-    rules_.upload(hs.rules());
-    actions_.upload(tables.actions);
+  explicit FwRouterGpuImpl(const FwRouterTables& tables) : rules_((gpu::require_available(), tables), &t_) {
     const ipv4::Dir24_8& d = *tables.table;
     tbl24_.upload(d.tbl24(), ipv4::Dir24_8::kTbl24Entries);
     tbl8_.upload(d.tbl8(), size_t{std::max<uint32_t>(d.tbl8_groups_high_water(), 1)} * ipv4::Dir24_8::kTbl8GroupEntries);
-    t_.tree = hs.view();
-    t_.tree.nodes = nodes_.get();
-    t_.tree.leaf_rules = leaf_rules_.get();
-    t_.tree.rules = rules_.get();
-    t_.actions = actions_.get();
-    t_.default_action = tables.default_action;
     t_.tbl24 = tbl24_.get();
     t_.tbl8 = tbl8_.get();
+    root_.upload(&t_, 1);
+    // The copies from pageable memory may still be in flight when cudaMemcpy returns, and the
+    // runners' streams do not wait for the default stream.
+    TANDEM_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   std::unique_ptr<gpu::OffloadRunner> make_runner(const gpu::OffloadOptions& opts) const override {
-    return std::make_unique<gpu::OffloadRunnerImpl<FwRouterOp>>(FwRouterOp{t_}, opts);
+    return std::make_unique<gpu::OffloadRunnerImpl<FwRouterOp>>(FwRouterOp{root_.get()}, opts);
   }
 
   DeviceTables device_tables() const override { return t_; }
+  DeviceTables* device_root() const override { return const_cast<DeviceTables*>(root_.get()); }
+
+  RulesCopy upload_rules(const FwRouterTables& tables) const override {
+    RulesCopy c;
+    c.root = t_;
+    c.buffers = std::make_shared<DeviceRules>(tables, &c.root);
+    return c;
+  }
 
   size_t device_bytes() const override {
-    return nodes_.size() * sizeof(acl::HsNode) + leaf_rules_.size() * sizeof(uint32_t) +
-           rules_.size() * sizeof(acl::Rule) + actions_.size() + (tbl24_.size() + tbl8_.size()) * sizeof(uint32_t);
+    return rules_.bytes() + (tbl24_.size() + tbl8_.size()) * sizeof(uint32_t) + sizeof(DeviceTables);
   }
 
  private:
-  gpu::DeviceBuffer<acl::HsNode> nodes_;
-  gpu::DeviceBuffer<uint32_t> leaf_rules_;
-  gpu::DeviceBuffer<acl::Rule> rules_;
-  gpu::DeviceBuffer<uint8_t> actions_;
-  gpu::DeviceBuffer<uint32_t> tbl24_, tbl8_;
   DeviceTables t_{};
+  DeviceRules rules_;
+  gpu::DeviceBuffer<uint32_t> tbl24_, tbl8_;
+  gpu::DeviceBuffer<DeviceTables> root_;
 };
 
 const FwRouterGpu::Factory::Registrar registered{&FwRouterGpu::Factory::make<FwRouterGpuImpl>};

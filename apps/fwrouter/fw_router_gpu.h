@@ -2,7 +2,10 @@
 // bytes and the DIR-24-8 table (tbl24 and the used part of tbl8), which live as long as the
 // object, and offload runners whose per-item operation is the whole decision, fw_router_decide
 // (fw_router_core.h, the code the CPU runs, so the results equal the CPU's): acl::Header in, the
-// result out. The benchmarks' fused and split plans work on the same device copies
+// result out. The runners read the tables' device pointers from a root in device memory, so that
+// live rule updates (fw_rule_control.h) can replace the rules between batches: each rule set
+// updates make is uploaded whole (upload_rules, over the routes as loaded) and its root replaces
+// the one there (gpu::DeviceTableVersions). The benchmarks' fused and split plans work on the same device copies
 // (bench/variants/fw_router_plans.h). The implementation is fw_router_gpu.cu's
 // (gpu/gpu_factory.h): without CUDA, create() throws.
 #pragma once
@@ -33,6 +36,15 @@ class FwRouterGpu : public gpu::GpuTable {
     const uint32_t* tbl8;
   };
   virtual DeviceTables device_tables() const = 0;
+  // Where the runners read their DeviceTables (device memory).
+  virtual DeviceTables* device_root() const = 0;
+  // A device copy of `tables`' rules (tree and action bytes) with the routes of this copy: its
+  // root, and what owns its device memory. Throws gpu::GpuError.
+  struct RulesCopy {
+    DeviceTables root;
+    std::shared_ptr<void> buffers;
+  };
+  virtual RulesCopy upload_rules(const FwRouterTables& tables) const = 0;
 
   virtual size_t device_bytes() const = 0;
 };

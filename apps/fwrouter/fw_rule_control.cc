@@ -80,7 +80,13 @@ std::string RuleControl::run(const std::string& line, acl::RuleSet* set) {
   return "";
 }
 
+void RuleControl::with_tables(const std::function<void(const FwRouterTables&)>& f) {
+  std::lock_guard<std::mutex> lock(mu_);
+  f(*current_.load(std::memory_order_acquire));
+}
+
 std::vector<std::string> RuleControl::apply(const std::vector<std::string>& lines) {
+  std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> result(lines.size());
   auto next = std::make_unique<Built>();
   const acl::RuleSet& now = rules();
@@ -103,8 +109,15 @@ std::vector<std::string> RuleControl::apply(const std::vector<std::string>& line
     }
     return result;
   }
-  ++rebuilds_;
   const uint64_t next_version = version_.load(std::memory_order_relaxed) + applied;
+  // The device copy first: a GPU batch never reads rules older than a packet saw on receipt.
+  if (const std::string why = device_.publish(*next->tables, next_version); !why.empty()) {
+    for (std::string& r : result) {
+      if (r.empty()) r = why;
+    }
+    return result;
+  }
+  ++rebuilds_;
   publishing_.store(next_version, std::memory_order_seq_cst);
   current_.store(next->tables.get(), std::memory_order_seq_cst);
   version_.store(next_version, std::memory_order_release);

@@ -18,12 +18,20 @@
 // loaded (which the app keeps) and at most two sets built here, the published one and, during a
 // batch, its successor; at most kMaxRules rules.
 //
+// On the GPU's offload path (fw_router_gpu.h), each rule set a batch makes is also uploaded whole
+// to the device, in buffers of its own, before the host copy is published; the runners take it
+// between batches (gpu::DeviceTableVersions), so a GPU batch too reads one rule set whole, at
+// least the one each of its packets saw on receipt. A batch whose device copy cannot be made
+// (device memory) is not applied.
+//
 // Routes are not updated: every rule set made here reads the router's DIR-24-8 table as loaded.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -58,6 +66,13 @@ class RuleControl final : public TableControl {
   // Classifiers built so far: one per batch that changed something.
   uint64_t rebuilds() const { return rebuilds_; }
 
+  // The GPU's device copy: each batch's tables go there before they are published.
+  DeviceCopyHook<FwRouterTables>& device_hook() { return device_; }
+  bool reaches_gpu_offload() const override { return true; }
+  const gpu::DeviceTableUpdates* device_copy() const override { return device_.updates(); }
+  // Calls f(the tables published last) with no batch being applied (the device copy is made so).
+  void with_tables(const std::function<void(const FwRouterTables&)>& f);
+
  private:
   struct Built;
   // Applies one line to `set`: "" when done, else why not (`set` unchanged).
@@ -67,6 +82,8 @@ class RuleControl final : public TableControl {
   std::atomic<const FwRouterTables*>& current_;
   std::unique_ptr<Built> published_;  // what current_ points at, once a batch has been applied
   Rcu* rcu_ = nullptr;
+  std::mutex mu_;  // one batch at a time, and none while the device copy is made
+  DeviceCopyHook<FwRouterTables> device_;
   std::atomic<uint64_t> version_{0};
   std::atomic<uint64_t> publishing_{0};
   uint64_t rebuilds_ = 0;

@@ -1,7 +1,8 @@
 // Live firewall rule updates (fw_rule_control.h): the commands, their numbering and errors; random
-// batches against a reference rule list (one classifier build per batch); and a burst of 1,000
-// rule updates in 100 batches while workers forward, each packet's verdict checked against the
-// rule sets it could have seen (none lost, none judged by a half-applied batch).
+// batches against a reference rule list (one classifier build per batch), on the CPU and on the
+// GPU's device copy; and a burst of 1,000 rule updates in 100 batches while workers forward on the
+// CPU or through the GPU engine, each packet's verdict checked against the rule sets it could have
+// seen (none lost, none judged by a half-applied batch).
 #include "apps/fwrouter/fw_rule_control.h"
 
 #include <gtest/gtest.h>
@@ -10,15 +11,21 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
 
 #include "apps/acl/hypersplit.h"
+#include "apps/fwrouter/fw_router_gpu.h"
 #include "core/byte_order.h"
 #include "core/rcu.h"
+#include "core/usage_error.h"
+#include "gpu/gpu_runtime.h"
+#include "gpu/table_updates.h"
 #include "io/gen_frames.h"
 #include "sched/workers.h"
+#include "tests/pipeline_runs.h"
 
 namespace tandem::fwrouter {
 namespace {
@@ -259,12 +266,19 @@ std::string random_command(std::mt19937& rng, std::vector<acl::Rule>* ref, uint8
 }
 
 // After every batch the published rules equal the reference list, and the app decides as a
-// linear first-match search over it, batched and one at a time.
-TEST(RuleControl, RandomBatchesFollowTheReference) {
+// linear first-match search over it, batched and one at a time, and, with `gpu`, through an
+// offload runner (whose submit takes the batch's device copy).
+void random_batches_follow_the_reference(bool gpu) {
   std::mt19937 rng(7);
   std::vector<std::string> initial;
   for (int i = 0; i < 20; ++i) initial.push_back(random_rule(rng));
   World w(initial, acl::kAccept);
+  std::unique_ptr<gpu::OffloadRunner> runner;
+  if (gpu) {
+    gpu::OffloadOptions oo;
+    oo.capacity = 1024;  // several batches per check
+    runner = w.app->make_gpu_runner(oo);
+  }
   std::vector<acl::Rule> ref = w.rules.rules;
   uint8_t default_action = acl::kAccept;
   std::mt19937_64 hrng(8);
@@ -299,8 +313,68 @@ TEST(RuleControl, RandomBatchesFollowTheReference) {
       ASSERT_EQ(got[i], want) << "batched, batch " << batch << " header " << i;
       ASSERT_EQ(one[i], want) << "scalar, batch " << batch << " header " << i;
     }
+    if (runner) {
+      std::vector<uint32_t> dev(hs.size());
+      gpu::run_all(*runner, hs.data(), dev.data(), hs.size());
+      for (size_t i = 0; i < hs.size(); ++i) {
+        ASSERT_EQ(dev[i], decide(ref, default_action, hs[i])) << "GPU, batch " << batch << " header " << i;
+      }
+    }
   }
   EXPECT_GT(built, 90u);
+  if (runner) {
+    const gpu::DeviceTableUpdates* d = w.control->device_copy();
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->device_version(), versions);
+    EXPECT_EQ(d->applies(), built) << "one device copy per batch that changed the rules";
+  }
+}
+
+TEST(RuleControl, RandomBatchesFollowTheReference) { random_batches_follow_the_reference(false); }
+
+TEST(RuleControl, DeviceCopyFollowsRandomBatches) {
+  if (!gpu::available()) GTEST_SKIP() << "no GPU";
+  random_batches_follow_the_reference(true);
+}
+
+// The device copies of rule sets are freed once no batch can read them: the one the device holds
+// and the newest stay.
+TEST(RuleControl, DeviceVersionsAreFreedOnceUnread) {
+  if (!gpu::available()) GTEST_SKIP() << "no GPU";
+  World w({"drop dport 22 proto tcp"}, acl::kAccept);
+  auto device = FwRouterGpu::create(*w.tables);
+  auto updates = std::make_shared<gpu::DeviceTableUpdates>();
+  gpu::DeviceTableVersions versions(updates, device->device_root(), sizeof(FwRouterGpu::DeviceTables));
+  std::vector<int> freed(6, 0);
+  auto publish = [&](uint64_t v) {
+    FwRouterGpu::RulesCopy c = device->upload_rules(*w.tables);
+    // The buffers, and a mark when they go.
+    auto owner = std::make_shared<std::pair<std::shared_ptr<void>, std::shared_ptr<int>>>(
+        c.buffers, std::shared_ptr<int>(&freed[v], [](int* f) { *f = 1; }));
+    versions.publish(v, &c.root, owner);
+  };
+  publish(1);
+  EXPECT_EQ(versions.kept(), 1u) << "the device reads the caller's version 0";
+  updates->apply();
+  EXPECT_EQ(updates->device_version(), 1u);
+  publish(2);
+  EXPECT_EQ(versions.kept(), 2u);
+  publish(3);
+  EXPECT_EQ(versions.kept(), 2u) << "version 2 was never taken";
+  EXPECT_EQ(freed, (std::vector<int>{0, 0, 1, 0, 0, 0}));
+  updates->apply();
+  publish(4);
+  EXPECT_EQ(freed, (std::vector<int>{0, 1, 1, 0, 0, 0}));
+  EXPECT_EQ(versions.kept(), 2u);
+}
+
+// A control's runners launch per batch: a persistent runner is refused when a control is there.
+TEST(RuleControl, PersistentRunnersAreRefusedWithAControl) {
+  if (!gpu::available()) GTEST_SKIP() << "no GPU";
+  World w({"drop dport 22 proto tcp"}, acl::kAccept);
+  gpu::OffloadOptions oo;
+  oo.mode = gpu::GpuMode::kPersistent;
+  EXPECT_THROW(w.app->make_gpu_runner(oo), UsageError);
 }
 
 // Frames: Ethernet, IPv4, TCP or UDP, then the stamp.
@@ -393,13 +467,15 @@ uint32_t verdict_of(uint32_t decision) {
   return decision == ipv4::kNoRoute ? Verdict::drop(DropReason::kNoRoute) : Verdict::port(decision);
 }
 
-TEST(RuleControl, ThousandRuleUpdatesWhileForwardingMisjudgeNothing) {
+// 1,000 rule updates while two workers forward, on the CPU's batched path or, with `gpu_mode`,
+// through the GPU engine (each batch's rules reach the offload runner's device copy).
+void rule_updates_while_forwarding(std::optional<gpu::GpuMode> gpu_mode) {
   std::mt19937 rng(21);
   std::vector<std::string> initial;
   for (int i = 0; i < 30; ++i) initial.push_back(random_rule(rng));
   World w(initial, acl::kDrop);
   const int workers = 2;
-  Rcu rcu(workers);
+  Rcu rcu(workers + 1);  // the workers, and the GPU engine's CPU fallback
   w.control->set_rcu(&rcu);
 
   // 100 batches of 10 commands; the rule list and default after each batch, by version.
@@ -454,6 +530,12 @@ TEST(RuleControl, ThousandRuleUpdatesWhileForwardingMisjudgeNothing) {
   wc.ports = w.app->ports();
   wc.stop = &stop;
   wc.rcu = &rcu;
+  GpuEngine engine;
+  if (gpu_mode) {
+    wc.max_bursts_in_flight = 64;
+    engine = attach_gpu_engine(wc, *w.app, w.app->make_gpu_runner(test::mode_options(*gpu_mode)),
+                               test::mode_engine_config(), /*staged=*/true);
+  }
   const WorkersResult r = run_workers_live(*w.app, sources, sinks, wc);
   control.join();
   ASSERT_EQ(w.control->version(), 1000u);
@@ -494,6 +576,21 @@ TEST(RuleControl, ThousandRuleUpdatesWhileForwardingMisjudgeNothing) {
               "that differ between the sets they could see\n",
               static_cast<unsigned long long>(checked), static_cast<unsigned long long>(during),
               static_cast<unsigned long long>(changed));
+  if (gpu_mode) {
+    test::expect_all_on_gpu(engine, 10);
+    EXPECT_EQ(w.control->device_copy()->device_version(), 1000u) << "the last rule set reached the device";
+  }
+}
+
+TEST(RuleControl, ThousandRuleUpdatesWhileForwardingMisjudgeNothing) { rule_updates_while_forwarding(std::nullopt); }
+
+// The same through the GPU's offload path, in each mode that launches per batch.
+TEST(RuleControl, ThousandRuleUpdatesOnTheGpuMisjudgeNothing) {
+  if (!gpu::available()) GTEST_SKIP() << "no GPU";
+  for (gpu::GpuMode mode : {gpu::GpuMode::kAsync, gpu::GpuMode::kGraph, gpu::GpuMode::kMapped}) {
+    SCOPED_TRACE(gpu::gpu_mode_name(mode));
+    rule_updates_while_forwarding(mode);
+  }
 }
 
 }  // namespace

@@ -23,6 +23,17 @@ fused_kernel(FwRouterGpu::DeviceTables t, const acl::Header* __restrict__ in, ui
   }
 }
 
+// The fused kernel with the tables read from the device root, as the app's runners read them.
+__global__ void __launch_bounds__(kThreads)
+fused_root_kernel(const FwRouterGpu::DeviceTables* root, const acl::Header* __restrict__ in, uint32_t* __restrict__ out,
+                  size_t n) {
+  const FwRouterGpu::DeviceTables& t = *root;
+  const size_t stride = size_t{gridDim.x} * blockDim.x;
+  for (size_t i = size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {
+    out[i] = fw_router_decide(t.tree, t.actions, t.default_action, t.tbl24, t.tbl8, in[i]);
+  }
+}
+
 // Split, first kernel: the firewall alone; each packet's rule index goes to device memory.
 __global__ void __launch_bounds__(kThreads)
 classify_kernel(acl::HsView tree, const acl::Header* __restrict__ in, uint32_t* __restrict__ rule, size_t n) {
@@ -45,7 +56,7 @@ lpm_kernel(FwRouterGpu::DeviceTables t, const acl::Header* __restrict__ in, cons
 
 class FwRouterGpuPlansImpl final : public FwRouterGpuPlans {
  public:
-  explicit FwRouterGpuPlansImpl(const FwRouterGpu& tables) : t_(tables.device_tables()) {
+  explicit FwRouterGpuPlansImpl(const FwRouterGpu& tables) : t_(tables.device_tables()), root_(tables.device_root()) {
     gpu::require_available();
     TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, 0));
   }
@@ -55,6 +66,7 @@ class FwRouterGpuPlansImpl final : public FwRouterGpuPlans {
 
  private:
   FwRouterGpu::DeviceTables t_;
+  const FwRouterGpu::DeviceTables* root_;
   int sm_count_ = 0;
   // Batch buffers (decide() and time_plans()), grown on demand.
   size_t cap_ = 0;
@@ -96,7 +108,11 @@ class FwRouterGpuPlansImpl final : public FwRouterGpuPlans {
       lpm(n, s);
       return;
     }
-    fused_kernel<<<grid(n), kThreads, 0, s>>>(t_, d_in_.get(), d_out_.get(), n);
+    if (plan == GpuPlan::kFusedRoot) {
+      fused_root_kernel<<<grid(n), kThreads, 0, s>>>(root_, d_in_.get(), d_out_.get(), n);
+    } else {
+      fused_kernel<<<grid(n), kThreads, 0, s>>>(t_, d_in_.get(), d_out_.get(), n);
+    }
     TANDEM_CUDA_CHECK_LAUNCH();
   }
   // Fills the results with 0xFDFDFDFD, which no decision gives (next hops fit in 24 bits; the
@@ -153,6 +169,7 @@ GpuPlanTimes FwRouterGpuPlansImpl::time_plans(const acl::Header* headers, size_t
     for (int k = 0; k < 2; ++k) {
       if ((k == 0) == fused_first) {
         timed(t.fused, [&] { launch(GpuPlan::kFused, n, s); });
+        timed(t.fused_root, [&] { launch(GpuPlan::kFusedRoot, n, s); });
       } else {
         timed(t.split, [&] { launch(GpuPlan::kSplit, n, s); });
       }

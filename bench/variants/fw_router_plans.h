@@ -6,6 +6,9 @@
 //   split: a classify kernel writes each packet's rule index to device memory; an LPM kernel reads
 //          it back (with the header's destination) and finishes with fw_router_route. The extra
 //          cost is a second launch, 4 bytes written and read per packet, and the header read twice.
+//   fused, root: the fused kernel reading the tables' pointers from the FwRouterGpu's device root
+//          (as the app's runners do, so that live rule updates can replace them) instead of its
+//          parameters: what that indirection costs.
 //
 // Both run fw_router_core.h's code on a FwRouterGpu's device copies, so their results equal the
 // CPU's. Only `tandem bench fw-router` measures them; the app's GPU path is FwRouterGpu's runner.
@@ -23,12 +26,12 @@
 
 namespace tandem::fwrouter {
 
-enum class GpuPlan { kFused, kSplit };
+enum class GpuPlan { kFused, kSplit, kFusedRoot };
 
 // Milliseconds per repetition (CUDA events) of one batch size.
 struct GpuPlanTimes {
   // Device-resident: the headers are already in device memory, the results stay there.
-  std::vector<double> fused, split, classify_only, lpm_only;
+  std::vector<double> fused, split, classify_only, lpm_only, fused_root;
   // Host to host: pinned headers copied in, the kernel(s), the results copied out.
   std::vector<double> fused_h2h, split_h2h;
 };

@@ -1,9 +1,10 @@
 """Live table updates reaching the GPU's offload path (gpu/table_updates.h): runs forwarding
 generated traffic on `--device gpu` with --control take changes through `tandem ctl`, and the
 traffic follows them: the ipv4 app's routes all moved to one port, then deleted; the l2 app's
-stations all moved to one port, then deleted (their frames flooded). Runs where updates cannot
-reach the device copy are refused, naming why. Skipped (visibly) without a GPU, except the
-refusals."""
+stations all moved to one port, then deleted (their frames flooded); a fw-router rule that denies
+one route's traffic, then deleted; a dpi drop rule over an alerting word, then deleted. Runs where
+updates cannot reach the device copy are refused, naming why. Skipped (visibly) without a GPU,
+except the refusals."""
 import json
 import os
 import re
@@ -54,6 +55,11 @@ def main():
         rc, so, se = run(base + extra + ["--control", sock])
         c.check(rc != 0 and want in se, f"{' '.join(extra)} --control: exit {rc}: {se.strip()[-300:]}")
 
+    # ipsec runs ESP on the GPU through the resident path, whose SA state takes no updates.
+    rc, so, se = run([T, "run", "--app", "ipsec", "--sa-gen", "4", "--gen", "count=10", "--device", "gpu",
+                      "--control", sock])
+    c.check(rc != 0 and "live updates reach its CPU paths only" in se, f"ipsec --device gpu --control: {rc} {se[-300:]}")
+
     rc, so, se = run([T, "run", "--app", "ipv4", "--fib", fib, "--gen", "count=10", "--device", "gpu"])
     if "no usable GPU" in se:
         print("SKIPPED the GPU runs: no usable GPU: " + se.strip().splitlines()[-1])
@@ -99,6 +105,38 @@ def main():
             f"l2: traffic follows the moved stations to port 3: {ports}")
     c.check(ports.get("flood", 0) > 0, f"l2: frames to deleted stations are flooded: {ports}")
     c.check(r.get("control", {}).get("device_copy", {}).get("version") == 2 * len(macs), f"l2: {r.get('control')}")
+
+    # fw-router: two routes, every packet accepted; a rule denying UDP to 1/8 (the generated
+    # traffic is UDP) for a second, then deleted.
+    fw_fib = os.path.join(d, "fw-fib.txt")
+    open(fw_fib, "w").write("1.0.0.0/8 1\n2.0.0.0/8 2\n")
+    rules = os.path.join(d, "rules.txt")
+    open(rules, "w").write("accept proto icmp\ndefault accept\n")
+    r, out = moved_then_deleted(c, T, d, "fw", ["--app", "fw-router", "--fib", fw_fib, "--rules", rules,
+                                                "--gen", "count=50000,dst=fib"], sock,
+                                ["add 1 drop dst 1.0.0.0/8 proto udp"], ["del 1"])
+    r = r or {}
+    ports, drops, e = r.get("forwarded_per_port", {}), r.get("drops", {}), r.get("engine", {})
+    c.check(r.get("balanced") is True and e.get("ended_on_gpu") is True and e.get("cpu_batches") == 0,
+            f"fw: every batch on the GPU, accounting: {e} {out.strip()[-300:]}")
+    c.check(drops.get("acl_denied", 0) > 1000 and ports.get("1", 0) > 0 and ports.get("2", 0) > drops.get("acl_denied", 0),
+            f"fw: traffic to 1/8 denied while the rule was there: {ports}, {drops}")
+    c.check(r.get("control", {}).get("device_copy", {}).get("version") == 2, f"fw: {r.get('control')}")
+
+    # dpi: a word that alerts; a drop rule over it for a second, then deleted.
+    ids = os.path.join(d, "w.rules")
+    open(ids, "w").write('alert tcp any any -> any any (msg:"w"; content:"world"; sid:1;)\n')
+    r, out = moved_then_deleted(c, T, d, "dpi", ["--app", "dpi", "--ids-rules", ids, "--match-heavy", "0.3",
+                                                 "--gen", "count=20000,flows=100,proto=tcp,size=imix,seed=3"], sock,
+                                ['add drop tcp any any -> any any (msg:"d"; content:"world"; sid:2;)'], ["del 2"])
+    r = r or {}
+    ports, drops, e = r.get("forwarded_per_port", {}), r.get("drops", {}), r.get("engine", {})
+    c.check(r.get("balanced") is True and e.get("ended_on_gpu") is True and e.get("cpu_batches") == 0,
+            f"dpi: every batch on the GPU, accounting: {e} {out.strip()[-300:]}")
+    c.check(drops.get("dpi_rule_drop", 0) > 1000 and ports.get("1", 0) > 1000,
+            f"dpi: alerts, then drops while the drop rule was there: {ports}, {drops}")
+    c.check(r.get("dropped") == drops.get("dpi_rule_drop"), f"dpi: drops by rules only: {drops}")
+    c.check(r.get("control", {}).get("device_copy", {}).get("version") == 2, f"dpi: {r.get('control')}")
     c.done()
 
 
