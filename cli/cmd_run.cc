@@ -721,6 +721,11 @@ int run(const RunOptions& o) {
                   "%.1f ms waiting for batches in flight and copying\n",
                   static_cast<unsigned long long>(dc->device_version()), static_cast<unsigned long long>(dc->applies()),
                   static_cast<unsigned long long>(dc->bytes_copied() / 1024), dc->apply_ns() / 1e6);
+      if (dc->uploads() > 0) {
+        std::printf("control: %llu table version(s) uploaded whole by the control thread (%.1f MiB, %.1f ms), off the "
+                    "data path\n",
+                    static_cast<unsigned long long>(dc->uploads()), dc->uploaded_bytes() / 1048576.0, dc->upload_ns() / 1e6);
+      }
     }
   }
   if (sig && in.windowed()) {
@@ -786,7 +791,9 @@ int run(const RunOptions& o) {
                            {"refused", control->errors()}, {"version", app.table_control()->version()}};
       if (const gpu::DeviceTableUpdates* dc = dev == Device::kGpu ? app.table_control()->device_copy() : nullptr) {
         report["control"]["device_copy"] = {{"version", dc->device_version()}, {"applies", dc->applies()},
-                                            {"bytes", dc->bytes_copied()}, {"apply_seconds", dc->apply_ns() / 1e9}};
+                                            {"bytes", dc->bytes_copied()}, {"apply_seconds", dc->apply_ns() / 1e9},
+                                            {"uploads", dc->uploads()}, {"uploaded_bytes", dc->uploaded_bytes()},
+                                            {"upload_seconds", dc->upload_ns() / 1e9}};
       }
     }
     report["interrupted"] = sig ? nlohmann::json(stop_signal_name(sig)) : nlohmann::json(nullptr);

@@ -78,7 +78,15 @@ DeviceTableVersions::DeviceTableVersions(std::shared_ptr<DeviceTableUpdates> upd
                                          size_t root_bytes)
     : updates_(std::move(updates)), device_root_(device_root), root_bytes_(root_bytes) {}
 
-void DeviceTableVersions::publish(uint64_t version, const void* root, std::shared_ptr<void> buffers) {
+void DeviceTableUpdates::count_upload(uint64_t bytes, uint64_t ns) {
+  uploads_.fetch_add(1, std::memory_order_relaxed);
+  uploaded_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  upload_ns_.fetch_add(ns, std::memory_order_relaxed);
+}
+
+void DeviceTableVersions::publish(uint64_t version, const void* root, std::shared_ptr<void> buffers, uint64_t bytes,
+                                  uint64_t upload_ns) {
+  updates_->count_upload(bytes, upload_ns);
   updates_->stage(device_root_, root, root_bytes_);
   updates_->commit(version);
   kept_.emplace_back(version, std::move(buffers));

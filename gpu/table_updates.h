@@ -55,6 +55,12 @@ class DeviceTableUpdates {
   uint64_t blocks_copied() const { return blocks_copied_.load(std::memory_order_relaxed); }
   uint64_t bytes_copied() const { return bytes_copied_.load(std::memory_order_relaxed); }
   uint64_t apply_ns() const { return apply_ns_.load(std::memory_order_relaxed); }
+  // Tables a batch rebuilds are uploaded whole by the control thread (DeviceTableVersions), not in
+  // apply(): the versions uploaded, their bytes, and the control thread's time uploading them.
+  void count_upload(uint64_t bytes, uint64_t ns);
+  uint64_t uploads() const { return uploads_.load(std::memory_order_relaxed); }
+  uint64_t uploaded_bytes() const { return uploaded_bytes_.load(std::memory_order_relaxed); }
+  uint64_t upload_ns() const { return upload_ns_.load(std::memory_order_relaxed); }
  private:
   using Blocks = std::map<uintptr_t, std::vector<uint8_t>>;
   static void merge(Blocks& into, Blocks& from);
@@ -71,6 +77,9 @@ class DeviceTableUpdates {
   std::atomic<uint64_t> apply_ns_{0};
   std::atomic<uint64_t> blocks_copied_{0};
   std::atomic<uint64_t> bytes_copied_{0};
+  std::atomic<uint64_t> uploads_{0};
+  std::atomic<uint64_t> uploaded_bytes_{0};
+  std::atomic<uint64_t> upload_ns_{0};
 };
 
 // A device table that each batch rebuilds whole (a classifier's tree, an automaton): each version
@@ -85,8 +94,10 @@ class DeviceTableVersions {
   // Runners read `root_bytes` at `device_root`; the version there now (0) is the caller's.
   DeviceTableVersions(std::shared_ptr<DeviceTableUpdates> updates, void* device_root, size_t root_bytes);
   // Control thread, before the host copy of `version` is published: from `version` on, runners
-  // read `root`, which points into `buffers` (the version's device memory).
-  void publish(uint64_t version, const void* root, std::shared_ptr<void> buffers);
+  // read `root`, which points into `buffers` (the version's device memory: `bytes`, uploaded in
+  // `upload_ns`, which the updates' figures count).
+  void publish(uint64_t version, const void* root, std::shared_ptr<void> buffers, uint64_t bytes = 0,
+               uint64_t upload_ns = 0);
   // Versions whose buffers are kept (tests).
   size_t kept() const { return kept_.size(); }
   const DeviceTableUpdates& updates() const { return *updates_; }

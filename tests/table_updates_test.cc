@@ -36,12 +36,15 @@ TEST(DeviceTableVersions, WhileNoneIsAppliedOnlyTheNewestIsKept) {
   for (uint64_t v = 1; v < alive.size(); ++v) {
     alive[v] = 1;
     std::shared_ptr<void> buffers(&alive[v], [](void* p) { *static_cast<int*>(p) = 0; });
-    versions.publish(v * 3, &v, buffers);
+    versions.publish(v * 3, &v, buffers, 1000 + v, 10);
     ASSERT_EQ(versions.kept(), 1u) << "version " << v * 3;
     for (uint64_t k = 1; k <= v; ++k) ASSERT_EQ(alive[k], k == v ? 1 : 0) << "after version " << v * 3;
   }
   EXPECT_TRUE(updates->pending());
   EXPECT_EQ(root_on_device, 0u);
+  EXPECT_EQ(updates->uploads(), 99u);
+  EXPECT_EQ(updates->uploaded_bytes(), 99u * 1000 + 99 * 100 / 2);
+  EXPECT_EQ(updates->upload_ns(), 990u);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "apps/dpi/dpi_control.h"
 #include "apps/dpi/dpi_item_gpu.h"
 #include "apps/forward_app_impl.h"
+#include "core/clock.h"
 #include "gpu/table_updates.h"
 
 namespace tandem::dpi {
@@ -138,8 +139,9 @@ struct DpiTraits {
     gpu::DeviceTableVersions* versions = gpu_versions.get();
     control->device_hook().set(
         [device, versions, p = policy](const DpiTables& t, uint64_t version) {
+          const uint64_t t0 = now_ns();
           DpiGpuProgram::ProgramCopy c = device->upload(DpiCore{t.program(), p});
-          versions->publish(version, &c.root, std::move(c.buffers));
+          versions->publish(version, &c.root, std::move(c.buffers), c.bytes, now_ns() - t0);
         },
         gpu_updates.get());
   }

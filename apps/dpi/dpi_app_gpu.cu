@@ -33,7 +33,7 @@ class DpiGpuProgramImpl final : public DpiGpuProgram {
   DpiProgram* device_root() const override { return root_.get(); }
   ProgramCopy upload(const DpiCore& core) const override {
     auto copy = std::make_shared<gpu::DeviceCore<DpiCore>>(core);
-    return {copy->core().program, copy};
+    return {copy->core().program, copy, copy->device_bytes()};
   }
 
  private:

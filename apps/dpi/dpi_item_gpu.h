@@ -28,6 +28,7 @@ class DpiGpuProgram : public gpu::GpuTable {
   struct ProgramCopy {
     DpiProgram root;
     std::shared_ptr<void> buffers;
+    size_t bytes = 0;  // device memory of `buffers`
   };
   virtual ProgramCopy upload(const DpiCore& core) const = 0;
 };

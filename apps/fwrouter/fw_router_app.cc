@@ -6,6 +6,7 @@
 #include "apps/fwrouter/fw_rule_control.h"
 #include "apps/ipv4/ipv4_cpu.h"
 #include "apps/ipv4/ipv4_frame_core.h"
+#include "core/clock.h"
 #include "core/parse.h"
 #include "gpu/table_updates.h"
 
@@ -73,8 +74,9 @@ void FwRouterTraits::connect_device_copy() {
   gpu::DeviceTableVersions* versions = gpu_versions.get();
   control->device_hook().set(
       [device, versions](const FwRouterTables& tables, uint64_t version) {
+        const uint64_t t0 = now_ns();
         FwRouterGpu::RulesCopy c = device->upload_rules(tables);
-        versions->publish(version, &c.root, std::move(c.buffers));
+        versions->publish(version, &c.root, std::move(c.buffers), c.bytes, now_ns() - t0);
       },
       gpu_updates.get());
 }

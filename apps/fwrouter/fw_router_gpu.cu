@@ -75,7 +75,9 @@ class FwRouterGpuImpl final : public FwRouterGpu {
   RulesCopy upload_rules(const FwRouterTables& tables) const override {
     RulesCopy c;
     c.root = t_;
-    c.buffers = std::make_shared<DeviceRules>(tables, &c.root);
+    auto rules = std::make_shared<DeviceRules>(tables, &c.root);
+    c.bytes = rules->bytes();
+    c.buffers = std::move(rules);
     return c;
   }
 

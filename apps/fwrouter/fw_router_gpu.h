@@ -43,6 +43,7 @@ class FwRouterGpu : public gpu::GpuTable {
   struct RulesCopy {
     DeviceTables root;
     std::shared_ptr<void> buffers;
+    size_t bytes = 0;  // device memory of `buffers`
   };
   virtual RulesCopy upload_rules(const FwRouterTables& tables) const = 0;
 

@@ -327,6 +327,8 @@ void random_batches_follow_the_reference(bool gpu) {
     ASSERT_NE(d, nullptr);
     EXPECT_EQ(d->device_version(), versions);
     EXPECT_EQ(d->applies(), built) << "one device copy per batch that changed the rules";
+    EXPECT_EQ(d->uploads(), built);
+    EXPECT_GT(d->uploaded_bytes(), built * sizeof(acl::HsNode));
   }
 }
 

@@ -121,7 +121,9 @@ def main():
             f"fw: every batch on the GPU, accounting: {e} {out.strip()[-300:]}")
     c.check(drops.get("acl_denied", 0) > 1000 and ports.get("1", 0) > 0 and ports.get("2", 0) > drops.get("acl_denied", 0),
             f"fw: traffic to 1/8 denied while the rule was there: {ports}, {drops}")
-    c.check(r.get("control", {}).get("device_copy", {}).get("version") == 2, f"fw: {r.get('control')}")
+    dc = r.get("control", {}).get("device_copy", {})
+    c.check(dc.get("version") == 2 and dc.get("uploads") == 2 and dc.get("uploaded_bytes", 0) > 0, f"fw: {dc}")
+    c.check("table version(s) uploaded whole by the control thread" in out, f"fw: upload line: {out.strip()[-500:]}")
 
     # dpi: a word that alerts; a drop rule over it for a second, then deleted.
     ids = os.path.join(d, "w.rules")
@@ -136,7 +138,8 @@ def main():
     c.check(drops.get("dpi_rule_drop", 0) > 1000 and ports.get("1", 0) > 1000,
             f"dpi: alerts, then drops while the drop rule was there: {ports}, {drops}")
     c.check(r.get("dropped") == drops.get("dpi_rule_drop"), f"dpi: drops by rules only: {drops}")
-    c.check(r.get("control", {}).get("device_copy", {}).get("version") == 2, f"dpi: {r.get('control')}")
+    dc = r.get("control", {}).get("device_copy", {})
+    c.check(dc.get("version") == 2 and dc.get("uploads") == 2 and dc.get("uploaded_bytes", 0) > 0, f"dpi: {dc}")
     c.done()
 
 
