@@ -12,13 +12,13 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace tandem::gpu {
-class DeviceTableUpdates;
-}
+#include "core/clock.h"
+#include "gpu/table_updates.h"
 
 namespace tandem {
 
@@ -37,40 +37,49 @@ class TableControl {
   // Updates published so far (each applied line counts one).
   virtual uint64_t version() const = 0;
   // True when the updates also reach the GPU offload path's device copy of the table
-  // (gpu/table_updates.h); else live updates run on the CPU paths only.
+  // (gpu/table_updates.h: changed blocks copied between batches, or tables a batch rebuilds
+  // uploaded whole and their root replaced between batches); else live updates run on the CPU
+  // paths only.
   virtual bool reaches_gpu_offload() const { return false; }
   // The device copy's updates (what was copied and how long it took), where there is one.
   virtual const gpu::DeviceTableUpdates* device_copy() const { return nullptr; }
 };
 
 // The GPU side of a control whose batches build new tables whole (the firewall's rules, the IDS
-// rules): the app sets an upload that copies a batch's tables to the device and stages them
-// (gpu::DeviceTableVersions); the control calls publish() before it publishes them on the host.
+// rules): connect() gives it the offload runners' device root and an upload that copies a batch's
+// tables to the device; the control calls publish() with each batch's tables before it publishes
+// them on the host, and the root of the new version replaces the old one between GPU batches
+// (gpu::DeviceTableVersions).
 template <class Tables>
 class DeviceCopyHook {
  public:
-  // upload(tables, version): throws when the device copy cannot be made.
-  using Upload = std::function<void(const Tables&, uint64_t version)>;
-  void set(Upload upload, const gpu::DeviceTableUpdates* updates) {
+  // Copies `tables` into device buffers of their own; throws when it cannot (device memory).
+  using Upload = std::function<gpu::UploadedVersion(const Tables&)>;
+  void connect(std::shared_ptr<gpu::DeviceTableUpdates> updates, void* device_root, size_t root_bytes, Upload upload) {
+    versions_ = std::make_unique<gpu::DeviceTableVersions>(std::move(updates), device_root, root_bytes);
     upload_ = std::move(upload);
-    updates_ = updates;
   }
-  // "" when the device has a copy of `tables` as `version` (or there is no device copy), else why
-  // not (the batch is then not applied).
-  std::string publish(const Tables& tables, uint64_t version) const {
-    if (!upload_) return "";
+  // "" when the device has a copy of `tables` as `version` (or needs none: not connected, or the
+  // GPU failed and the engine runs on the CPU), else why not (the batch is then not applied;
+  // nothing of it reached the device).
+  std::string publish(const Tables& tables, uint64_t version) {
+    if (!versions_ || versions_->updates().abandoned()) return "";
     try {
-      upload_(tables, version);
+      const uint64_t t0 = now_ns();
+      gpu::UploadedVersion v = upload_(tables);
+      versions_->publish(version, std::move(v), now_ns() - t0);
     } catch (const std::exception& e) {
       return std::string("not applied: the batch's tables could not be copied to the GPU (") + e.what() + ")";
     }
     return "";
   }
-  const gpu::DeviceTableUpdates* updates() const { return updates_; }
+  const gpu::DeviceTableUpdates* updates() const { return versions_ ? &versions_->updates() : nullptr; }
+  // Device versions kept (tests).
+  size_t kept() const { return versions_ ? versions_->kept() : 0; }
 
  private:
+  std::unique_ptr<gpu::DeviceTableVersions> versions_;
   Upload upload_;
-  const gpu::DeviceTableUpdates* updates_ = nullptr;
 };
 
 }  // namespace tandem

@@ -175,6 +175,8 @@ void OffloadEngine::fail_over(const std::exception& e) {
     stats_.gpu_error = e.what();
   }
   cpu_only_.store(true, std::memory_order_release);
+  // Nothing submitted earlier may still write the slots (a persistent kernel slow rather than dead).
+  runner_->quiesce();
   // Every batch in flight is recomputed from its input, which is still in the runner's host
   // buffer (the host owns it; the GPU only ever read it).
   for (Batch& b : in_flight_) {

@@ -1,5 +1,6 @@
 #include "gpu/table_updates.h"
 
+#include <stdexcept>
 #include <utility>
 
 #include "core/clock.h"
@@ -9,8 +10,9 @@
 namespace tandem::gpu {
 
 void DeviceTableUpdates::stage(void* device_dst, const void* src, size_t bytes) {
-  std::vector<uint8_t>& block = staged_[reinterpret_cast<uintptr_t>(device_dst)];
-  block.assign(static_cast<const uint8_t*>(src), static_cast<const uint8_t*>(src) + bytes);
+  // Copied first: an allocation that fails leaves what was staged as it was.
+  std::vector<uint8_t> block(static_cast<const uint8_t*>(src), static_cast<const uint8_t*>(src) + bytes);
+  staged_[reinterpret_cast<uintptr_t>(device_dst)] = std::move(block);
 }
 
 void DeviceTableUpdates::merge(Blocks& into, Blocks& from) {
@@ -84,16 +86,19 @@ void DeviceTableUpdates::count_upload(uint64_t bytes, uint64_t ns) {
   upload_ns_.fetch_add(ns, std::memory_order_relaxed);
 }
 
-void DeviceTableVersions::publish(uint64_t version, const void* root, std::shared_ptr<void> buffers, uint64_t bytes,
-                                  uint64_t upload_ns) {
-  updates_->count_upload(bytes, upload_ns);
-  updates_->stage(device_root_, root, root_bytes_);
+void DeviceTableVersions::publish(uint64_t version, UploadedVersion v, uint64_t upload_ns) {
+  if (v.root.size() != root_bytes_) throw std::invalid_argument("device table root of the wrong size");
+  // Every allocation before the commit: once committed, the version must be kept.
+  kept_.reserve(kept_.size() + 1);
+  std::vector<std::pair<uint64_t, std::shared_ptr<void>>> still;
+  still.reserve(kept_.size() + 1);
+  updates_->stage(device_root_, v.root.data(), root_bytes_);
   updates_->commit(version);
-  kept_.emplace_back(version, std::move(buffers));
+  kept_.emplace_back(version, std::move(v.buffers));
+  updates_->count_upload(v.bytes, upload_ns);
   // Version x reads the kept version at or below it (none: the caller's). An apply() can take
   // only the newest committed version, which is kept.
   const auto [device, taken] = updates_->versions_read();
-  std::vector<std::pair<uint64_t, std::shared_ptr<void>>> still;
   for (size_t i = 0; i < kept_.size(); ++i) {
     const uint64_t from = kept_[i].first;
     const bool newest = i + 1 == kept_.size();
@@ -125,7 +130,11 @@ class UpdatingRunner final : public OffloadRunner {
   }
   void wait(int slot) override { inner_->wait(slot); }
   bool ready(int slot) override { return inner_->ready(slot); }
-  void quiesce() noexcept override { inner_->quiesce(); }
+  // A failure: the engine runs on the CPU from now on, and no device copy is read any more.
+  void quiesce() noexcept override {
+    updates_->abandon();
+    inner_->quiesce();
+  }
 
  private:
   std::unique_ptr<OffloadRunner> inner_;

@@ -29,6 +29,10 @@ namespace tandem::gpu {
 
 class DeviceTableUpdates {
  public:
+  // `version`: the version of the table the device copy was made from.
+  explicit DeviceTableUpdates(uint64_t version = 0)
+      : committed_version_(version), taken_version_(version), device_version_(version) {}
+
   // Control thread: `bytes` at host `src` go to device address `device_dst` with the next commit.
   // Blocks are the table's fixed-size aligned pieces: two blocks never overlap unless they are
   // the same block.
@@ -40,6 +44,10 @@ class DeviceTableUpdates {
   // The submitting thread: waits for the device's work in flight, copies every committed block
   // (contiguous blocks in one copy) and waits until they are in place. Throws GpuError.
   void apply();
+  // After a GPU failure (a runner quiesced: the engine runs on the CPU from then on): nothing is
+  // applied any more, and controls stop making device copies.
+  void abandon() { abandoned_.store(true, std::memory_order_release); }
+  bool abandoned() const { return abandoned_.load(std::memory_order_acquire); }
   // Runners of one table submit under this lock, so that one's apply() (which waits for every
   // batch on the device) never runs while another launches.
   std::mutex& submit_lock() { return submit_mu_; }
@@ -72,6 +80,7 @@ class DeviceTableUpdates {
   uint64_t committed_version_ = 0;
   uint64_t taken_version_ = 0;  // under mu_
   std::atomic<bool> pending_{false};
+  std::atomic<bool> abandoned_{false};
   std::atomic<uint64_t> device_version_{0};
   std::atomic<uint64_t> applies_{0};
   std::atomic<uint64_t> apply_ns_{0};
@@ -89,18 +98,32 @@ class DeviceTableUpdates {
 // a later version and no apply() is copying this one's root. So at most three are kept, whatever
 // the rate of batches: the one the device reads, one being applied, and the newest (a version
 // replaced before any apply() took it is never read, and is freed at the next publish).
+// One version of such a table on the device: its root's bytes (what runners read at the root's
+// address), what owns its device memory, and that memory's size.
+struct UploadedVersion {
+  std::vector<uint8_t> root;
+  std::shared_ptr<void> buffers;
+  uint64_t bytes = 0;
+
+  template <class Root>
+  static UploadedVersion of(const Root& root, std::shared_ptr<void> buffers, uint64_t bytes) {
+    const auto* p = reinterpret_cast<const uint8_t*>(&root);
+    return {std::vector<uint8_t>(p, p + sizeof(Root)), std::move(buffers), bytes};
+  }
+};
+
 class DeviceTableVersions {
  public:
-  // Runners read `root_bytes` at `device_root`; the version there now (0) is the caller's.
+  // Runners read `root_bytes` at `device_root`; the version there now is the caller's.
   DeviceTableVersions(std::shared_ptr<DeviceTableUpdates> updates, void* device_root, size_t root_bytes);
   // Control thread, before the host copy of `version` is published: from `version` on, runners
-  // read `root`, which points into `buffers` (the version's device memory: `bytes`, uploaded in
-  // `upload_ns`, which the updates' figures count).
-  void publish(uint64_t version, const void* root, std::shared_ptr<void> buffers, uint64_t bytes = 0,
-               uint64_t upload_ns = 0);
+  // read `v.root`, which points into `v.buffers` (uploaded in `upload_ns`, which the updates'
+  // figures count). Throws (bad_alloc, invalid_argument for a root of the wrong size) before
+  // anything is committed, never after.
+  void publish(uint64_t version, UploadedVersion v, uint64_t upload_ns);
   // Versions whose buffers are kept (tests).
   size_t kept() const { return kept_.size(); }
-  const DeviceTableUpdates& updates() const { return *updates_; }
+  DeviceTableUpdates& updates() const { return *updates_; }
 
  private:
   std::shared_ptr<DeviceTableUpdates> updates_;

@@ -1,5 +1,6 @@
 // gpu/table_updates.h on any machine: what a control stages and commits before a runner applies
-// it, and which device versions of a rebuilt table are kept while none is applied (the GPU's side,
+// it, which device versions of a rebuilt table are kept while none is applied, and the controls'
+// DeviceCopyHook (apps/table_control.h) when an upload fails or the GPU has failed (the GPU's side,
 // applies included, is tested with the apps that use it: route_control_test, mac_control_test,
 // fw_rule_control_test, dpi_control_live_test).
 #include "gpu/table_updates.h"
@@ -8,10 +9,15 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <vector>
+
+#include "apps/table_control.h"
 
 namespace tandem::gpu {
 namespace {
+
+using tandem::DeviceCopyHook;
 
 TEST(DeviceTableUpdates, CommitMakesAVersionPendingAndNothingIsReadBeforeAnApply) {
   DeviceTableUpdates u;
@@ -29,14 +35,14 @@ TEST(DeviceTableUpdates, CommitMakesAVersionPendingAndNothingIsReadBeforeAnApply
 // Without an apply the device reads the caller's version 0: of the versions published, only the
 // newest is kept (it may be taken next); the others are freed at once, however many come.
 TEST(DeviceTableVersions, WhileNoneIsAppliedOnlyTheNewestIsKept) {
+  std::vector<int> alive(100, 0);  // before `versions`, whose buffers mark it when they go
   auto updates = std::make_shared<DeviceTableUpdates>();
   uint64_t root_on_device = 0;  // never written: no apply runs here
   DeviceTableVersions versions(updates, &root_on_device, sizeof root_on_device);
-  std::vector<int> alive(100, 0);
   for (uint64_t v = 1; v < alive.size(); ++v) {
     alive[v] = 1;
     std::shared_ptr<void> buffers(&alive[v], [](void* p) { *static_cast<int*>(p) = 0; });
-    versions.publish(v * 3, &v, buffers, 1000 + v, 10);
+    versions.publish(v * 3, UploadedVersion::of(v, buffers, 1000 + v), 10);
     ASSERT_EQ(versions.kept(), 1u) << "version " << v * 3;
     for (uint64_t k = 1; k <= v; ++k) ASSERT_EQ(alive[k], k == v ? 1 : 0) << "after version " << v * 3;
   }
@@ -45,6 +51,50 @@ TEST(DeviceTableVersions, WhileNoneIsAppliedOnlyTheNewestIsKept) {
   EXPECT_EQ(updates->uploads(), 99u);
   EXPECT_EQ(updates->uploaded_bytes(), 99u * 1000 + 99 * 100 / 2);
   EXPECT_EQ(updates->upload_ns(), 990u);
+}
+
+// A root of another size than the runners read is refused before anything is committed.
+TEST(DeviceTableVersions, ARootOfTheWrongSizeChangesNothing) {
+  auto updates = std::make_shared<DeviceTableUpdates>(5);
+  uint64_t root_on_device = 0;
+  DeviceTableVersions versions(updates, &root_on_device, sizeof root_on_device);
+  const uint32_t small = 1;
+  EXPECT_THROW(versions.publish(6, UploadedVersion::of(small, nullptr, 0), 0), std::invalid_argument);
+  EXPECT_FALSE(updates->pending());
+  EXPECT_EQ(versions.kept(), 0u);
+  EXPECT_EQ(updates->device_version(), 5u) << "the version the device copy was made from";
+  EXPECT_EQ(updates->uploads(), 0u);
+}
+
+// After a GPU failure the device copy is abandoned; the control's hook then makes no copies.
+TEST(DeviceTableUpdates, AnAbandonedCopyIsNotUploadedTo) {
+  auto updates = std::make_shared<DeviceTableUpdates>();
+  uint64_t root_on_device = 0;
+  int uploads = 0;
+  DeviceCopyHook<int> hook;
+  hook.connect(updates, &root_on_device, sizeof root_on_device, [&](const int& t) {
+    ++uploads;
+    const uint64_t root = static_cast<uint64_t>(t);
+    return UploadedVersion::of(root, nullptr, 8);
+  });
+  EXPECT_EQ(hook.publish(1, 1), "");
+  EXPECT_EQ(uploads, 1);
+  updates->abandon();
+  EXPECT_EQ(hook.publish(2, 2), "");
+  EXPECT_EQ(uploads, 1) << "no upload into a failed device";
+  EXPECT_EQ(updates->uploads(), 1u);
+}
+
+// An upload that fails refuses the batch, naming why, and commits nothing.
+TEST(DeviceTableUpdates, AFailedUploadRefusesTheBatch) {
+  auto updates = std::make_shared<DeviceTableUpdates>();
+  uint64_t root_on_device = 0;
+  DeviceCopyHook<int> hook;
+  hook.connect(updates, &root_on_device, sizeof root_on_device,
+               [](const int&) -> UploadedVersion { throw std::runtime_error("out of device memory"); });
+  EXPECT_EQ(hook.publish(1, 1), "not applied: the batch's tables could not be copied to the GPU (out of device memory)");
+  EXPECT_FALSE(updates->pending());
+  EXPECT_EQ(hook.kept(), 0u);
 }
 
 }  // namespace

@@ -6,7 +6,6 @@
 #include "apps/dpi/dpi_control.h"
 #include "apps/dpi/dpi_item_gpu.h"
 #include "apps/forward_app_impl.h"
-#include "core/clock.h"
 #include "gpu/table_updates.h"
 
 namespace tandem::dpi {
@@ -99,13 +98,13 @@ struct DpiTraits {
     gpu::persistent_refused_with_control(opts.mode, control != nullptr);
     if (!gpu) {
       // With a control, the tables published last, and no batch published while they are copied.
-      const auto make = [this](const DpiTables& t) {
+      const auto make = [this](const DpiTables& t, uint64_t version) {
         gpu = DpiGpuProgram::create(DpiCore{t.program(), policy});
-        gpu_updates = std::make_shared<gpu::DeviceTableUpdates>();
+        gpu_updates = std::make_shared<gpu::DeviceTableUpdates>(version);
         connect_device_copy();
       };
       if (control) control->with_tables(make);
-      else make(live());
+      else make(live(), 0);
     }
     return gpu::runner_for_updates(gpu->make_runner(opts), gpu_updates, &persistent_runner);
   }
@@ -133,17 +132,12 @@ struct DpiTraits {
   // With a control and a device copy: each batch's program goes to the device too.
   void connect_device_copy() {
     if (!control || !gpu) return;
-    gpu_versions =
-        std::make_unique<gpu::DeviceTableVersions>(gpu_updates, gpu->device_root(), sizeof(DpiProgram));
     const DpiGpuProgram* device = gpu.get();
-    gpu::DeviceTableVersions* versions = gpu_versions.get();
-    control->device_hook().set(
-        [device, versions, p = policy](const DpiTables& t, uint64_t version) {
-          const uint64_t t0 = now_ns();
-          DpiGpuProgram::ProgramCopy c = device->upload(DpiCore{t.program(), p});
-          versions->publish(version, &c.root, std::move(c.buffers), c.bytes, now_ns() - t0);
-        },
-        gpu_updates.get());
+    control->device_hook().connect(gpu_updates, gpu->device_root(), sizeof(DpiProgram),
+                                   [device, p = policy](const DpiTables& t) {
+                                     DpiGpuProgram::ProgramCopy c = device->upload(DpiCore{t.program(), p});
+                                     return gpu::UploadedVersion::of(c.root, std::move(c.buffers), c.bytes);
+                                   });
   }
 
   const DpiTables* tables;  // as loaded
@@ -151,7 +145,6 @@ struct DpiTraits {
   DpiPolicy policy;
   std::unique_ptr<DpiGpuProgram> gpu;
   std::shared_ptr<gpu::DeviceTableUpdates> gpu_updates;  // what the control stages for `gpu`
-  std::unique_ptr<gpu::DeviceTableVersions> gpu_versions;  // the programs uploaded for `gpu`
   bool persistent_runner = false;  // a persistent runner was made: it would not see updates
   std::unique_ptr<RuleControl> control;
 };

@@ -106,9 +106,9 @@ RuleControl::RuleControl(const DpiTables& loaded, std::atomic<const DpiTables*>&
 
 RuleControl::~RuleControl() = default;
 
-void RuleControl::with_tables(const std::function<void(const DpiTables&)>& f) {
+void RuleControl::with_tables(const std::function<void(const DpiTables&, uint64_t)>& f) {
   std::lock_guard<std::mutex> lock(mu_);
-  f(*live_);
+  f(*live_, version_.load(std::memory_order_acquire));
 }
 
 std::vector<std::string> RuleControl::apply(const std::vector<std::string>& lines) {

@@ -6,7 +6,6 @@
 #include "apps/fwrouter/fw_rule_control.h"
 #include "apps/ipv4/ipv4_cpu.h"
 #include "apps/ipv4/ipv4_frame_core.h"
-#include "core/clock.h"
 #include "core/parse.h"
 #include "gpu/table_updates.h"
 
@@ -54,8 +53,7 @@ FwRouterTraits::~FwRouterTraits() = default;
 // Before any control exists (it holds a reference to `current`).
 FwRouterTraits::FwRouterTraits(FwRouterTraits&& o) noexcept
     : t(o.t), current(o.current.load()), ref(std::move(o.ref)), gpu(std::move(o.gpu)),
-      gpu_updates(std::move(o.gpu_updates)), gpu_versions(std::move(o.gpu_versions)),
-      persistent_runner(o.persistent_runner) {}
+      gpu_updates(std::move(o.gpu_updates)), persistent_runner(o.persistent_runner) {}
 
 TableControl* FwRouterTraits::table_control() {
   if (!control) {
@@ -68,17 +66,12 @@ TableControl* FwRouterTraits::table_control() {
 
 void FwRouterTraits::connect_device_copy() {
   if (!control || !gpu) return;
-  gpu_versions = std::make_unique<gpu::DeviceTableVersions>(gpu_updates, gpu->device_root(),
-                                                            sizeof(FwRouterGpu::DeviceTables));
   const FwRouterGpu* device = gpu.get();
-  gpu::DeviceTableVersions* versions = gpu_versions.get();
-  control->device_hook().set(
-      [device, versions](const FwRouterTables& tables, uint64_t version) {
-        const uint64_t t0 = now_ns();
-        FwRouterGpu::RulesCopy c = device->upload_rules(tables);
-        versions->publish(version, &c.root, std::move(c.buffers), c.bytes, now_ns() - t0);
-      },
-      gpu_updates.get());
+  control->device_hook().connect(gpu_updates, gpu->device_root(), sizeof(FwRouterGpu::DeviceTables),
+                                 [device](const FwRouterTables& tables) {
+                                   FwRouterGpu::RulesCopy c = device->upload_rules(tables);
+                                   return gpu::UploadedVersion::of(c.root, std::move(c.buffers), c.bytes);
+                                 });
 }
 
 DropReason FwRouterTraits::classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off,
@@ -94,13 +87,13 @@ std::unique_ptr<gpu::OffloadRunner> FwRouterTraits::make_gpu_runner(const gpu::O
   gpu::persistent_refused_with_control(opts.mode, control != nullptr);
   if (!gpu) {
     // With a control, the rules published last, and no batch published while they are copied.
-    const auto make = [this](const FwRouterTables& tables) {
+    const auto make = [this](const FwRouterTables& tables, uint64_t version) {
       gpu = FwRouterGpu::create(tables);
-      gpu_updates = std::make_shared<gpu::DeviceTableUpdates>();
+      gpu_updates = std::make_shared<gpu::DeviceTableUpdates>(version);
       connect_device_copy();
     };
     if (control) control->with_tables(make);
-    else make(live());
+    else make(live(), 0);
   }
   return gpu::runner_for_updates(gpu->make_runner(opts), gpu_updates, &persistent_runner);
 }

@@ -46,7 +46,6 @@
 
 namespace tandem::gpu {
 class DeviceTableUpdates;
-class DeviceTableVersions;
 }  // namespace tandem::gpu
 
 namespace tandem::fwrouter {
@@ -128,12 +127,11 @@ struct FwRouterTraits {
 
   const FwRouterTables* t;  // as loaded
   std::atomic<const FwRouterTables*> current;
-  std::unique_ptr<RuleControl> control;
   std::unique_ptr<ipv4::RefTrie> ref;
   std::unique_ptr<FwRouterGpu> gpu;  // made by the first make_gpu_runner
   std::shared_ptr<gpu::DeviceTableUpdates> gpu_updates;  // what the control stages for `gpu`
-  std::unique_ptr<gpu::DeviceTableVersions> gpu_versions;  // the rule sets uploaded for `gpu`
   bool persistent_runner = false;  // a persistent runner was made: it would not see updates
+  std::unique_ptr<RuleControl> control;  // last: it goes first, with the device copies it made
 };
 
 using FwRouterApp = ForwardAppImpl<FwRouterTraits>;

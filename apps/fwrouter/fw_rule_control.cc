@@ -80,9 +80,9 @@ std::string RuleControl::run(const std::string& line, acl::RuleSet* set) {
   return "";
 }
 
-void RuleControl::with_tables(const std::function<void(const FwRouterTables&)>& f) {
+void RuleControl::with_tables(const std::function<void(const FwRouterTables&, uint64_t)>& f) {
   std::lock_guard<std::mutex> lock(mu_);
-  f(*current_.load(std::memory_order_acquire));
+  f(*current_.load(std::memory_order_acquire), version_.load(std::memory_order_acquire));
 }
 
 std::vector<std::string> RuleControl::apply(const std::vector<std::string>& lines) {

@@ -70,8 +70,9 @@ class RuleControl final : public TableControl {
   DeviceCopyHook<FwRouterTables>& device_hook() { return device_; }
   bool reaches_gpu_offload() const override { return true; }
   const gpu::DeviceTableUpdates* device_copy() const override { return device_.updates(); }
-  // Calls f(the tables published last) with no batch being applied (the device copy is made so).
-  void with_tables(const std::function<void(const FwRouterTables&)>& f);
+  // Calls f(the tables published last, their version) with no batch being applied (the device
+  // copy is made so).
+  void with_tables(const std::function<void(const FwRouterTables&, uint64_t version)>& f);
 
  private:
   struct Built;

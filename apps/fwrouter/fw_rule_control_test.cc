@@ -344,16 +344,16 @@ TEST(RuleControl, DeviceCopyFollowsRandomBatches) {
 TEST(RuleControl, DeviceVersionsAreFreedOnceUnread) {
   if (!gpu::available()) GTEST_SKIP() << "no GPU";
   World w({"drop dport 22 proto tcp"}, acl::kAccept);
+  std::vector<int> freed(6, 0);  // before `versions`, whose buffers mark it when they go
   auto device = FwRouterGpu::create(*w.tables);
   auto updates = std::make_shared<gpu::DeviceTableUpdates>();
   gpu::DeviceTableVersions versions(updates, device->device_root(), sizeof(FwRouterGpu::DeviceTables));
-  std::vector<int> freed(6, 0);
   auto publish = [&](uint64_t v) {
     FwRouterGpu::RulesCopy c = device->upload_rules(*w.tables);
     // The buffers, and a mark when they go.
     auto owner = std::make_shared<std::pair<std::shared_ptr<void>, std::shared_ptr<int>>>(
         c.buffers, std::shared_ptr<int>(&freed[v], [](int* f) { *f = 1; }));
-    versions.publish(v, &c.root, owner);
+    versions.publish(v, gpu::UploadedVersion::of(c.root, owner, c.bytes), 0);
   };
   publish(1);
   EXPECT_EQ(versions.kept(), 1u) << "the device reads the caller's version 0";

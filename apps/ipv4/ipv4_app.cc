@@ -68,13 +68,13 @@ std::unique_ptr<gpu::OffloadRunner> Ipv4Traits<Table>::make_gpu_runner(const gpu
     gpu::persistent_refused_with_control(opts.mode, control != nullptr);
     if (!gpu) {
       // With a control, no batch may change the table while it is copied to the device.
-      const auto make = [this](const Dir24_8& t) {
+      const auto make = [this](const Dir24_8& t, uint64_t version) {
         gpu = Ipv4GpuTable::create(t);
-        gpu_updates = std::make_shared<gpu::DeviceTableUpdates>();
+        gpu_updates = std::make_shared<gpu::DeviceTableUpdates>(version);
         connect_device_copy();
       };
       if (control) control->with_table(make);
-      else make(live());
+      else make(live(), 0);
     }
     return gpu::runner_for_updates(gpu->make_runner(opts), gpu_updates, &persistent_runner);
   } else {

@@ -62,9 +62,9 @@ std::string RouteControl::run(Dir24_8& t, const Op& op) {
   return Dir24_8::status_name(s);
 }
 
-void RouteControl::with_table(const std::function<void(const Dir24_8&)>& f) {
+void RouteControl::with_table(const std::function<void(const Dir24_8&, uint64_t)>& f) {
   std::lock_guard<std::mutex> lock(mu_);
-  f(*current_.load(std::memory_order_acquire));
+  f(*current_.load(std::memory_order_acquire), version_.load(std::memory_order_acquire));
 }
 
 void RouteControl::set_device_copy(std::shared_ptr<gpu::DeviceTableUpdates> updates, uint32_t* tbl24, uint32_t* tbl8) {

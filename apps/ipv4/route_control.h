@@ -38,9 +38,9 @@ class RouteControl final : public TableControl {
   // done after reading version() and before reading publishing() saw a table of a version in
   // between (what tests check every packet against).
   uint64_t publishing() const { return publishing_.load(std::memory_order_acquire); }
-  // Runs `f` on the copy the data path reads now with no batch being applied meanwhile, so that a
-  // device copy made from it is one version; `f` hands that copy over with set_device_copy.
-  void with_table(const std::function<void(const Dir24_8&)>& f);
+  // Runs f(the copy the data path reads now, its version) with no batch being applied meanwhile,
+  // so that a device copy made from it is that version; `f` hands it over with set_device_copy.
+  void with_table(const std::function<void(const Dir24_8&, uint64_t version)>& f);
   // The GPU offload path's device copy (tbl24 and tbl8 at these device addresses, the whole
   // tbl8 room): each batch stages the blocks it changed there before it is published (1 KiB
   // blocks: 256 tbl24 entries, or one tbl8 group). Called inside with_table().

@@ -54,7 +54,8 @@ struct L2Traits {
   L2Traits(L2Traits&&) noexcept;
 
   size_t ports() const { return size_t{setup->max_port} + 1; }
-  // The GPU paths read a device copy of the table as loaded (live updates stay on the CPU paths).
+  // The whole-frame and resident paths read a device copy of the table as loaded (live updates
+  // reach the offload path's copy only).
   L2FrameCore frame_core() const {
     const MacTable& t = *setup->table;
     return {t.slots(), t.slot_count(), t.bucket_mask()};

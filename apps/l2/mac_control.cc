@@ -117,9 +117,9 @@ std::vector<std::string> MacControl::apply(const std::vector<std::string>& lines
   return result;
 }
 
-void MacControl::with_table(const std::function<void(const MacTable&)>& f) {
+void MacControl::with_table(const std::function<void(const MacTable&, uint64_t)>& f) {
   std::lock_guard<std::mutex> lock(mu_);
-  f(*current_.load(std::memory_order_acquire));
+  f(*current_.load(std::memory_order_acquire), version_.load(std::memory_order_acquire));
 }
 
 void MacControl::set_device_copy(std::shared_ptr<gpu::DeviceTableUpdates> updates, uint64_t* slots) {

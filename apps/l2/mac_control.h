@@ -49,9 +49,9 @@ class MacControl final : public TableControl {
   // Whether the two copies hold the same entries in the same slots (on the control thread,
   // between batches; for tests).
   bool copies_equal() const;
-  // Runs `f` on the copy the data path reads now with no batch being applied meanwhile, so that a
-  // device copy made from it is one version; `f` hands that copy over with set_device_copy.
-  void with_table(const std::function<void(const MacTable&)>& f);
+  // Runs f(the copy the data path reads now, its version) with no batch being applied meanwhile,
+  // so that a device copy made from it is that version; `f` hands it over with set_device_copy.
+  void with_table(const std::function<void(const MacTable&, uint64_t version)>& f);
   // The GPU offload path's device copy of the slots (at this device address): each batch stages
   // the 1 KiB blocks (128 slots) it wrote there before it is published. Called inside with_table().
   void set_device_copy(std::shared_ptr<gpu::DeviceTableUpdates> updates, uint64_t* slots);

@@ -1,7 +1,7 @@
-// The GPU plans of `tandem bench fw-router` (bench/variants/fw_router_plans.h), fused, split and fused through the root,
-// against the reference decisions (linear first-match search, then the IPv4 reference trie) on
-// the real BGP table and every rule set of the fw-router tests; the timed runs leave the same
-// results. Skipped (visibly) without a GPU.
+// The GPU plans of `tandem bench fw-router` (bench/variants/fw_router_plans.h), fused, split and
+// fused through the device root, against the reference decisions (linear first-match search, then
+// the IPv4 reference trie) on the real BGP table and every rule set of the fw-router tests; the
+// timed runs leave the same results. Skipped (visibly) without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>

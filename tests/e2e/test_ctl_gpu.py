@@ -125,11 +125,24 @@ def main():
     c.check(dc.get("version") == 2 and dc.get("uploads") == 2 and dc.get("uploaded_bytes", 0) > 0, f"fw: {dc}")
     c.check("table version(s) uploaded whole by the control thread" in out, f"fw: upload line: {out.strip()[-500:]}")
 
-    # dpi: a word that alerts; a drop rule over it for a second, then deleted.
+    # The same after a GPU fault at the 50th batch: the engine goes on on the CPU, and the updates
+    # still apply there (none is refused for a device copy nobody reads any more).
+    r, out = moved_then_deleted(c, T, d, "fw-fault", ["--app", "fw-router", "--fib", fw_fib, "--rules", rules,
+                                                      "--gen", "count=50000,dst=fib", "--inject-gpu-fault", "50"], sock,
+                                ["add 1 drop dst 1.0.0.0/8 proto udp"], ["del 1"])
+    r = r or {}
+    drops, e = r.get("drops", {}), r.get("engine", {})
+    c.check(r.get("balanced") is True and e.get("ended_on_gpu") is False and e.get("cpu_batches", 0) > 0,
+            f"fw after a GPU fault: on the CPU, accounting: {e} {out.strip()[-300:]}")
+    c.check(drops.get("acl_denied", 0) > 1000 and r.get("control", {}).get("version") == 2,
+            f"fw after a GPU fault: the rule applied on the CPU: {drops}, {r.get('control')}")
+
+    # dpi: a word that alerts; a drop rule over it for a second, then deleted. Frames of 300 bytes:
+    # every payload fits the GPU's items (a longer one is matched by the worker on the host).
     ids = os.path.join(d, "w.rules")
     open(ids, "w").write('alert tcp any any -> any any (msg:"w"; content:"world"; sid:1;)\n')
     r, out = moved_then_deleted(c, T, d, "dpi", ["--app", "dpi", "--ids-rules", ids, "--match-heavy", "0.3",
-                                                 "--gen", "count=20000,flows=100,proto=tcp,size=imix,seed=3"], sock,
+                                                 "--gen", "count=20000,flows=100,proto=tcp,size=300,seed=3"], sock,
                                 ['add drop tcp any any -> any any (msg:"d"; content:"world"; sid:2;)'], ["del 2"])
     r = r or {}
     ports, drops, e = r.get("forwarded_per_port", {}), r.get("drops", {}), r.get("engine", {})

@@ -39,9 +39,15 @@ run_with_updates() {
     note "ctl: $n files sent in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
   fi
   wait "$pid"
-  note "== $tag: exit $? =="
+  local rc=$?
+  note "== $tag: exit $rc =="
   grep -E "^device|^packets|^throughput|^control|^dropped|^input|^app" "/tmp/$tag.log" | cut -c1-400 | tee -a "$LOG"
+  if [ "$rc" != 0 ]; then
+    tail -5 "/tmp/$tag.log" | tee -a "$LOG"
+    failed=1
+  fi
 }
+failed=0
 for mode in async graph; do
   for upd in 0 1; do
     dir=-
@@ -61,4 +67,4 @@ for upd in 0 1; do
   run_with_updates "dpi-upd$upd" "$dir" --app dpi --ids-rules "$SHARED/ids/et_open_2019-04-15" --ids-skip-bad on \
     --gen count=1000000,proto=tcp,size=imix --repeat 100 --gpu-mode async
 done
-exit 0
+exit "$failed"
