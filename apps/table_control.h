@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "gpu/gpu_runtime.h"
 #include "gpu/table_updates.h"
 
 namespace tandem {
@@ -69,6 +70,13 @@ class DeviceCopyHook {
       gpu::UploadedVersion v = upload_(tables);
       versions_->publish(version, std::move(v), now_ns() - t0);
     } catch (const std::exception& e) {
+      // A failed device (a fault the engine may not have seen yet) makes every later GPU batch
+      // fail too, and the engine then answers them on the CPU, from the host copies: the batch
+      // applies there. Anything else (device memory) refuses the batch.
+      if (gpu::device_failed()) {
+        versions_->updates().abandon();
+        return "";
+      }
       return std::string("not applied: the batch's tables could not be copied to the GPU (") + e.what() + ")";
     }
     return "";

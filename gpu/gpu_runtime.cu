@@ -95,6 +95,14 @@ void pinned_free(void* p) {
 
 void synchronize_device() { TANDEM_CUDA_CHECK(cudaDeviceSynchronize()); }
 
+bool device_failed() {
+  if (!available()) return false;  // no device at all: nothing has failed
+  // An error from earlier asynchronous work is reported once and cleared; a sticky one comes back
+  // from every call: the second synchronize tells them apart.
+  if (cudaDeviceSynchronize() == cudaSuccess) return false;
+  return cudaDeviceSynchronize() != cudaSuccess;
+}
+
 void copy_to_device(void* device_dst, const void* host_src, size_t bytes) {
   TANDEM_CUDA_CHECK(cudaMemcpy(device_dst, host_src, bytes, cudaMemcpyHostToDevice));
 }

@@ -68,6 +68,10 @@ PcieBandwidth measure_pcie_bandwidth(size_t bytes, int reps);
 // Waits until the calling thread's current device has finished all its work (cudaDeviceSynchronize).
 // Throws GpuError.
 void synchronize_device();
+
+// True when the device has failed for good: a sticky error (a kernel that trapped or faulted),
+// which every later call returns too. A failed allocation or copy is not a failure of the device.
+bool device_failed();
 // Copies `bytes` from host memory (pageable or pinned) to device memory (cudaMemcpy): the source
 // may be reused on return, but from pageable memory the data may not be in place yet;
 // synchronize_device() waits for that. Throws GpuError.

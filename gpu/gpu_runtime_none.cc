@@ -25,6 +25,8 @@ void pinned_free(void* p) { (void)p; }
 
 void synchronize_device() { throw GpuError("no GPU: this build of Tandem has no CUDA support"); }
 
+bool device_failed() { return false; }
+
 void copy_to_device(void*, const void*, size_t) { throw GpuError("no GPU: this build of Tandem has no CUDA support"); }
 
 PcieBandwidth measure_pcie_bandwidth(size_t, int) { throw GpuError("no GPU: this build of Tandem has no CUDA support"); }
