@@ -613,6 +613,7 @@ int run(const RunOptions& o) {
       res.add(r.run);
       add_hetero(hres, r);
     } else if (resident) {
+      rc.sink = wc.sink;
       rc.ring.cell_size = wc.cell_size;
       const ResidentResult r = run_resident(app, in.store(), rc);
       res.add(r.run);
