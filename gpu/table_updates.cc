@@ -10,6 +10,7 @@
 namespace tandem::gpu {
 
 void DeviceTableUpdates::stage(void* device_dst, const void* src, size_t bytes) {
+  if (abandoned()) return;  // nothing reads the device copy any more: nothing is kept for it
   // Copied first: an allocation that fails leaves what was staged as it was.
   std::vector<uint8_t> block(static_cast<const uint8_t*>(src), static_cast<const uint8_t*>(src) + bytes);
   staged_[reinterpret_cast<uintptr_t>(device_dst)] = std::move(block);
@@ -23,12 +24,20 @@ void DeviceTableUpdates::merge(Blocks& into, Blocks& from) {
 
 void DeviceTableUpdates::commit(uint64_t version) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (abandoned()) {
+    staged_.clear();
+    committed_.clear();
+    pending_.store(false, std::memory_order_relaxed);
+    return;
+  }
   merge(committed_, staged_);
   committed_version_ = version;
   pending_.store(true, std::memory_order_release);
 }
 
 void DeviceTableUpdates::apply() {
+  // The blocks taken here are lost if a copy fails: the engine then fails over for good, and the
+  // runner abandons the copy (quiesce).
   Blocks blocks;
   uint64_t version = 0;
   {

@@ -45,7 +45,7 @@ class DeviceTableUpdates {
   // (contiguous blocks in one copy) and waits until they are in place. Throws GpuError.
   void apply();
   // After a GPU failure (a runner quiesced: the engine runs on the CPU from then on): nothing is
-  // applied any more, and controls stop making device copies.
+  // staged, kept or applied any more, and controls stop making device copies.
   void abandon() { abandoned_.store(true, std::memory_order_release); }
   bool abandoned() const { return abandoned_.load(std::memory_order_acquire); }
   // Runners of one table submit under this lock, so that one's apply() (which waits for every

@@ -53,6 +53,24 @@ TEST(DeviceTableVersions, WhileNoneIsAppliedOnlyTheNewestIsKept) {
   EXPECT_EQ(updates->upload_ns(), 990u);
 }
 
+// After a GPU failure nothing is kept for the device: what waits is dropped, and later batches
+// stage nothing (a table's worth of blocks would otherwise wait for good).
+TEST(DeviceTableUpdates, AnAbandonedCopyKeepsNothing) {
+  DeviceTableUpdates u;
+  uint32_t block[256] = {};
+  u.stage(reinterpret_cast<void*>(uintptr_t{0x1000}), block, sizeof block);
+  u.commit(1);
+  EXPECT_TRUE(u.pending());
+  u.abandon();
+  u.stage(reinterpret_cast<void*>(uintptr_t{0x2000}), block, sizeof block);
+  u.commit(2);
+  EXPECT_FALSE(u.pending()) << "what waited was dropped";
+  EXPECT_EQ(u.versions_read(), (std::pair<uint64_t, uint64_t>{0, 0})) << "no apply took anything";
+  u.stage(reinterpret_cast<void*>(uintptr_t{0x3000}), block, sizeof block);
+  u.commit(3);
+  EXPECT_EQ(u.blocks_copied(), 0u);
+}
+
 // A root of another size than the runners read is refused before anything is committed.
 TEST(DeviceTableVersions, ARootOfTheWrongSizeChangesNothing) {
   auto updates = std::make_shared<DeviceTableUpdates>(5);
