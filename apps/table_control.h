@@ -9,6 +9,7 @@
 // hold is changed under it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -18,12 +19,11 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/rcu.h"
 #include "gpu/gpu_runtime.h"
 #include "gpu/table_updates.h"
 
 namespace tandem {
-
-class Rcu;
 
 class TableControl {
  public:
@@ -44,6 +44,39 @@ class TableControl {
   virtual bool reaches_gpu_offload() const { return false; }
   // The device copy's updates (what was copied and how long it took), where there is one.
   virtual const gpu::DeviceTableUpdates* device_copy() const { return nullptr; }
+};
+
+// What every app's control shares: the version bookkeeping that tests check packets against, and
+// the workers' grace periods.
+class PublishingControl : public TableControl {
+ public:
+  void set_rcu(Rcu* rcu) override { rcu_ = rcu; }
+  uint64_t version() const override { return version_.load(std::memory_order_acquire); }
+  // The version a lookup may see at most now: a batch being published counts already. A lookup
+  // done after reading version() and before reading publishing() saw a table of a version in
+  // between (what tests check every packet against).
+  uint64_t publishing() const { return publishing_.load(std::memory_order_acquire); }
+
+ protected:
+  // The version after a batch of `applied` lines.
+  uint64_t next_version(uint64_t applied) const { return version_.load(std::memory_order_relaxed) + applied; }
+  // Publishes version `next`: publishing() first, then `store()` (what makes the data path read
+  // the batch: a device copy's commit, then the pointer it loads), then version().
+  template <class Store>
+  void publish(uint64_t next, Store&& store) {
+    publishing_.store(next, std::memory_order_seq_cst);
+    store();
+    version_.store(next, std::memory_order_release);
+  }
+  // Returns once no worker holds anything it loaded before the last publish (a grace period).
+  void wait_for_readers() const {
+    if (rcu_) rcu_->synchronize();
+  }
+
+ private:
+  Rcu* rcu_ = nullptr;
+  std::atomic<uint64_t> version_{0};
+  std::atomic<uint64_t> publishing_{0};
 };
 
 // The GPU side of a control whose batches build new tables whole (the firewall's rules, the IDS

@@ -108,7 +108,7 @@ RuleControl::~RuleControl() = default;
 
 void RuleControl::with_tables(const std::function<void(const DpiTables&, uint64_t)>& f) {
   std::lock_guard<std::mutex> lock(mu_);
-  f(*live_, version_.load(std::memory_order_acquire));
+  f(*live_, version());
 }
 
 std::vector<std::string> RuleControl::apply(const std::vector<std::string>& lines) {
@@ -174,21 +174,19 @@ std::vector<std::string> RuleControl::apply(const std::vector<std::string>& line
     for (const size_t i : applied) result[i] = std::string("not applied: the batch's rules do not build: ") + e.what();
     return result;
   }
-  const uint64_t v = version_.load(std::memory_order_relaxed) + applied.size();
+  const uint64_t v = next_version(applied.size());
   // The device copy first: a GPU batch never runs a program older than a packet saw on receipt.
   if (const std::string why = device_.publish(*built, v); !why.empty()) {
     for (const size_t i : applied) result[i] = why;
     return result;
   }
-  publishing_.store(v, std::memory_order_seq_cst);
-  current_.store(built.get(), std::memory_order_seq_cst);
-  version_.store(v, std::memory_order_release);
+  publish(v, [&] { current_.store(built.get(), std::memory_order_seq_cst); });
   std::unique_ptr<DpiTables> old = std::move(owned_);
   owned_ = std::move(built);
   live_ = owned_.get();
   ++builds_;
   // The tables replaced are freed once no worker can be reading them.
-  if (rcu_) rcu_->synchronize();
+  wait_for_readers();
   old.reset();
   return result;
 }

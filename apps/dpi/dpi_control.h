@@ -36,7 +36,7 @@
 
 namespace tandem::dpi {
 
-class RuleControl final : public TableControl {
+class RuleControl final : public PublishingControl {
  public:
   // `loaded`: the tables the app was made over (they outlive it); `current`: the tables lookups
   // read, pointed at `loaded` here.
@@ -44,12 +44,7 @@ class RuleControl final : public TableControl {
   ~RuleControl() override;
 
   std::string syntax() const override { return "add RULE (a Snort/Suricata rule) | del SID"; }
-  void set_rcu(Rcu* rcu) override { rcu_ = rcu; }
   std::vector<std::string> apply(const std::vector<std::string>& lines) override;
-  uint64_t version() const override { return version_.load(std::memory_order_acquire); }
-  // The version a lookup may see at most now (a batch being published counts already): a lookup
-  // made after reading version() and before reading publishing() ran on tables in between.
-  uint64_t publishing() const { return publishing_.load(std::memory_order_acquire); }
   // The tables published last (this thread's view; tests).
   const DpiTables& tables() const { return *live_; }
   // Tables built so far: one per batch that changed something.
@@ -67,12 +62,9 @@ class RuleControl final : public TableControl {
   std::atomic<const DpiTables*>& current_;
   const DpiTables* live_;
   std::unique_ptr<DpiTables> owned_;  // live_, once a batch has built it
-  Rcu* rcu_ = nullptr;
   std::mutex mu_;  // one batch at a time, and none while the device copy is made
   DeviceCopyHook<DpiTables> device_;
   uint64_t builds_ = 0;
-  std::atomic<uint64_t> version_{0};
-  std::atomic<uint64_t> publishing_{0};
 };
 
 }  // namespace tandem::dpi

@@ -82,7 +82,7 @@ std::string RuleControl::run(const std::string& line, acl::RuleSet* set) {
 
 void RuleControl::with_tables(const std::function<void(const FwRouterTables&, uint64_t)>& f) {
   std::lock_guard<std::mutex> lock(mu_);
-  f(*current_.load(std::memory_order_acquire), version_.load(std::memory_order_acquire));
+  f(*current_.load(std::memory_order_acquire), version());
 }
 
 std::vector<std::string> RuleControl::apply(const std::vector<std::string>& lines) {
@@ -109,20 +109,18 @@ std::vector<std::string> RuleControl::apply(const std::vector<std::string>& line
     }
     return result;
   }
-  const uint64_t next_version = version_.load(std::memory_order_relaxed) + applied;
+  const uint64_t v = next_version(applied);
   // The device copy first: a GPU batch never reads rules older than a packet saw on receipt.
-  if (const std::string why = device_.publish(*next->tables, next_version); !why.empty()) {
+  if (const std::string why = device_.publish(*next->tables, v); !why.empty()) {
     for (std::string& r : result) {
       if (r.empty()) r = why;
     }
     return result;
   }
   ++rebuilds_;
-  publishing_.store(next_version, std::memory_order_seq_cst);
-  current_.store(next->tables.get(), std::memory_order_seq_cst);
-  version_.store(next_version, std::memory_order_release);
+  publish(v, [&] { current_.store(next->tables.get(), std::memory_order_seq_cst); });
   // Nobody reads the set replaced once every worker has passed a quiescent state: it is freed.
-  if (rcu_) rcu_->synchronize();
+  wait_for_readers();
   published_ = std::move(next);
   return result;
 }

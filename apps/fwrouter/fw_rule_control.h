@@ -41,7 +41,7 @@
 
 namespace tandem::fwrouter {
 
-class RuleControl final : public TableControl {
+class RuleControl final : public PublishingControl {
  public:
   // The largest rule set updates may make (--acl-random's limit).
   static constexpr size_t kMaxRules = size_t{1} << 22;
@@ -53,13 +53,7 @@ class RuleControl final : public TableControl {
   ~RuleControl() override;
 
   std::string syntax() const override { return "add POS RULE | del POS | default accept|drop"; }
-  void set_rcu(Rcu* rcu) override { rcu_ = rcu; }
   std::vector<std::string> apply(const std::vector<std::string>& lines) override;
-  uint64_t version() const override { return version_.load(std::memory_order_acquire); }
-  // The version a lookup may see at most now: a batch being published counts already. A lookup
-  // done after reading version() and before reading publishing() saw a rule set of a version in
-  // between (what tests check every packet against).
-  uint64_t publishing() const { return publishing_.load(std::memory_order_acquire); }
 
   // The rules and the default policy published last (on the control thread).
   const acl::RuleSet& rules() const;
@@ -82,11 +76,8 @@ class RuleControl final : public TableControl {
   const FwRouterTables& loaded_;
   std::atomic<const FwRouterTables*>& current_;
   std::unique_ptr<Built> published_;  // what current_ points at, once a batch has been applied
-  Rcu* rcu_ = nullptr;
   std::mutex mu_;  // one batch at a time, and none while the device copy is made
   DeviceCopyHook<FwRouterTables> device_;
-  std::atomic<uint64_t> version_{0};
-  std::atomic<uint64_t> publishing_{0};
   uint64_t rebuilds_ = 0;
 };
 

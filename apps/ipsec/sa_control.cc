@@ -135,13 +135,10 @@ std::vector<std::string> SaControl::apply(const std::vector<std::string>& lines)
     wipe_keys(&op.sa);  // a refused add's keys (an accepted one's moved into the table)
   }
   if (done.empty()) return result;
-  const uint64_t next = version_.load(std::memory_order_relaxed) + done.size();
-  publishing_.store(next, std::memory_order_seq_cst);
-  table_.current_index().store(&standby, std::memory_order_seq_cst);
-  version_.store(next, std::memory_order_release);
+  publish(next_version(done.size()), [&] { table_.current_index().store(&standby, std::memory_order_seq_cst); });
   // Nobody reads `old` once every worker has passed a quiescent state: it takes the batch too, and
   // no worker holds a removed SA's slot any more.
-  if (rcu_) rcu_->synchronize();
+  wait_for_readers();
   for (const auto& [link, slot] : done) {
     if (link) {
       old.link(table_, slot);

@@ -38,7 +38,7 @@
 
 namespace tandem::ipsec {
 
-class SaControl final : public TableControl {
+class SaControl final : public PublishingControl {
  public:
   // `table` is what the workers read (its index published through table.current_index()); the
   // second copy of the index is made here. forget(i): drops every copy of slot i's keys kept
@@ -47,12 +47,7 @@ class SaControl final : public TableControl {
   ~SaControl() override;
 
   std::string syntax() const override { return "add SA-LINE (the fields of an SA file line) | del in|out SPI"; }
-  void set_rcu(Rcu* rcu) override { rcu_ = rcu; }
   std::vector<std::string> apply(const std::vector<std::string>& lines) override;
-  uint64_t version() const override { return version_.load(std::memory_order_acquire); }
-  // The version a lookup may see at most now (a batch being published counts already): a lookup
-  // made after reading version() and before reading publishing() saw an SA set in between.
-  uint64_t publishing() const { return publishing_.load(std::memory_order_acquire); }
   // Whether both copies of the index are equal (tests; between batches).
   bool copies_equal() const { return *copies_[0] == *copies_[1]; }
 
@@ -76,9 +71,6 @@ class SaControl final : public TableControl {
   int active_ = 0;
   std::unordered_map<uint64_t, uint32_t> slot_of_;  // id(dir, spi) -> slot, for the SAs there are
   AeadKeys aead_;
-  Rcu* rcu_ = nullptr;
-  std::atomic<uint64_t> version_{0};
-  std::atomic<uint64_t> publishing_{0};
 };
 
 }  // namespace tandem::ipsec

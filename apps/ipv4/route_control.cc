@@ -64,7 +64,7 @@ std::string RouteControl::run(Dir24_8& t, const Op& op) {
 
 void RouteControl::with_table(const std::function<void(const Dir24_8&, uint64_t)>& f) {
   std::lock_guard<std::mutex> lock(mu_);
-  f(*current_.load(std::memory_order_acquire), version_.load(std::memory_order_acquire));
+  f(*current_.load(std::memory_order_acquire), version());
 }
 
 void RouteControl::set_device_copy(std::shared_ptr<gpu::DeviceTableUpdates> updates, uint32_t* tbl24, uint32_t* tbl8) {
@@ -119,21 +119,22 @@ std::vector<std::string> RouteControl::apply(const std::vector<std::string>& lin
     applied += result[line_of[k]].empty();
   }
   if (applied == 0) return result;
-  const uint64_t next = version_.load(std::memory_order_relaxed) + applied;
-  publishing_.store(next, std::memory_order_seq_cst);
-  // The device copy's blocks are committed before the host copy is published, so a batch launched
-  // after a packet was classified reads a version at least as new as the one the packet saw.
-  if (device_) {
-    std::vector<const Op*> done;  // a refused operation changed nothing
-    for (size_t k = 0; k < ops.size(); ++k) {
-      if (result[line_of[k]].empty()) done.push_back(&ops[k]);
+  const uint64_t next = next_version(applied);
+  publish(next, [&] {
+    // The device copy's blocks are committed before the host copy is published, so a batch
+    // launched after a packet was classified reads a version at least as new as the one the
+    // packet saw.
+    if (device_) {
+      std::vector<const Op*> done;  // a refused operation changed nothing
+      for (size_t k = 0; k < ops.size(); ++k) {
+        if (result[line_of[k]].empty()) done.push_back(&ops[k]);
+      }
+      stage_device_blocks(standby, done, next);
     }
-    stage_device_blocks(standby, done, next);
-  }
-  current_.store(&standby, std::memory_order_seq_cst);
-  version_.store(next, std::memory_order_release);
+    current_.store(&standby, std::memory_order_seq_cst);
+  });
   // Nobody reads `old` once every worker has passed a quiescent state: it takes the batch too.
-  if (rcu_) rcu_->synchronize();
+  wait_for_readers();
   for (const Op& op : ops) run(old, op);
   active_ = 1 - active_;
   return result;

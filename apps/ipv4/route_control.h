@@ -23,7 +23,7 @@ class DeviceTableUpdates;
 
 namespace tandem::ipv4 {
 
-class RouteControl final : public TableControl {
+class RouteControl final : public PublishingControl {
  public:
   // `live` is the table the data path reads through `current` (which points at it now); the second
   // copy is built here from `fib`, the routes `live` was built from.
@@ -31,13 +31,7 @@ class RouteControl final : public TableControl {
   ~RouteControl() override;
 
   std::string syntax() const override { return "add PREFIX/LEN NEXTHOP | del PREFIX/LEN"; }
-  void set_rcu(Rcu* rcu) override { rcu_ = rcu; }
   std::vector<std::string> apply(const std::vector<std::string>& lines) override;
-  uint64_t version() const override { return version_.load(std::memory_order_acquire); }
-  // The version a lookup may see at most now: a batch being published counts already. A lookup
-  // done after reading version() and before reading publishing() saw a table of a version in
-  // between (what tests check every packet against).
-  uint64_t publishing() const { return publishing_.load(std::memory_order_acquire); }
   // Runs f(the copy the data path reads now, its version) with no batch being applied meanwhile,
   // so that a device copy made from it is that version; `f` hands it over with set_device_copy.
   void with_table(const std::function<void(const Dir24_8&, uint64_t version)>& f);
@@ -64,9 +58,6 @@ class RouteControl final : public TableControl {
   std::unique_ptr<Dir24_8> second_;
   int active_ = 0;
   std::atomic<const Dir24_8*>& current_;
-  Rcu* rcu_ = nullptr;
-  std::atomic<uint64_t> version_{0};
-  std::atomic<uint64_t> publishing_{0};
   std::shared_ptr<gpu::DeviceTableUpdates> device_;
   uint32_t* device_tbl24_ = nullptr;
   uint32_t* device_tbl8_ = nullptr;

@@ -102,16 +102,17 @@ std::vector<std::string> MacControl::apply(const std::vector<std::string>& lines
   standby.set_change_log(nullptr);
   // Lines that failed (table full, no such MAC) left the standby copy as it was.
   if (applied == 0) return result;
-  const uint64_t next = version_.load(std::memory_order_relaxed) + applied;
-  publishing_.store(next, std::memory_order_seq_cst);
-  // The device copy's blocks are committed before the host copy is published, so a batch launched
-  // after a packet was classified reads a version at least as new as the one the packet saw.
-  if (device_) stage_device_blocks(standby, next);
-  current_.store(&standby, std::memory_order_seq_cst);
-  version_.store(next, std::memory_order_release);
+  const uint64_t next = next_version(applied);
+  publish(next, [&] {
+    // The device copy's blocks are committed before the host copy is published, so a batch
+    // launched after a packet was classified reads a version at least as new as the one the
+    // packet saw.
+    if (device_) stage_device_blocks(standby, next);
+    current_.store(&standby, std::memory_order_seq_cst);
+  });
   // Nobody reads `old` once every worker has passed a quiescent state: it takes the batch too,
   // with the same outcome line by line, as it held the same slots.
-  if (rcu_) rcu_->synchronize();
+  wait_for_readers();
   for (const Op& op : ops) run(old, op);
   active_ = 1 - active_;
   return result;
@@ -119,7 +120,7 @@ std::vector<std::string> MacControl::apply(const std::vector<std::string>& lines
 
 void MacControl::with_table(const std::function<void(const MacTable&, uint64_t)>& f) {
   std::lock_guard<std::mutex> lock(mu_);
-  f(*current_.load(std::memory_order_acquire), version_.load(std::memory_order_acquire));
+  f(*current_.load(std::memory_order_acquire), version());
 }
 
 void MacControl::set_device_copy(std::shared_ptr<gpu::DeviceTableUpdates> updates, uint64_t* slots) {

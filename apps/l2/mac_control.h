@@ -31,7 +31,7 @@ class DeviceTableUpdates;
 
 namespace tandem::l2 {
 
-class MacControl final : public TableControl {
+class MacControl final : public PublishingControl {
  public:
   // `live` is the table the data path reads through `current` (which points at it now); the
   // second copy is cloned from it.
@@ -39,13 +39,7 @@ class MacControl final : public TableControl {
   ~MacControl() override;
 
   std::string syntax() const override { return "add MAC PORT | del MAC"; }
-  void set_rcu(Rcu* rcu) override { rcu_ = rcu; }
   std::vector<std::string> apply(const std::vector<std::string>& lines) override;
-  uint64_t version() const override { return version_.load(std::memory_order_acquire); }
-  // The version a lookup may see at most now: a batch being published counts already. A lookup
-  // done after reading version() and before reading publishing() saw a table of a version in
-  // between (what tests check every packet against).
-  uint64_t publishing() const { return publishing_.load(std::memory_order_acquire); }
   // Whether the two copies hold the same entries in the same slots (on the control thread,
   // between batches; for tests).
   bool copies_equal() const;
@@ -76,9 +70,6 @@ class MacControl final : public TableControl {
   std::unique_ptr<MacTable> second_;
   int active_ = 0;
   std::atomic<const MacTable*>& current_;
-  Rcu* rcu_ = nullptr;
-  std::atomic<uint64_t> version_{0};
-  std::atomic<uint64_t> publishing_{0};
 };
 
 }  // namespace tandem::l2
