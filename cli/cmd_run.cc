@@ -722,6 +722,10 @@ int run(const RunOptions& o) {
                   "%.1f ms waiting for batches in flight and copying\n",
                   static_cast<unsigned long long>(dc->device_version()), static_cast<unsigned long long>(dc->applies()),
                   static_cast<unsigned long long>(dc->bytes_copied() / 1024), dc->apply_ns() / 1e6);
+      if (dc->abandoned()) {
+        std::printf("control: the device copy was abandoned when the GPU failed; later updates reached the CPU's "
+                    "copies, which the engine's fallback reads\n");
+      }
       if (dc->uploads() > 0) {
         std::printf("control: %llu table version(s) uploaded whole by the control thread (%.1f MiB, %.1f ms), off the "
                     "data path\n",
@@ -793,6 +797,7 @@ int run(const RunOptions& o) {
       if (const gpu::DeviceTableUpdates* dc = dev == Device::kGpu ? app.table_control()->device_copy() : nullptr) {
         report["control"]["device_copy"] = {{"version", dc->device_version()}, {"applies", dc->applies()},
                                             {"bytes", dc->bytes_copied()}, {"apply_seconds", dc->apply_ns() / 1e9},
+                                            {"abandoned", dc->abandoned()},
                                             {"uploads", dc->uploads()}, {"uploaded_bytes", dc->uploaded_bytes()},
                                             {"upload_seconds", dc->upload_ns() / 1e9}};
       }

@@ -22,8 +22,10 @@ class DeviceCore {
       ptr = reinterpret_cast<const T*>(buf.get());
     });
     // The copies from pageable memory may still be in flight when cudaMemcpy returns, and the
-    // runner's streams do not wait for the default stream.
-    TANDEM_CUDA_CHECK(cudaDeviceSynchronize());
+    // runner's streams do not wait for the default stream. The default stream alone: a copy made
+    // while a run goes on (a live update's) must not synchronize the device, which would break a
+    // CUDA graph the engine's thread may be recording.
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(0));
   }
   const Core& core() const { return core_; }
   size_t device_bytes() const {

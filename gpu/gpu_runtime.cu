@@ -97,10 +97,19 @@ void synchronize_device() { TANDEM_CUDA_CHECK(cudaDeviceSynchronize()); }
 
 bool device_failed() {
   if (!available()) return false;  // no device at all: nothing has failed
-  // An error from earlier asynchronous work is reported once and cleared; a sticky one comes back
-  // from every call: the second synchronize tells them apart.
-  if (cudaDeviceSynchronize() == cudaSuccess) return false;
-  return cudaDeviceSynchronize() != cudaSuccess;
+  // A failed allocation or copy left its error as this thread's last one: cleared (a sticky error
+  // stays). Then a query of a stream of our own: a sticky error comes back from it, and unlike a
+  // device-wide synchronize it does not break a graph another thread is recording.
+  cudaGetLastError();
+  cudaStream_t s = nullptr;
+  if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+    cudaGetLastError();
+    return true;
+  }
+  const cudaError_t e = cudaStreamQuery(s);
+  cudaStreamDestroy(s);
+  cudaGetLastError();
+  return e != cudaSuccess && e != cudaErrorNotReady;
 }
 
 void copy_to_device(void* device_dst, const void* host_src, size_t bytes) {

@@ -35,7 +35,15 @@ void DeviceTableUpdates::commit(uint64_t version) {
   pending_.store(true, std::memory_order_release);
 }
 
+void DeviceTableUpdates::abandon() {
+  std::lock_guard<std::mutex> lock(mu_);
+  abandoned_.store(true, std::memory_order_release);
+  committed_.clear();
+  pending_.store(false, std::memory_order_relaxed);
+}
+
 void DeviceTableUpdates::apply() {
+  if (abandoned()) return;
   // The blocks taken here are lost if a copy fails: the engine then fails over for good, and the
   // runner abandons the copy (quiesce).
   Blocks blocks;
@@ -156,6 +164,9 @@ std::unique_ptr<OffloadRunner> with_table_updates(std::unique_ptr<OffloadRunner>
                                                   std::shared_ptr<DeviceTableUpdates> updates) {
   if (runner->mode() == GpuMode::kPersistent) {
     throw GpuError("live table updates: the persistent kernel runs through them; use --gpu-mode async, graph or mapped");
+  }
+  if (updates->abandoned()) {
+    throw GpuError("live table updates: the device copy was abandoned after a GPU failure and no longer follows them");
   }
   return std::make_unique<UpdatingRunner>(std::move(runner), std::move(updates));
 }

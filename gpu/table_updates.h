@@ -46,7 +46,7 @@ class DeviceTableUpdates {
   void apply();
   // After a GPU failure (a runner quiesced: the engine runs on the CPU from then on): nothing is
   // staged, kept or applied any more, and controls stop making device copies.
-  void abandon() { abandoned_.store(true, std::memory_order_release); }
+  void abandon();
   bool abandoned() const { return abandoned_.load(std::memory_order_acquire); }
   // Runners of one table submit under this lock, so that one's apply() (which waits for every
   // batch on the device) never runs while another launches.
@@ -56,7 +56,8 @@ class DeviceTableUpdates {
   // copied; the device's once no apply() runs). Either may be stale-low, never high.
   std::pair<uint64_t, uint64_t> versions_read();
 
-  // The version the device holds (0 before any update); applies, blocks and bytes copied so far,
+  // The version the device holds (at first the one the copy was made from); applies, blocks and
+  // bytes copied so far,
   // and the time the submitting thread spent in apply() (waiting for the device, then copying).
   uint64_t device_version() const { return device_version_.load(std::memory_order_acquire); }
   uint64_t applies() const { return applies_.load(std::memory_order_relaxed); }
@@ -91,15 +92,8 @@ class DeviceTableUpdates {
   std::atomic<uint64_t> upload_ns_{0};
 };
 
-// A device table that each batch rebuilds whole (a classifier's tree, an automaton): each version
-// lives in device buffers of its own, and runners read the version's root (its pointers and
-// sizes, a few dozen bytes) at one device address, which `updates` replaces between batches as a
-// block of its own. A version's buffers are freed once no batch can read them: the device holds
-// a later version and no apply() is copying this one's root. So at most three are kept, whatever
-// the rate of batches: the one the device reads, one being applied, and the newest (a version
-// replaced before any apply() took it is never read, and is freed at the next publish).
-// One version of such a table on the device: its root's bytes (what runners read at the root's
-// address), what owns its device memory, and that memory's size.
+// One version of a table a batch rebuilds whole, on the device: its root's bytes (what runners
+// read at the root's address), what owns its device memory, and that memory's size.
 struct UploadedVersion {
   std::vector<uint8_t> root;
   std::shared_ptr<void> buffers;
@@ -112,6 +106,13 @@ struct UploadedVersion {
   }
 };
 
+// A device table that each batch rebuilds whole (a classifier's tree, an automaton): each version
+// lives in device buffers of its own, and runners read the version's root (its pointers and
+// sizes, a few dozen bytes) at one device address, which `updates` replaces between batches as a
+// block of its own. A version's buffers are freed once no batch can read them: the device holds
+// a later version and no apply() is copying this one's root. So at most three are kept, whatever
+// the rate of batches: the one the device reads, one being applied, and the newest (a version
+// replaced before any apply() took it is never read, and is freed at the next publish).
 class DeviceTableVersions {
  public:
   // Runners read `root_bytes` at `device_root`; the version there now is the caller's.
@@ -132,7 +133,8 @@ class DeviceTableVersions {
   std::vector<std::pair<uint64_t, std::shared_ptr<void>>> kept_;  // by version, increasing
 };
 
-// `runner`, applying `updates` before each submit. Throws GpuError for a persistent runner.
+// `runner`, applying `updates` before each submit. Throws GpuError for a persistent runner, and
+// for a copy abandoned after a GPU failure (it no longer follows the updates).
 std::unique_ptr<OffloadRunner> with_table_updates(std::unique_ptr<OffloadRunner> runner,
                                                   std::shared_ptr<DeviceTableUpdates> updates);
 

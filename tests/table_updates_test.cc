@@ -62,13 +62,31 @@ TEST(DeviceTableUpdates, AnAbandonedCopyKeepsNothing) {
   u.commit(1);
   EXPECT_TRUE(u.pending());
   u.abandon();
+  EXPECT_FALSE(u.pending()) << "what waited was dropped";
   u.stage(reinterpret_cast<void*>(uintptr_t{0x2000}), block, sizeof block);
   u.commit(2);
-  EXPECT_FALSE(u.pending()) << "what waited was dropped";
+  EXPECT_FALSE(u.pending());
   EXPECT_EQ(u.versions_read(), (std::pair<uint64_t, uint64_t>{0, 0})) << "no apply took anything";
   u.stage(reinterpret_cast<void*>(uintptr_t{0x3000}), block, sizeof block);
   u.commit(3);
+  u.apply();  // touches no device: there is nothing to copy, and no device to copy to
+  EXPECT_EQ(u.device_version(), 0u);
+  EXPECT_EQ(u.applies(), 0u);
   EXPECT_EQ(u.blocks_copied(), 0u);
+}
+
+// Abandoning drops what was committed at once, not at the next commit.
+TEST(DeviceTableUpdates, AbandoningDropsWhatWaits) {
+  DeviceTableUpdates u(4);
+  uint32_t block[256] = {};
+  u.stage(reinterpret_cast<void*>(uintptr_t{0x1000}), block, sizeof block);
+  u.commit(5);
+  ASSERT_TRUE(u.pending());
+  u.abandon();
+  EXPECT_TRUE(u.abandoned());
+  EXPECT_FALSE(u.pending());
+  u.apply();
+  EXPECT_EQ(u.device_version(), 4u) << "the version the copy was made from, and no other";
 }
 
 // A root of another size than the runners read is refused before anything is committed.

@@ -25,7 +25,7 @@ class DpiGpuProgramImpl final : public DpiGpuProgram {
  public:
   explicit DpiGpuProgramImpl(const DpiCore& core) : device_((gpu::require_available(), core)) {
     root_.upload(&device_.core().program, 1);
-    TANDEM_CUDA_CHECK(cudaDeviceSynchronize());  // the runners' streams do not wait for the copy
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(0));  // the runners' streams do not wait for the copy
   }
   std::unique_ptr<gpu::OffloadRunner> make_runner(const gpu::OffloadOptions& opts) const override {
     return std::make_unique<gpu::OffloadRunnerImpl<DpiItemOp>>(DpiItemOp{root_.get()}, opts);

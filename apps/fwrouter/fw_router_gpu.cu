@@ -62,7 +62,7 @@ class FwRouterGpuImpl final : public FwRouterGpu {
     root_.upload(&t_, 1);
     // The copies from pageable memory may still be in flight when cudaMemcpy returns, and the
     // runners' streams do not wait for the default stream.
-    TANDEM_CUDA_CHECK(cudaDeviceSynchronize());
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(0));
   }
 
   std::unique_ptr<gpu::OffloadRunner> make_runner(const gpu::OffloadOptions& opts) const override {

@@ -595,5 +595,28 @@ TEST(RuleControl, ThousandRuleUpdatesOnTheGpuMisjudgeNothing) {
   }
 }
 
+// Last in this file: a trapped kernel breaks the process's GPU for good (ctest runs each test in a
+// process of its own). An update whose upload fails on the failed device, before any engine has
+// seen the fault, applies on the host (whatever reads the device from then on fails too), and the
+// device copy is abandoned; a runner made afterwards is refused.
+TEST(RuleControl, AnUploadIntoAFailedGpuAppliesOnTheHost) {
+  if (!gpu::available()) GTEST_SKIP() << "no GPU";
+  World w({"drop dport 22 proto tcp"}, acl::kAccept);
+  gpu::OffloadOptions oo;
+  oo.capacity = 64;
+  oo.fault_at_batch = 1;
+  auto runner = w.app->make_gpu_runner(oo);
+  std::vector<acl::Header> hs(10, header(0x0A000001u, 0x14000001u, 1000, 80, kProtoTcp));
+  std::vector<uint32_t> out(hs.size());
+  EXPECT_THROW(gpu::run_all(*runner, hs.data(), out.data(), hs.size()), gpu::GpuError);
+  EXPECT_EQ(w.control->apply({"add 1 drop dport 80 proto tcp"}), std::vector<std::string>{""});
+  EXPECT_EQ(w.control->version(), 1u);
+  EXPECT_EQ(formatted(w.control->rules().rules).front(), formatted(parsed({"drop dport 80 proto tcp"})).front());
+  ASSERT_NE(w.control->device_copy(), nullptr);
+  EXPECT_TRUE(w.control->device_copy()->abandoned());
+  EXPECT_EQ(w.control->device_copy()->uploads(), 0u);
+  EXPECT_THROW(w.app->make_gpu_runner(gpu::OffloadOptions{}), gpu::GpuError);
+}
+
 }  // namespace
 }  // namespace tandem::fwrouter

@@ -2,9 +2,11 @@
 # description: live firewall and IDS rule updates on the GPU's offload path (issue 19): the rule-control tests through the GPU engine, tandem ctl against GPU runs, bench fw-router's fused kernel with the tables read by value vs through the device root; then fw-router (BGP table, ClassBench acl1 10K) and dpi (ET open) through the GPU with and without rule updates during the run
 LOG="$OUT/gpu-rule-updates.log"
 # RUNS_ONLY=1: the runs alone, without the tests and the bench.
+failed=0
 if [ -z "${RUNS_ONLY:-}" ]; then
 ctest_log ctest_gpu_rule_updates.log 30 "tests passed|Failed|\*\*\*|Timeout|packets checked" \
   --output-on-failure -V -j1 --timeout 300 -R "RuleControl|FwRouterPlans|DeviceTable|test_ctl_gpu|test_ctl_l2_fw|RouteControl|MacControl"
+grep -q "100% tests passed" "$OUT/ctest_gpu_rule_updates.log" || failed=1
 logged "bench fw-router: fused by value vs through the device root" 300 \
   "$T" bench fw-router --fib "$FIB" --rules "$CB/acl1_10k.gz" --gpu-batches 8192,65536,1048576 --gpu-reps 30 \
   --json "$OUT/bench_fw_router.json"
@@ -47,7 +49,6 @@ run_with_updates() {
     failed=1
   fi
 }
-failed=0
 for mode in async graph; do
   for upd in 0 1; do
     dir=-
