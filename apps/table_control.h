@@ -60,11 +60,15 @@ class PublishingControl : public TableControl {
  protected:
   // The version after a batch of `applied` lines.
   uint64_t next_version(uint64_t applied) const { return version_.load(std::memory_order_relaxed) + applied; }
+  // publishing() becomes `next` before anything of that version can be read: a control that
+  // commits a device copy before publish() announces the version first (a batch refused after
+  // that leaves publishing() ahead, which an upper bound may be).
+  void announce(uint64_t next) { publishing_.store(next, std::memory_order_seq_cst); }
   // Publishes version `next`: publishing() first, then `store()` (what makes the data path read
   // the batch: a device copy's commit, then the pointer it loads), then version().
   template <class Store>
   void publish(uint64_t next, Store&& store) {
-    publishing_.store(next, std::memory_order_seq_cst);
+    announce(next);
     store();
     version_.store(next, std::memory_order_release);
   }

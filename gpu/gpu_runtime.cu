@@ -102,9 +102,9 @@ bool device_failed() {
   // device-wide synchronize it does not break a graph another thread is recording.
   cudaGetLastError();
   cudaStream_t s = nullptr;
-  if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+  if (const cudaError_t c = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking); c != cudaSuccess) {
     cudaGetLastError();
-    return true;
+    return c != cudaErrorMemoryAllocation;  // out of memory is not a failed device
   }
   const cudaError_t e = cudaStreamQuery(s);
   cudaStreamDestroy(s);

@@ -50,6 +50,7 @@ void DeviceTableUpdates::apply() {
   uint64_t version = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (abandoned()) return;  // abandoned since the check above: nothing was copied
     blocks.swap(committed_);
     version = committed_version_;
     taken_version_ = version;
@@ -141,6 +142,8 @@ class UpdatingRunner final : public OffloadRunner {
   void* in(int slot) override { return inner_->in(slot); }
   void* out(int slot) override { return inner_->out(slot); }
   void submit(int slot, size_t n) override {
+    // An abandoned copy no longer follows the updates: the engine must answer on the CPU.
+    if (updates_->abandoned()) throw GpuError("live table updates: the device copy was abandoned");
     std::lock_guard<std::mutex> lock(updates_->submit_lock());
     if (updates_->pending()) updates_->apply();
     inner_->submit(slot, n);

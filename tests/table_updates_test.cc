@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "apps/table_control.h"
+#include "gpu/gpu_runtime.h"
 
 namespace tandem::gpu {
 namespace {
@@ -87,6 +88,41 @@ TEST(DeviceTableUpdates, AbandoningDropsWhatWaits) {
   EXPECT_FALSE(u.pending());
   u.apply();
   EXPECT_EQ(u.device_version(), 4u) << "the version the copy was made from, and no other";
+}
+
+// A runner that records its submits (no device).
+class CountingRunner final : public OffloadRunner {
+ public:
+  GpuMode mode() const override { return GpuMode::kAsync; }
+  size_t capacity() const override { return 16; }
+  int slots() const override { return 1; }
+  size_t in_item_bytes() const override { return 4; }
+  size_t out_item_bytes() const override { return 4; }
+  void* in(int) override { return buf_; }
+  void* out(int) override { return buf_; }
+  void submit(int, size_t) override { ++submits; }
+  void wait(int) override {}
+  bool ready(int) override { return true; }
+  int submits = 0;
+
+ private:
+  uint32_t buf_[16] = {};
+};
+
+// A runner whose copy is abandoned (by its own quiesce after a failure, or another's) stops
+// submitting, so that the engine answers on the CPU; a new one on that copy is refused.
+TEST(DeviceTableUpdates, NoBatchGoesToAnAbandonedCopy) {
+  auto updates = std::make_shared<DeviceTableUpdates>();
+  auto inner = std::make_unique<CountingRunner>();
+  CountingRunner* counting = inner.get();
+  std::unique_ptr<OffloadRunner> runner = with_table_updates(std::move(inner), updates);
+  runner->submit(0, 4);
+  EXPECT_EQ(counting->submits, 1);
+  runner->quiesce();  // what an engine does after a failure
+  EXPECT_TRUE(updates->abandoned());
+  EXPECT_THROW(runner->submit(0, 4), GpuError);
+  EXPECT_EQ(counting->submits, 1);
+  EXPECT_THROW(with_table_updates(std::make_unique<CountingRunner>(), updates), GpuError);
 }
 
 // A root of another size than the runners read is refused before anything is committed.

@@ -176,6 +176,7 @@ std::vector<std::string> RuleControl::apply(const std::vector<std::string>& line
   }
   const uint64_t v = next_version(applied.size());
   // The device copy first: a GPU batch never runs a program older than a packet saw on receipt.
+  announce(v);
   if (const std::string why = device_.publish(*built, v); !why.empty()) {
     for (const size_t i : applied) result[i] = why;
     return result;

@@ -111,6 +111,7 @@ std::vector<std::string> RuleControl::apply(const std::vector<std::string>& line
   }
   const uint64_t v = next_version(applied);
   // The device copy first: a GPU batch never reads rules older than a packet saw on receipt.
+  announce(v);
   if (const std::string why = device_.publish(*next->tables, v); !why.empty()) {
     for (std::string& r : result) {
       if (r.empty()) r = why;
