@@ -134,10 +134,7 @@ struct DpiTraits {
     if (!control || !gpu) return;
     const DpiGpuProgram* device = gpu.get();
     control->device_hook().connect(gpu_updates, gpu->device_root(), sizeof(DpiProgram),
-                                   [device, p = policy](const DpiTables& t) {
-                                     DpiGpuProgram::ProgramCopy c = device->upload(DpiCore{t.program(), p});
-                                     return gpu::UploadedVersion::of(c.root, std::move(c.buffers), c.bytes);
-                                   });
+                                   [device, p = policy](const DpiTables& t) { return device->upload(DpiCore{t.program(), p}); });
   }
 
   const DpiTables* tables;  // as loaded

@@ -31,9 +31,9 @@ class DpiGpuProgramImpl final : public DpiGpuProgram {
     return std::make_unique<gpu::OffloadRunnerImpl<DpiItemOp>>(DpiItemOp{root_.get()}, opts);
   }
   DpiProgram* device_root() const override { return root_.get(); }
-  ProgramCopy upload(const DpiCore& core) const override {
+  gpu::UploadedVersion upload(const DpiCore& core) const override {
     auto copy = std::make_shared<gpu::DeviceCore<DpiCore>>(core);
-    return {copy->core().program, copy, copy->device_bytes()};
+    return gpu::UploadedVersion::of(copy->core().program, copy, copy->device_bytes());
   }
 
  private:

@@ -12,6 +12,7 @@
 #include "apps/dpi/dpi_app_core.h"
 #include "gpu/gpu_factory.h"
 #include "gpu/offload.h"
+#include "gpu/table_updates.h"
 
 namespace tandem::dpi {
 
@@ -23,14 +24,9 @@ class DpiGpuProgram : public gpu::GpuTable {
 
   // Where the runners read their DpiProgram (device memory).
   virtual DpiProgram* device_root() const = 0;
-  // A device copy of `core`'s program: its root (device pointers), and what owns its device
-  // memory. Throws gpu::GpuError.
-  struct ProgramCopy {
-    DpiProgram root;
-    std::shared_ptr<void> buffers;
-    size_t bytes = 0;  // device memory of `buffers`
-  };
-  virtual ProgramCopy upload(const DpiCore& core) const = 0;
+  // A device copy of `core`'s program: its root (a DpiProgram of device pointers), and what owns
+  // its device memory. Throws gpu::GpuError.
+  virtual gpu::UploadedVersion upload(const DpiCore& core) const = 0;
 };
 
 }  // namespace tandem::dpi

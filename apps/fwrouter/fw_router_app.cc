@@ -68,10 +68,7 @@ void FwRouterTraits::connect_device_copy() {
   if (!control || !gpu) return;
   const FwRouterGpu* device = gpu.get();
   control->device_hook().connect(gpu_updates, gpu->device_root(), sizeof(FwRouterGpu::DeviceTables),
-                                 [device](const FwRouterTables& tables) {
-                                   FwRouterGpu::RulesCopy c = device->upload_rules(tables);
-                                   return gpu::UploadedVersion::of(c.root, std::move(c.buffers), c.bytes);
-                                 });
+                                 [device](const FwRouterTables& tables) { return device->upload_rules(tables); });
 }
 
 DropReason FwRouterTraits::classify(const uint8_t* frame, uint32_t len, Key* key, uint16_t* l3_off,

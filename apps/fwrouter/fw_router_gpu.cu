@@ -72,13 +72,11 @@ class FwRouterGpuImpl final : public FwRouterGpu {
   DeviceTables device_tables() const override { return t_; }
   DeviceTables* device_root() const override { return const_cast<DeviceTables*>(root_.get()); }
 
-  RulesCopy upload_rules(const FwRouterTables& tables) const override {
-    RulesCopy c;
-    c.root = t_;
-    auto rules = std::make_shared<DeviceRules>(tables, &c.root);
-    c.bytes = rules->bytes();
-    c.buffers = std::move(rules);
-    return c;
+  gpu::UploadedVersion upload_rules(const FwRouterTables& tables) const override {
+    DeviceTables root = t_;
+    auto rules = std::make_shared<DeviceRules>(tables, &root);
+    const size_t bytes = rules->bytes();
+    return gpu::UploadedVersion::of(root, std::move(rules), bytes);
   }
 
   size_t device_bytes() const override {

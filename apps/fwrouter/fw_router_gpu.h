@@ -18,6 +18,7 @@
 #include "gpu/gpu_factory.h"
 #include "gpu/gpu_runtime.h"
 #include "gpu/offload.h"
+#include "gpu/table_updates.h"
 
 namespace tandem::fwrouter {
 
@@ -39,13 +40,8 @@ class FwRouterGpu : public gpu::GpuTable {
   // Where the runners read their DeviceTables (device memory).
   virtual DeviceTables* device_root() const = 0;
   // A device copy of `tables`' rules (tree and action bytes) with the routes of this copy: its
-  // root, and what owns its device memory. Throws gpu::GpuError.
-  struct RulesCopy {
-    DeviceTables root;
-    std::shared_ptr<void> buffers;
-    size_t bytes = 0;  // device memory of `buffers`
-  };
-  virtual RulesCopy upload_rules(const FwRouterTables& tables) const = 0;
+  // root (a DeviceTables), and what owns its device memory. Throws gpu::GpuError.
+  virtual gpu::UploadedVersion upload_rules(const FwRouterTables& tables) const = 0;
 
   virtual size_t device_bytes() const = 0;
 };

@@ -349,11 +349,11 @@ TEST(RuleControl, DeviceVersionsAreFreedOnceUnread) {
   auto updates = std::make_shared<gpu::DeviceTableUpdates>();
   gpu::DeviceTableVersions versions(updates, device->device_root(), sizeof(FwRouterGpu::DeviceTables));
   auto publish = [&](uint64_t v) {
-    FwRouterGpu::RulesCopy c = device->upload_rules(*w.tables);
+    gpu::UploadedVersion c = device->upload_rules(*w.tables);
     // The buffers, and a mark when they go.
-    auto owner = std::make_shared<std::pair<std::shared_ptr<void>, std::shared_ptr<int>>>(
+    c.buffers = std::make_shared<std::pair<std::shared_ptr<void>, std::shared_ptr<int>>>(
         c.buffers, std::shared_ptr<int>(&freed[v], [](int* f) { *f = 1; }));
-    versions.publish(v, gpu::UploadedVersion::of(c.root, owner, c.bytes), 0);
+    versions.publish(v, std::move(c), 0);
   };
   publish(1);
   EXPECT_EQ(versions.kept(), 1u) << "the device reads the caller's version 0";

@@ -39,6 +39,17 @@ def moved_then_deleted(c, T, d, what, run_args, sock, moves, deletes):
         return None, out
 
 
+def rebuilt_on_gpu(c, what, r, out):
+    """Checks a run whose rule set was rebuilt twice (one add, one del): every packet accounted for,
+    every batch on the GPU, both rule sets uploaded to the device copy. Returns (ports, drops)."""
+    ports, drops, e = r.get("forwarded_per_port", {}), r.get("drops", {}), r.get("engine", {})
+    c.check(r.get("balanced") is True and e.get("ended_on_gpu") is True and e.get("cpu_batches") == 0,
+            f"{what}: every batch on the GPU, accounting: {e} {out.strip()[-300:]}")
+    dc = r.get("control", {}).get("device_copy", {})
+    c.check(dc.get("version") == 2 and dc.get("uploads") == 2 and dc.get("uploaded_bytes", 0) > 0, f"{what}: {dc}")
+    return ports, drops
+
+
 def main():
     a = args()
     T = a.tandem
@@ -115,14 +126,9 @@ def main():
     r, out = moved_then_deleted(c, T, d, "fw", ["--app", "fw-router", "--fib", fw_fib, "--rules", rules,
                                                 "--gen", "count=50000,dst=fib"], sock,
                                 ["add 1 drop dst 1.0.0.0/8 proto udp"], ["del 1"])
-    r = r or {}
-    ports, drops, e = r.get("forwarded_per_port", {}), r.get("drops", {}), r.get("engine", {})
-    c.check(r.get("balanced") is True and e.get("ended_on_gpu") is True and e.get("cpu_batches") == 0,
-            f"fw: every batch on the GPU, accounting: {e} {out.strip()[-300:]}")
+    ports, drops = rebuilt_on_gpu(c, "fw", r or {}, out)
     c.check(drops.get("acl_denied", 0) > 1000 and ports.get("1", 0) > 0 and ports.get("2", 0) > drops.get("acl_denied", 0),
             f"fw: traffic to 1/8 denied while the rule was there: {ports}, {drops}")
-    dc = r.get("control", {}).get("device_copy", {})
-    c.check(dc.get("version") == 2 and dc.get("uploads") == 2 and dc.get("uploaded_bytes", 0) > 0, f"fw: {dc}")
     c.check("table version(s) uploaded whole by the control thread" in out, f"fw: upload line: {out.strip()[-500:]}")
 
     # The same after a GPU fault at the 50th batch: the engine goes on on the CPU, and the updates
@@ -145,14 +151,10 @@ def main():
                                                  "--gen", "count=20000,flows=100,proto=tcp,size=300,seed=3"], sock,
                                 ['add drop tcp any any -> any any (msg:"d"; content:"world"; sid:2;)'], ["del 2"])
     r = r or {}
-    ports, drops, e = r.get("forwarded_per_port", {}), r.get("drops", {}), r.get("engine", {})
-    c.check(r.get("balanced") is True and e.get("ended_on_gpu") is True and e.get("cpu_batches") == 0,
-            f"dpi: every batch on the GPU, accounting: {e} {out.strip()[-300:]}")
+    ports, drops = rebuilt_on_gpu(c, "dpi", r, out)
     c.check(drops.get("dpi_rule_drop", 0) > 1000 and ports.get("1", 0) > 1000,
             f"dpi: alerts, then drops while the drop rule was there: {ports}, {drops}")
     c.check(r.get("dropped") == drops.get("dpi_rule_drop"), f"dpi: drops by rules only: {drops}")
-    dc = r.get("control", {}).get("device_copy", {})
-    c.check(dc.get("version") == 2 and dc.get("uploads") == 2 and dc.get("uploaded_bytes", 0) > 0, f"dpi: {dc}")
     c.done()
 
 
