@@ -25,6 +25,14 @@
 
 namespace tandem {
 
+// What a control's batches cost a device copy that the resident path's kernel reads while it runs
+// (the figures `tandem run` reports): versions published, bytes uploaded and the control thread's
+// time uploading them, and its time waiting until no GPU batch read the version before.
+struct ResidentCopyStats {
+  std::atomic<uint64_t> versions{0}, bytes{0}, upload_ns{0}, wait_ns{0};
+  std::atomic<bool> abandoned{false};  // the GPU failed or the run ended: later batches reach the CPU's copy only
+};
+
 class TableControl {
  public:
   virtual ~TableControl() = default;
@@ -44,6 +52,10 @@ class TableControl {
   virtual bool reaches_gpu_offload() const { return false; }
   // The device copy's updates (what was copied and how long it took), where there is one.
   virtual const gpu::DeviceTableUpdates* device_copy() const { return nullptr; }
+  // True when the updates also reach the resident path's device copy (its persistent kernel reads
+  // each batch's version as it starts the batch), and that copy's figures.
+  virtual bool reaches_gpu_resident() const { return false; }
+  virtual const ResidentCopyStats* resident_copy() const { return nullptr; }
 };
 
 // What every app's control shares: the version bookkeeping that tests check packets against, and

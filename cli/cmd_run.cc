@@ -145,6 +145,12 @@ constexpr uint64_t kWindowBytes = uint64_t{64} << 20;
 
 // The window size. TANDEM_TEST_WINDOW_BYTES overrides it so that tests can make a small capture
 // span several windows; it is for tests, not a setting users are meant to tune.
+// Whether a run's live updates (`control`) reach the copy of the table that its GPU path reads.
+bool control_reaches_gpu(const TableControl* control, const std::string& gpu_path, size_t gpus) {
+  if (!control || gpus > 1) return false;
+  return gpu_path == "offload" ? control->reaches_gpu_offload() : control->reaches_gpu_resident();
+}
+
 uint64_t window_bytes() {
   const char* v = std::getenv("TANDEM_TEST_WINDOW_BYTES");
   if (v == nullptr || *v == '\0') return kWindowBytes;
@@ -298,13 +304,14 @@ int run(const RunOptions& o) {
     }
   }
   if (!o.control.empty()) {
-    if (scheduled || (given(o, "--gpu-path") && o.gpu_path == "resident")) {
-      throw UsageError("--control: live table updates reach the CPU paths and the GPU's offload path (--gpu-path "
-                       "offload), not the scheduler's or the resident path's device copies");
+    if (scheduled) {
+      throw UsageError("--control: live table updates reach the CPU paths and one GPU's copy, not the scheduler's "
+                       "device copies");
     }
-    if (given(o, "--gpu-mode") && o.gpu_mode == "persistent") {
-      throw UsageError("--control: the persistent kernel runs through table updates; use --gpu-mode async, graph or "
-                       "mapped");
+    if (given(o, "--gpu-mode") && o.gpu_mode == "persistent" && !(given(o, "--gpu-path") && o.gpu_path == "resident") &&
+        !resident_only(o.table)) {
+      throw UsageError("--control: the offload path's persistent kernel runs through table updates; use --gpu-mode "
+                       "async, graph or mapped");
     }
     if (o.verify) throw UsageError("--control: --verify checks against the table as loaded, which updates change");
   }
@@ -426,17 +433,19 @@ int run(const RunOptions& o) {
   Device dev = Device::kCpu;
   if (scheduled) {
     dev = Device::kCpu;  // the devices are the scheduler's (below)
-  } else if (!o.control.empty() &&
-             !(gpu_path == "offload" && app.table_control() && app.table_control()->reaches_gpu_offload())) {
+  } else if (!o.control.empty() && !control_reaches_gpu(app.table_control(), gpu_path, gpus.size())) {
     if (o.device == "gpu") {
       const TableControl* tc = app.table_control();
       const std::string a = "the " + std::string(app.name()) + " app";
       throw UsageError("--control: " +
                        (!tc ? a + " (with these flags) takes no live updates"
-                            : !tc->reaches_gpu_offload()
+                            : gpus.size() > 1 ? "live updates reach one GPU's copy; give one GPU (--gpus)"
+                            : !tc->reaches_gpu_offload() && !tc->reaches_gpu_resident()
                                   ? a + "'s live updates reach its CPU paths only; use --device cpu"
-                                  : a + "'s live updates reach the offload path's device copy, not the resident "
-                                        "path's (--gpus, --gpu-path resident); use --device cpu or the offload path"));
+                            : tc->reaches_gpu_offload()
+                                  ? a + "'s live updates reach the offload path's device copy, not the resident "
+                                        "path's (--gpus, --gpu-path resident); use --device cpu or the offload path"
+                                  : a + "'s live updates reach the resident path's device copy (--gpu-path resident)"));
     }
     if (o.device == "auto" && gpu::available()) std::fprintf(stderr, "device auto: --control: running on the CPU\n");
   } else if (is_live && gpu_path == "resident") {
@@ -540,6 +549,7 @@ int run(const RunOptions& o) {
     rc.verify = o.verify;
     rc.ports = wc.ports;
     rc.stop = wc.stop;
+    rc.rcu = rcu.get();
     rc.gpus = gpus;
     if (gpus.size() > 1) {
       dev_desc = "gpus";
@@ -732,6 +742,16 @@ int run(const RunOptions& o) {
                     static_cast<unsigned long long>(dc->uploads()), dc->uploaded_bytes() / 1048576.0, dc->upload_ns() / 1e6);
       }
     }
+    if (const ResidentCopyStats* rs = resident ? app.table_control()->resident_copy() : nullptr) {
+      std::printf("control: the GPU's copy (resident path): %llu version(s) published by the control thread (%.1f KiB "
+                  "uploaded in %.1f ms), then %.1f ms waiting until no GPU batch read the version before\n",
+                  static_cast<unsigned long long>(rs->versions.load()), rs->bytes.load() / 1024.0,
+                  rs->upload_ns.load() / 1e6, rs->wait_ns.load() / 1e6);
+      if (rs->abandoned.load()) {
+        std::printf("control: later updates reached the CPU's copy only (the GPU failed, or the run was ending), which "
+                    "the receive threads read after a GPU failure\n");
+      }
+    }
   }
   if (sig && in.windowed()) {
     // The capture's size is known only once it has been read: no "of" count.
@@ -800,6 +820,13 @@ int run(const RunOptions& o) {
                                             {"abandoned", dc->abandoned()},
                                             {"uploads", dc->uploads()}, {"uploaded_bytes", dc->uploaded_bytes()},
                                             {"upload_seconds", dc->upload_ns() / 1e9}};
+      }
+      if (const ResidentCopyStats* rs = resident ? app.table_control()->resident_copy() : nullptr) {
+        report["control"]["device_copy"] = {{"path", "resident"}, {"uploads", rs->versions.load()},
+                                            {"uploaded_bytes", rs->bytes.load()},
+                                            {"upload_seconds", rs->upload_ns.load() / 1e9},
+                                            {"wait_seconds", rs->wait_ns.load() / 1e9},
+                                            {"abandoned", rs->abandoned.load()}};
       }
     }
     report["interrupted"] = sig ? nlohmann::json(stop_signal_name(sig)) : nlohmann::json(nullptr);

@@ -58,7 +58,11 @@ class Producer {
     bool drained = frames_left_ == 0;
     uint32_t filling = 0;  // frames in the tail slot so far
     size_t used = 0;       // its bytes
+    if (cfg_.rcu) cfg_.rcu->online(rcu_reader);
     while (!drained || filling || head != tail) {
+      // Between batches this thread holds nothing of the app's tables (it reads them only to
+      // process a batch on the CPU).
+      if (cfg_.rcu) cfg_.rcu->quiescent(rcu_reader);
       bool progress = false;
       while (head != tail && try_finish(head)) {
         ++head;
@@ -103,6 +107,8 @@ class Producer {
       if (!progress) cpu_relax();
     }
   }
+
+  int rcu_reader = 0;  // this receive thread's reader of cfg.rcu
 
   uint64_t rx_ns() const { return rx_ns_; }
   uint64_t finish_ns() const { return finish_ns_; }
@@ -350,8 +356,11 @@ ResidentResult run_resident(const ForwardApp& app, const PacketStore& input, con
         const double rate = input.size() ? cfg.rate_pps * double(share) / input.size() : 0;
         producers[t] = std::make_unique<Producer>(app, *side.ring, side.runner.get(), cfg, static_cast<uint32_t>(t / ng),
                                                   input, order, budget[t], rate, start_ns.load(), r);
+        producers[t]->rcu_reader = t;
         producers[t]->run();
+        if (cfg.rcu) cfg.rcu->offline(t);
       } catch (...) {
+        if (cfg.rcu) cfg.rcu->offline(t);
         error[t] = std::current_exception();
         uint64_t none = 0;
         start_ns.compare_exchange_strong(none, now_ns());

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "apps/forward_app.h"
+#include "core/rcu.h"
 #include "gpu/resident.h"
 #include "io/packet_source.h"
 #include "io/packet_store.h"
@@ -46,6 +47,9 @@ struct ResidentConfig {
   PacketSink* sink = nullptr; // write forwarded frames (first pass; one receive thread only)
   size_t ports = 16;
   const std::atomic<int>* stop = nullptr;
+  // Live table updates: receive thread t is reader t (its quiescent states between batches), for
+  // the batches it processes on the CPU (cpu mode, or after a GPU failure).
+  Rcu* rcu = nullptr;
 };
 
 // One GPU's part of a run.

@@ -1,547 +1,369 @@
-// The ipsec app's core for the resident path (apps/ipsec/esp_resident.h): a whole-batch core
-// (gpu/resident_runner.cuh) over esp_frame.h, esp_hd.h and replay_core.h, the code the CPU paths
-// and the checks run.
+// The ipsec app on the resident path (apps/ipsec/esp_resident.h): the run's device copy of the
+// SAs and their state, the live updates it takes (SaDeviceCopy), and the runner. The kernel's
+// core is esp_resident_core.cuh.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <vector>
 
-#include <cub/block/block_radix_sort.cuh>
-#include <cub/block/block_reduce.cuh>
+#include <openssl/crypto.h>
 
-#include "apps/ipsec/esp_hd.h"
 #include "apps/ipsec/esp_resident.h"
-#include "apps/ipsec/replay_core.h"
-#include "gpu/resident_runner.cuh"
+#include "apps/ipsec/esp_resident_core.cuh"
+#include "apps/ipsec/sa_control.h"
+#include "core/clock.h"
 
 namespace tandem::ipsec {
 
 namespace {
 
-// Per SA, what the GPU needs besides its keys and tunnel.
-struct DevSa {
-  uint8_t esn;
-  uint8_t has_selector;
-  uint8_t sel_family;
-  uint8_t sel_src_len, sel_dst_len;
-  uint8_t pad[3];
-  uint32_t window;  // inbound: packets; 0: no replay check
-  uint32_t block0;  // its ring's first block in the array of every window's blocks
-  uint32_t blocks;  // ring blocks (a power of two)
-  uint32_t pad2;
-  uint8_t sel_src[16], sel_dst[16];
-};
+using resident::DevSa;
+using resident::EspIndex;
+using resident::EspResidentCore;
+using resident::FrameState;
+using resident::kPairKey;
+using resident::kTurnStride;
+using resident::PairEntry;
+using resident::RankedSa;
+using resident::SpiEntry;
 
-struct SpiEntry {
-  uint32_t spi, sa;
-};
+// Ring blocks kept for each slot without an SA when the run starts (an SA added while running
+// takes its window's blocks from them): windows up to 4,032 packets each, or fewer larger ones.
+constexpr uint64_t kBlocksPerFreeSlot = 64;
 
-// A host-pair selector (family, source, destination) and the first outbound SA in file order with it.
-constexpr int kPairKey = 33;
-struct PairEntry {
-  uint8_t key[kPairKey];
-  uint8_t pad[3];
-  uint32_t sa;
-};
-
-TANDEM_HD_INLINE int compare_key(const uint8_t* a, const uint8_t* b) {
-  for (int i = 0; i < kPairKey; ++i) {
-    if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+// Room in the windows' rings (one device array and its host copy): first fit, freed ranges merged.
+class BlockPool {
+ public:
+  explicit BlockPool(uint64_t n) {
+    if (n) free_[0] = n;
   }
-  return 0;
+  // The first of n free blocks, or kNone.
+  static constexpr uint64_t kNone = UINT64_MAX;
+  uint64_t take(uint64_t n) {
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->second < n) continue;
+      const uint64_t at = it->first, left = it->second - n;
+      free_.erase(it);
+      if (left) free_[at + n] = left;
+      return at;
+    }
+    return kNone;
+  }
+  void give(uint64_t at, uint64_t n) {
+    auto next = free_.lower_bound(at);
+    if (next != free_.end() && at + n == next->first) {
+      n += next->second;
+      next = free_.erase(next);
+    }
+    if (next != free_.begin()) {
+      const auto prev = std::prev(next);
+      if (prev->first + prev->second == at) {
+        prev->second += n;
+        return;
+      }
+    }
+    free_[at] = n;
+  }
+
+ private:
+  std::map<uint64_t, uint64_t> free_;  // first block -> count
+};
+
+template <class T>
+T* device_pointer(T* host) {
+  T* d = nullptr;
+  TANDEM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&d), host, 0));
+  return d;
 }
-
-TANDEM_HD_INLINE void pair_key(uint8_t family, const uint8_t* src, const uint8_t* dst, uint8_t* key) {
-  key[0] = family;
-  for (int i = 0; i < 16; ++i) key[1 + i] = src[i], key[17 + i] = dst[i];
-}
-
-enum FrameKind : uint8_t { kDecided, kOutbound, kInbound };
-
-// One frame between the steps of a batch (device memory; each worker block has its own).
-struct FrameState {
-  uint64_t seq;      // a run's first frame: the SA's next number before the batch, until numbered
-  uint32_t sa;
-  uint32_t verdict;  // final once kDecided; for an inbound frame, its verdict if its number is new
-  uint32_t len;      // its length if forwarded
-  uint16_t rank;     // among the batch's frames of its SA, in frame order
-  uint16_t count;    // the batch's frames of its SA
-  uint16_t taken;    // a run's first outbound frame: how many numbers the SA had left for the run
-  uint8_t kind;
-  uint8_t icv_ok;
-};
-
-// The frames of a batch sorted by SA, stably (frame order within an SA): the runs the ordered
-// steps hand to one thread each.
-struct SaOrder {
-  uint32_t* sa;     // sorted SAs of the frames with one (outbound or inbound)
-  uint16_t* frame;  // their frames
-};
-
-// An SA's ring of replay blocks in device memory, as replay_core.h's Blocks: the block last used
-// is held in registers. The blocks stored are remembered (`touched`, bit b % 64 for block b), so
-// that the host's copy can be brought up to date after the window's top (see accept()).
-struct DeviceBlocks {
-  uint64_t* blocks;
-  uint64_t mask;
-  mutable uint64_t cached = ~uint64_t{0};
-  mutable uint64_t value = 0;
-  mutable bool dirty = false;
-  mutable uint64_t touched = 0;
-
-  TANDEM_HD uint64_t count() const { return mask + 1; }
-  TANDEM_HD uint64_t get(uint64_t b) const {
-    const uint64_t j = b & mask;
-    if (j != cached) {
-      flush();
-      cached = j;
-#if defined(__CUDA_ARCH__)
-      value = __ldcg(blocks + j);
-#else
-      value = blocks[j];
-#endif
-    }
-    return value;
-  }
-  TANDEM_HD void set(uint64_t b, uint64_t bits) {
-    const uint64_t j = b & mask;
-    if (j != cached) {
-      flush();
-      cached = j;
-    }
-    value = bits;
-    dirty = true;
-  }
-  TANDEM_HD void flush() const {
-    if (!dirty) return;
-    blocks[cached] = value;
-    touched |= uint64_t{1} << (cached & 63);
-    dirty = false;
-  }
-};
-
-constexpr uint32_t kTurnStride = 32;  // the two turn counters on separate 256-byte lines
-
-struct EspResidentCore {
-  using WholeBatch = gpu::resident::WholeBatch;  // a whole-batch core (gpu/resident_kernels.cuh)
-
-  // The tables (device copies made by gpu::DeviceCore).
-  const EspSaKeys* keys = nullptr;
-  const EspTunnel* tunnels = nullptr;
-  const crypto::AesTables* tables = nullptr;
-  const DevSa* sas = nullptr;
-  const SpiEntry* spis = nullptr;      // inbound SAs, sorted by SPI
-  const PairEntry* pairs = nullptr;    // host-pair selectors, sorted by key
-  const uint32_t* prefixed = nullptr;  // outbound SAs with shorter prefixes, in file order
-  uint64_t n_sas = 0, n_spis = 0, n_pairs = 0, n_prefixed = 0;
-  // The per-SA state in device memory, and its copy in host memory (mapped).
-  uint64_t* next_seq = nullptr;
-  uint64_t* top = nullptr;
-  uint64_t* blocks = nullptr;
-  uint64_t* host_next = nullptr;
-  uint64_t* host_top = nullptr;
-  uint64_t* host_blocks = nullptr;
-  FrameState* frames = nullptr;  // `batch` per worker block, by block index
-  uint32_t* order_sa = nullptr;   // SaOrder, `batch` per worker block
-  uint16_t* order_frame = nullptr;
-  uint32_t batch = 0;
-  uint32_t sa_bits = 1;  // bits of the sort keys: SA indices and the key of frames without one
-  unsigned long long* turns = nullptr;  // the next ticket of each ordered step
-
-  template <class F>
-  void for_each_array(F&& f) {
-    f(keys, n_sas);
-    f(tunnels, n_sas);
-    f(tables, 1);
-    f(sas, n_sas);
-    f(spis, n_spis);
-    f(pairs, n_pairs);
-    f(prefixed, n_prefixed);
-  }
-
-  __device__ uint32_t find_spi(uint32_t spi) const {
-    uint64_t lo = 0, hi = n_spis;
-    while (lo < hi) {
-      const uint64_t mid = (lo + hi) / 2;
-      if (spis[mid].spi < spi) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    return lo < n_spis && spis[lo].spi == spi ? spis[lo].sa : kNoSa;
-  }
-
-  __device__ bool holds(const DevSa& s, const FiveTuple& t) const {
-    return s.sel_family == t.ip_version && prefix_holds(s.sel_src, s.sel_src_len, t.src) &&
-           prefix_holds(s.sel_dst, s.sel_dst_len, t.dst);
-  }
-
-  // SaTable::select: the host pair's SA, unless a prefixed SA earlier in the file holds the packet.
-  __device__ uint32_t select(const FiveTuple& t) const {
-    uint32_t best = kNoSa;
-    if (n_pairs) {
-      uint8_t key[kPairKey];
-      pair_key(t.ip_version, t.src, t.dst, key);
-      uint64_t lo = 0, hi = n_pairs;
-      while (lo < hi) {
-        const uint64_t mid = (lo + hi) / 2;
-        if (compare_key(pairs[mid].key, key) < 0) {
-          lo = mid + 1;
-        } else {
-          hi = mid;
-        }
-      }
-      if (lo < n_pairs && compare_key(pairs[lo].key, key) == 0) best = pairs[lo].sa;
-    }
-    for (uint64_t k = 0; k < n_prefixed; ++k) {
-      const uint32_t i = prefixed[k];
-      if (i > best) break;
-      if (holds(sas[i], t)) return i;
-    }
-    return best;
-  }
-
-  // Step 1, every frame: parse; outbound, the SA; inbound, the SA by SPI, the layout and the full
-  // sequence number (inferred from the window as the ordered step last left it).
-  __device__ FrameState classify(const uint8_t* frame, uint32_t len) const {
-    FrameState s{};
-    s.len = len;
-    s.sa = kNoSa;
-    s.kind = kDecided;
-    ParsedPacket pp;
-    DropReason r = parse_frame(frame, len, &pp);
-    if (r == DropReason::kNone && pp.tuple.proto == kProtoEsp) {
-      EspInbound in;
-      r = esp_inbound_sa(frame, pp, [this](uint32_t spi) { return find_spi(spi); }, kNoSa, &in, &s.sa);
-      EspLayout l;
-      if (r == DropReason::kNone) r = esp_in_layout(in, tunnels[s.sa].shape, &l);
-      if (r == DropReason::kNone) {
-        const DevSa& a = sas[s.sa];
-        s.seq = a.window ? replay_infer(__ldcg(top + s.sa), a.window, a.esn, in.seq_low) : in.seq_low;
-        s.kind = kInbound;
-      }
-    } else if (r == DropReason::kNone) {
-      s.sa = select(pp.tuple);
-      if (s.sa == kNoSa) {
-        s.verdict = Verdict::port(kPortBypass);
-        return s;
-      }
-      s.kind = kOutbound;
-    }
-    if (r != DropReason::kNone) s.verdict = Verdict::drop(r);
-    return s;
-  }
-
-  static constexpr int kSortItems = gpu::resident::kMaxPersistentBatch / gpu::resident::kThreads;
-  using Sort = cub::BlockRadixSort<uint32_t, gpu::resident::kThreads, kSortItems, uint16_t>;
-  union GroupTemp {  // the count, then the sort, one after the other
-    typename cub::BlockReduce<uint32_t, gpu::resident::kThreads>::TempStorage reduce;
-    typename Sort::TempStorage sort;
-  };
-
-  // Sorts the frames that have an SA by SA (stable: frame order within an SA), and gives each its
-  // rank and the count of its SA's frames in the batch. Returns how many frames have an SA.
-  __device__ uint32_t group(FrameState* st, uint32_t n, const SaOrder& o, GroupTemp& temp) const {
-    const uint32_t none = static_cast<uint32_t>(n_sas);  // sorts after every SA
-    uint32_t keys[kSortItems];
-    uint16_t frames_of[kSortItems];
-    uint32_t mine = 0;
-    for (int j = 0; j < kSortItems; ++j) {
-      const uint32_t i = threadIdx.x * kSortItems + j;
-      const bool has = i < n && st[i].kind != kDecided;
-      keys[j] = has ? st[i].sa : none;
-      frames_of[j] = static_cast<uint16_t>(i);
-      mine += has;
-    }
-    __shared__ uint32_t m_shared;
-    const uint32_t total = cub::BlockReduce<uint32_t, gpu::resident::kThreads>(temp.reduce).Sum(mine);
-    if (threadIdx.x == 0) m_shared = total;
-    __syncthreads();
-    const uint32_t m = m_shared;
-    Sort(temp.sort).Sort(keys, frames_of, 0, sa_bits);
-    for (int j = 0; j < kSortItems; ++j) {
-      const uint32_t p = threadIdx.x * kSortItems + j;
-      if (p < m) {
-        o.sa[p] = keys[j];
-        o.frame[p] = frames_of[j];
-      }
-    }
-    __syncthreads();
-    for (uint32_t p = threadIdx.x; p < m; p += blockDim.x) {
-      const uint32_t sa = o.sa[p];
-      uint32_t lo = 0, hi = p;  // the SA's first position
-      while (lo < hi) {
-        const uint32_t mid = (lo + hi) / 2;
-        if (o.sa[mid] < sa) lo = mid + 1; else hi = mid;
-      }
-      uint32_t end = p + 1, top_ = m;  // one past its last
-      while (end < top_) {
-        const uint32_t mid = (end + top_) / 2;
-        if (o.sa[mid] <= sa) end = mid + 1; else top_ = mid;
-      }
-      FrameState& f = st[o.frame[p]];
-      f.rank = static_cast<uint16_t>(p - lo);
-      f.count = static_cast<uint16_t>(end - lo);
-    }
-    __syncthreads();
-    return m;
-  }
-
-  // Step 2, ordered: each SA's outbound run takes its numbers, as SaTable::next_seq hands them out
-  // (none once the SA's numbers are used up). One load and store per SA, all SAs at once.
-  __device__ void take_numbers(FrameState* st, uint32_t m, const SaOrder& o) const {
-    for (uint32_t p = threadIdx.x; p < m; p += blockDim.x) {
-      FrameState& f = st[o.frame[p]];
-      if (f.kind != kOutbound || f.rank != 0) continue;
-      const uint64_t limit = sas[f.sa].esn ? UINT64_MAX : UINT32_MAX;
-      const uint64_t base = __ldcg(next_seq + f.sa);
-      const uint64_t left = base == 0 || base > limit ? 0 : limit - base + 1;
-      const uint64_t taken = left < f.count ? left : f.count;
-      next_seq[f.sa] = base + taken;
-      host_next[f.sa] = base + taken;
-      f.seq = base;
-      f.taken = static_cast<uint16_t>(taken);
-    }
-  }
-
-  // After step 2: each outbound frame's number from its run's first frame.
-  __device__ void number(FrameState* st, uint32_t m, const SaOrder& o) const {
-    for (uint32_t p = threadIdx.x; p < m; p += blockDim.x) {
-      FrameState& f = st[o.frame[p]];
-      if (f.kind != kOutbound) continue;
-      const FrameState& first = st[o.frame[p - f.rank]];
-      if (f.rank >= first.taken) {
-        f.kind = kDecided;
-        f.verdict = Verdict::drop(kSeqOverflow);
-      } else if (f.rank != 0) {  // the first frame holds its number already
-        f.seq = first.seq + f.rank;
-      }
-    }
-  }
-
-  // Step 3, every frame: outbound, encapsulate and seal; inbound, verify the ICV, decrypt,
-  // decapsulate and check the inner packet (its verdict stands if step 4 finds its number new).
-  __device__ void crypto(FrameState& s, uint8_t* frame, uint32_t len, uint32_t cap) const {
-    if (s.kind == kDecided) return;
-    ParsedPacket pp;
-    EspLayout l;
-    DropReason r = parse_frame(frame, len, &pp);
-    if (s.kind == kOutbound) {
-      if (r == DropReason::kNone) r = esp_encapsulate(frame, cap, pp, tunnels[s.sa], s.seq, &l);
-      if (r == DropReason::kNone) {
-        esp_hd_seal(keys[s.sa], tables, frame, l, s.seq);
-        s.len = l.frame_len;
-        s.verdict = Verdict::port(kPortTunnel);
-      } else {
-        s.verdict = Verdict::drop(r);
-      }
-      s.kind = kDecided;
-      return;
-    }
-    EspInbound in;
-    if (r == DropReason::kNone) r = esp_inbound(frame, pp, &in);
-    if (r == DropReason::kNone) r = esp_in_layout(in, tunnels[s.sa].shape, &l);
-    if (r == DropReason::kNone) r = esp_hd_open(keys[s.sa], tables, frame, l, s.seq);
-    s.icv_ok = r == DropReason::kNone;
-    uint32_t inner = 0;
-    if (r == DropReason::kNone) r = esp_decapsulate(frame, l, &inner);
-    if (r == DropReason::kNone) {
-      ParsedPacket ip;
-      if (parse_frame(frame, inner, &ip) != DropReason::kNone) {
-        r = kBadInner;
-      } else if (sas[s.sa].has_selector && !holds(sas[s.sa], ip.tuple)) {
-        r = kSelectorMismatch;
-      }
-    }
-    s.verdict = r == DropReason::kNone ? Verdict::port(kPortDecrypted) : Verdict::drop(r);
-    s.len = inner;
-  }
-
-  // Step 4, ordered: the inbound frames against their windows, each SA's run in frame order by
-  // one thread, as IpsecApp::process checks and updates them: a number seen or too old is dropped
-  // whatever its ICV; a new one with a wrong ICV is kBadIcv and leaves the window as it was.
-  __device__ void accept(FrameState* st, uint32_t m, const SaOrder& o) const {
-    for (uint32_t p = threadIdx.x; p < m; p += blockDim.x) {
-      const FrameState& first = st[o.frame[p]];
-      if (first.kind != kInbound || first.rank != 0) continue;
-      const uint32_t sa = first.sa;
-      const DevSa& a = sas[sa];
-      DeviceBlocks ring{blocks + a.block0, uint64_t{a.blocks} - 1};
-      uint64_t t = a.window ? __ldcg(top + sa) : 0;
-      for (uint32_t q = p; q < p + first.count; ++q) {
-        FrameState& f = st[o.frame[q]];
-        if (f.kind != kInbound) continue;
-        f.kind = kDecided;
-        if (!a.window) {
-          if (f.seq == 0 && !a.esn) f.verdict = Verdict::drop(kTooOld);
-          continue;
-        }
-        const ReplayCheck c = replay_check(t, a.window, ring, f.seq);
-        if (c != ReplayCheck::kOk) {
-          f.verdict = Verdict::drop(c == ReplayCheck::kReplayed ? kReplayed : kTooOld);
-        } else if (f.icv_ok) {
-          replay_update(&t, ring, f.seq);
-        } else {
-          f.verdict = Verdict::drop(kBadIcv);
-        }
-      }
-      if (a.window) {
-        ring.flush();
-        top[sa] = t;
-        // The host's copy (what the CPU takes back if the GPU fails): the new top before the
-        // blocks. A GPU that dies between the two leaves a top ahead of its blocks, whose stale
-        // bits can only make a number look seen (a drop); blocks ahead of their top would make
-        // numbers the window still covers look new, and a replay pass.
-        host_top[sa] = t;
-        __threadfence_system();
-        for (uint64_t b = 0; b < a.blocks; ++b) {
-          if (ring.touched >> (b & 63) & 1) host_blocks[a.block0 + b] = __ldcg(blocks + a.block0 + b);
-        }
-      }
-    }
-  }
-
-  // Runs f on every thread once every earlier batch has run its own, then passes the turn on.
-  template <class F>
-  __device__ void ordered(int step, uint64_t ticket, F&& f) const {
-    volatile unsigned long long* turn = turns + step * kTurnStride;
-    if (threadIdx.x == 0) {
-      while (*turn != ticket) __nanosleep(32);
-      __threadfence();
-    }
-    __syncthreads();
-    f();
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      __threadfence();
-      *turn = ticket + 1;
-    }
-  }
-
-  __device__ void process_batch(const gpu::resident::WholeBatch& b) const {
-    __shared__ GroupTemp sort_temp;
-    FrameState* const st = frames + size_t{blockIdx.x} * batch;
-    const SaOrder o{order_sa + size_t{blockIdx.x} * batch, order_frame + size_t{blockIdx.x} * batch};
-    for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) st[i] = classify(b.work + b.offsets[i], b.lengths[i]);
-    __syncthreads();
-    const uint32_t m = group(st, b.n, o, sort_temp);
-    b.claim();  // the state changes from here on
-    ordered(0, b.ticket, [&] { take_numbers(st, m, o); });
-    number(st, m, o);
-    __syncthreads();
-    for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) {
-      FrameState s = st[i];
-      crypto(s, b.work + b.offsets[i], b.lengths[i], b.max_frame);
-      st[i] = s;
-    }
-    __syncthreads();
-    ordered(1, b.ticket, [&] { accept(st, m, o); });
-    for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) {
-      const uint32_t v = st[i].verdict;
-      b.verdicts[i] = v;
-      b.new_lengths[i] = static_cast<uint16_t>(Verdict::is_drop(v) ? b.lengths[i] : st[i].len);
-    }
-  }
-};
 
 // The tables and the device state of a run; a base of the runner, so that they exist before the
-// runner's constructor copies the tables to the GPU.
-struct EspResidentState {
-  EspResidentState(SaTable& t, const gpu::ResidentRing& ring, const gpu::ResidentOptions& o) : table(t) {
+// runner's constructor copies the core to the GPU. Every slot of the SaTable (its capacity) has its
+// place on the device from the start: an SA added while running is written into its slot's place,
+// which no index names until then; the index is rebuilt whole per batch of updates into the one of
+// two buffers no GPU batch reads.
+struct EspResidentState : SaDeviceCopy {
+  EspResidentState(SaTable& t, gpu::ResidentRing& ring, const gpu::ResidentOptions& o, SaControl* control)
+      : table(t), control(control), exited(ring.exited_word()) {
     // The state lives on the ring's GPU: select it before the first allocation (the runner base,
     // which selects it too, is made after this one).
     gpu::set_device(ring.options().gpu);
     gpu_index = ring.options().gpu;
     copies = std::make_unique<gpu::Stream>();
-    const uint32_t n = static_cast<uint32_t>(t.size());
-    held.assign(n, 1);
-    std::vector<uint64_t> next(n, 0), top(n, 0), bits;
-    std::map<std::vector<uint8_t>, uint32_t> by_pair;  // the first SA in file order per pair
-    for (uint32_t i = 0; i < n; ++i) {
-      const Sa& sa = t.sa(i);
-      keys.push_back(esp_sa_keys(sa));
-      tunnels.push_back(t.tunnel(i));
-      DevSa d{};
-      d.esn = sa.esn;
-      d.has_selector = sa.has_selector;
-      d.sel_family = sa.sel_src.addr.family;
-      d.sel_src_len = sa.sel_src.len;
-      d.sel_dst_len = sa.sel_dst.len;
-      std::memcpy(d.sel_src, sa.sel_src.addr.bytes.data(), 16);
-      std::memcpy(d.sel_dst, sa.sel_dst.addr.bytes.data(), 16);
-      if (sa.dir == SaDir::kIn) {
-        spis.push_back({sa.spi, i});
-        if (const ReplayWindow* w = t.window(i)) {
-          d.window = w->size();
-          d.block0 = static_cast<uint32_t>(bits.size());
-          d.blocks = static_cast<uint32_t>(w->blocks().size());
-          bits.insert(bits.end(), w->blocks().begin(), w->blocks().end());
-          top[i] = w->top();
-        }
-      } else {
-        next[i] = t.peek_seq(i);
-        const uint32_t host = sa.sel_src.addr.family == 4 ? 32 : 128;
-        if (sa.sel_src.len == host && sa.sel_dst.len == host) {
-          std::vector<uint8_t> key(kPairKey);
-          pair_key(d.sel_family, d.sel_src, d.sel_dst, key.data());
-          by_pair.emplace(std::move(key), i);
-        } else {
-          prefixed.push_back(i);
-        }
+    const uint32_t cap = static_cast<uint32_t>(std::max<size_t>(t.capacity(), 1));
+    held.assign(cap, 0);
+    ring_at.assign(cap, BlockPool::kNone);
+    info.assign(cap, DevSa{});
+    uint64_t pool_blocks = 0;
+    for (uint32_t i = 0; i < t.size(); ++i) {
+      if (!t.occupied(i)) {
+        pool_blocks += kBlocksPerFreeSlot;
+      } else if (const ReplayWindow* w = t.window(i)) {
+        pool_blocks += w->blocks().size();
       }
-      sas.push_back(d);
     }
-    std::sort(spis.begin(), spis.end(), [](const SpiEntry& a, const SpiEntry& b) { return a.spi < b.spi; });
-    for (const auto& [key, sa] : by_pair) {  // std::map's order is compare_key's
-      PairEntry e{};
-      std::memcpy(e.key, key.data(), kPairKey);
-      e.sa = sa;
-      pairs.push_back(e);
+    pool_blocks += uint64_t{cap - t.size()} * kBlocksPerFreeSlot;
+    pool = BlockPool(pool_blocks);
+    d_blocks.resize(std::max<uint64_t>(pool_blocks, 1));
+    host_blocks.resize(d_blocks.size(), cudaHostAllocMapped);
+    std::fill(host_blocks.get(), host_blocks.get() + host_blocks.size(), 0);
+    TANDEM_CUDA_CHECK(cudaMemset(d_blocks.get(), 0, d_blocks.size() * sizeof(uint64_t)));
+    d_keys.resize(cap);
+    d_tunnels.resize(cap);
+    d_sas.resize(cap);
+    d_next.resize(cap);
+    d_top.resize(cap);
+    host_next.resize(cap, cudaHostAllocMapped);
+    host_top.resize(cap, cudaHostAllocMapped);
+    TANDEM_CUDA_CHECK(cudaMemset(d_keys.get(), 0, cap * sizeof(EspSaKeys)));
+    TANDEM_CUDA_CHECK(cudaMemset(d_sas.get(), 0, cap * sizeof(DevSa)));
+    for (auto& x : index) {
+      x.spis.resize(cap);
+      x.pairs.resize(cap);
+      x.prefixed.resize(cap);
+      x.root.resize(1);
     }
-    if (bits.empty()) bits.push_back(0);
-    d_next.upload(next);
-    d_top.upload(top);
-    d_blocks.upload(bits);
-    host_next.resize(n ? n : 1, cudaHostAllocMapped);
-    host_top.resize(n ? n : 1, cudaHostAllocMapped);
-    host_blocks.resize(bits.size(), cudaHostAllocMapped);
-    std::copy(next.begin(), next.end(), host_next.get());
-    std::copy(top.begin(), top.end(), host_top.get());
-    std::copy(bits.begin(), bits.end(), host_blocks.get());
-    // Indexed by block: the dispatcher's block 0 has an unused share.
-    const size_t per_batch = (size_t(gpu::ResidentRunnerImpl<EspResidentCore>::worker_blocks(o)) + 1) * ring.batch();
+    root_word.resize(1, cudaHostAllocMapped);
+    const int blocks = gpu::ResidentRunnerImpl<EspResidentCore>::worker_blocks(o) + 1;
+    reading.resize(blocks, cudaHostAllocMapped);
+    std::fill(reading.get(), reading.get() + blocks, 0ull);
+
+    const size_t per_batch = size_t(blocks) * ring.batch();  // indexed by block: the dispatcher's share is unused
     frames.resize(per_batch);
     order_sa.resize(per_batch);
     order_frame.resize(per_batch);
     turns.resize(2 * kTurnStride);
     TANDEM_CUDA_CHECK(cudaMemset(turns.get(), 0, 2 * kTurnStride * sizeof(unsigned long long)));
 
-    core.keys = keys.data();
-    core.tunnels = tunnels.data();
+    core.keys = d_keys.get();
+    core.tunnels = d_tunnels.get();
     core.tables = &crypto::aes_tables();
-    core.sas = sas.data();
-    core.spis = spis.data();
-    core.pairs = pairs.data();
-    core.prefixed = prefixed.data();
-    core.n_sas = n;
-    core.n_spis = spis.size();
-    core.n_pairs = pairs.size();
-    core.n_prefixed = prefixed.size();
+    core.sas = d_sas.get();
+    core.n_sas = cap;
+    core.root = device_pointer(root_word.get());
+    core.reading = device_pointer(reading.get());
     core.next_seq = d_next.get();
     core.top = d_top.get();
-    core.blocks = d_blocks.get();
     core.host_next = device_pointer(host_next.get());
     core.host_top = device_pointer(host_top.get());
-    core.host_blocks = device_pointer(host_blocks.get());
     core.frames = frames.get();
     core.order_sa = order_sa.get();
     core.order_frame = order_frame.get();
-    while ((uint64_t{1} << core.sa_bits) <= n) ++core.sa_bits;  // keys 0 .. n (n: no SA)
+    while ((uint64_t{1} << core.sa_bits) <= cap) ++core.sa_bits;  // keys 0 .. cap (cap: no SA)
     core.batch = ring.batch();
     core.turns = turns.get();
+    // The SAs there are now, and the first index: under the control's lock, so that no batch of
+    // updates falls between the copy and its connection.
+    const auto start = [&](const std::vector<uint32_t>& linked) {
+      for (const uint32_t i : linked) write_slot(i, take_ring(i));
+      TANDEM_CUDA_CHECK(cudaStreamSynchronize(copies->get()));
+      for (const uint32_t i : linked) held[i] = 1;
+      build_index(linked, 0);
+      TANDEM_CUDA_CHECK(cudaStreamSynchronize(copies->get()));
+      *root_word.get() = reinterpret_cast<unsigned long long>(index[0].root.get());
+    };
+    // Last: once connected, the control calls into this.
+    if (control) {
+      control->connect_device(this, start);
+    } else {
+      std::vector<uint32_t> all;
+      for (uint32_t i = 0; i < t.size(); ++i) {
+        if (t.occupied(i)) all.push_back(i);
+      }
+      start(all);
+    }
+  }
+  ~EspResidentState() override {
+    if (control) control->connect_device(nullptr, nullptr);  // waits for a batch of updates in progress
+  }
+
+  // Blocks for slot i's window (an inbound SA with one), or kNone.
+  uint64_t take_ring(uint32_t i) {
+    const Sa& sa = table.sa(i);
+    if (sa.dir != SaDir::kIn || sa.replay_window == 0) return BlockPool::kNone;
+    return pool.take(replay_blocks(sa.replay_window));
+  }
+
+  // Slot i's SA and state as the SaTable holds them, to the device and the host copies (queued on
+  // `copies`), its window's ring at `at`.
+  void write_slot(uint32_t i, uint64_t at) {
+    const Sa& sa = table.sa(i);
+    DevSa d{};
+    d.esn = sa.esn;
+    d.has_selector = sa.has_selector;
+    d.sel_family = sa.sel_src.addr.family;
+    d.sel_src_len = sa.sel_src.len;
+    d.sel_dst_len = sa.sel_dst.len;
+    std::memcpy(d.sel_src, sa.sel_src.addr.bytes.data(), 16);
+    std::memcpy(d.sel_dst, sa.sel_dst.addr.bytes.data(), 16);
+    host_next[i] = 0;
+    host_top[i] = 0;
+    if (sa.dir == SaDir::kIn) {
+      if (const ReplayWindow* w = table.window(i)) {
+        if (at == BlockPool::kNone) throw gpu::GpuError("no room for a replay window");
+        d.window = w->size();
+        d.blocks = static_cast<uint32_t>(w->blocks().size());
+        d.ring = d_blocks.get() + at;
+        d.host_ring = device_pointer(host_blocks.get()) + at;
+        std::copy(w->blocks().begin(), w->blocks().end(), host_blocks.get() + at);
+        host_top[i] = w->top();
+        bytes += d.blocks * sizeof(uint64_t);
+        copy_up(d.ring, host_blocks.get() + at, d.blocks);
+      }
+    } else {
+      host_next[i] = table.peek_seq(i);
+    }
+    ring_at[i] = at;
+    info[i] = d;
+    EspSaKeys k = esp_sa_keys(sa);
+    const EspTunnel tunnel = table.tunnel(i);
+    copy_up(d_keys.get() + i, &k, 1);
+    copy_up(d_tunnels.get() + i, &tunnel, 1);
+    copy_up(d_sas.get() + i, &info[i], 1);
+    copy_up(d_next.get() + i, host_next.get() + i, 1);
+    copy_up(d_top.get() + i, host_top.get() + i, 1);
+    // Pageable sources: the copies have read them when the calls return.
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(copies->get()));
+    OPENSSL_cleanse(&k, sizeof k);
+    bytes += sizeof(EspSaKeys) + sizeof(EspTunnel) + sizeof(DevSa) + 2 * sizeof(uint64_t);
+  }
+
+  // The index of the SAs in `linked` (slots), into buffer b (queued on `copies`).
+  void build_index(const std::vector<uint32_t>& linked, int b) {
+    std::vector<SpiEntry> spis;
+    std::vector<RankedSa> prefixed;
+    std::map<std::vector<uint8_t>, std::pair<uint64_t, uint32_t>> by_pair;  // the first by rank per pair
+    for (const uint32_t i : linked) {
+      const Sa& sa = table.sa(i);
+      if (sa.dir == SaDir::kIn) {
+        spis.push_back({sa.spi, i});
+        continue;
+      }
+      const uint64_t rank = table.rank(i);
+      const uint32_t host = sa.sel_src.addr.family == 4 ? 32 : 128;
+      if (sa.sel_src.len == host && sa.sel_dst.len == host) {
+        std::vector<uint8_t> key(kPairKey);
+        resident::pair_key(info[i].sel_family, info[i].sel_src, info[i].sel_dst, key.data());
+        const auto [it, fresh] = by_pair.emplace(std::move(key), std::make_pair(rank, i));
+        if (!fresh && rank < it->second.first) it->second = {rank, i};
+      } else {
+        prefixed.push_back({rank, i, 0});
+      }
+    }
+    std::sort(spis.begin(), spis.end(), [](const SpiEntry& a, const SpiEntry& b) { return a.spi < b.spi; });
+    std::sort(prefixed.begin(), prefixed.end(), [](const RankedSa& a, const RankedSa& b) { return a.rank < b.rank; });
+    std::vector<PairEntry> pairs;
+    for (const auto& [key, first] : by_pair) {  // std::map's order is compare_key's
+      PairEntry e{};
+      std::memcpy(e.key, key.data(), kPairKey);
+      e.rank = first.first;
+      e.sa = first.second;
+      pairs.push_back(e);
+    }
+    IndexBuffers& x = index[b];
+    x.host.spis = x.spis.get();
+    x.host.pairs = x.pairs.get();
+    x.host.prefixed = x.prefixed.get();
+    x.host.n_spis = static_cast<uint32_t>(spis.size());
+    x.host.n_pairs = static_cast<uint32_t>(pairs.size());
+    x.host.n_prefixed = static_cast<uint32_t>(prefixed.size());
+    copy_up(x.spis.get(), spis.data(), spis.size());
+    copy_up(x.pairs.get(), pairs.data(), pairs.size());
+    copy_up(x.prefixed.get(), prefixed.data(), prefixed.size());
+    copy_up(x.root.get(), &x.host, 1);
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(copies->get()));
+    bytes += spis.size() * sizeof(SpiEntry) + pairs.size() * sizeof(PairEntry) + prefixed.size() * sizeof(RankedSa) +
+             sizeof(EspIndex);
+  }
+
+  // SaDeviceCopy: a batch of updates, before the host publishes it.
+  std::string publish(const std::vector<uint32_t>& linked, const std::vector<uint32_t>& added,
+                      ResidentCopyStats& stats) override {
+    std::unique_lock<std::mutex> hold(handover);
+    if (closed) {
+      stats.abandoned.store(true);
+      return "";
+    }
+    const uint64_t t0 = now_ns();
+    bytes = 0;
+    std::vector<uint64_t> at(added.size(), BlockPool::kNone);
+    const auto give_rings = [&] {
+      for (size_t k = 0; k < added.size(); ++k) {
+        if (at[k] != BlockPool::kNone) pool.give(at[k], replay_blocks(table.sa(added[k]).replay_window));
+        ring_at[added[k]] = BlockPool::kNone;
+      }
+    };
+    for (size_t k = 0; k < added.size(); ++k) {
+      const Sa& sa = table.sa(added[k]);
+      if (sa.dir != SaDir::kIn || sa.replay_window == 0) continue;
+      at[k] = take_ring(added[k]);
+      if (at[k] == BlockPool::kNone) {
+        give_rings();
+        return "not applied: no room on the GPU for inbound SA spi " + std::to_string(sa.spi) + "'s replay window of " +
+               std::to_string(sa.replay_window) + " packets (the resident path keeps " +
+               std::to_string(kBlocksPerFreeSlot * 64) + " packets' worth per free slot)";
+      }
+    }
+    const int next = 1 - current;
+    try {
+      for (size_t k = 0; k < added.size(); ++k) write_slot(added[k], at[k]);
+      build_index(linked, next);
+    } catch (const std::exception& e) {
+      give_rings();
+      for (const uint32_t i : added) {  // best effort: the slots go back to the SaTable's free ones
+        info[i] = DevSa{};
+        cudaMemsetAsync(d_keys.get() + i, 0, sizeof(EspSaKeys), copies->get());
+      }
+      cudaStreamSynchronize(copies->get());
+      if (gpu::device_failed()) {
+        // The runner falls back to the CPU, which reads the host's copy: the batch applies there.
+        stats.abandoned.store(true);
+        return "";
+      }
+      return std::string("not applied: the SAs could not be copied to the GPU (") + e.what() + ")";
+    }
+    for (const uint32_t i : added) held[i] = 1;
+    const auto p = reinterpret_cast<unsigned long long>(index[next].root.get());
+    __atomic_store_n(root_word.get(), p, __ATOMIC_SEQ_CST);
+    current = next;
+    const uint64_t t1 = now_ns();
+    hold.unlock();
+    wait_for_blocks(p);
+    stats.versions.fetch_add(1, std::memory_order_relaxed);
+    stats.bytes.fetch_add(bytes, std::memory_order_relaxed);
+    stats.upload_ns.fetch_add(t1 - t0, std::memory_order_relaxed);
+    stats.wait_ns.fetch_add(now_ns() - t1, std::memory_order_relaxed);
+    return "";
+  }
+
+  // Until every worker block reads index p or none (or the kernel ended: it reads nothing).
+  void wait_for_blocks(unsigned long long p) {
+    for (;;) {
+      bool clear = true;
+      for (size_t b = 0; b < reading.size() && clear; ++b) {
+        const unsigned long long r = __atomic_load_n(reading.get() + b, __ATOMIC_SEQ_CST);
+        clear = r == 0 || r == p;
+      }
+      if (clear || closed || __atomic_load_n(exited, __ATOMIC_ACQUIRE) == 1) return;
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+
+  void forget(uint32_t i) override {
+    std::lock_guard<std::mutex> hold(handover);
+    held[i] = 0;  // its state is no one's to give back: the slot takes another SA next
+    if (ring_at[i] != BlockPool::kNone) {
+      pool.give(ring_at[i], info[i].blocks);
+      ring_at[i] = BlockPool::kNone;
+    }
+    info[i] = DevSa{};
+    if (closed) return;
+    // Best effort on a failed GPU: its memory goes with the context.
+    cudaMemsetAsync(d_keys.get() + i, 0, sizeof(EspSaKeys), copies->get());
+    cudaMemsetAsync(d_sas.get() + i, 0, sizeof(DevSa), copies->get());
+    cudaStreamSynchronize(copies->get());
   }
 
   // The state of the SAs this GPU holds, as it last wrote it, back into the SaTable; afterwards it
@@ -567,15 +389,15 @@ struct EspResidentState {
     bool ok = cudaSetDevice(gpu_index) == cudaSuccess;  // the calling thread's current device may be another
     for (size_t k = 0; k < n && ok; ++k) {
       const uint32_t i = keys[k];
-      if (i >= table.size() || held[i]) continue;
+      if (i >= table.size() || held[i] || !table.occupied(i)) continue;
       if (table.sa(i).dir == SaDir::kOut) {
         host_next[i] = table.peek_seq(i);
         ok = copy_up(d_next.get() + i, host_next.get() + i, 1);
-      } else if (const ReplayWindow* w = table.window(i)) {
+      } else if (const ReplayWindow* w = table.window(i); w && ring_at[i] != BlockPool::kNone) {
         host_top[i] = w->top();
-        std::copy(w->blocks().begin(), w->blocks().end(), host_blocks.get() + sas[i].block0);
+        std::copy(w->blocks().begin(), w->blocks().end(), host_blocks.get() + ring_at[i]);
         ok = copy_up(d_top.get() + i, host_top.get() + i, 1) &&
-             copy_up(d_blocks.get() + sas[i].block0, host_blocks.get() + sas[i].block0, sas[i].blocks);
+             copy_up(d_blocks.get() + ring_at[i], host_blocks.get() + ring_at[i], info[i].blocks);
       }
     }
     // The kernel reads the state through L2 (__ldcg) when a later batch brings the SA's frames,
@@ -583,15 +405,9 @@ struct EspResidentState {
     ok = ok && cudaStreamSynchronize(copies->get()) == cudaSuccess;
     if (!ok) return false;  // nothing held: the state stays the SaTable's
     for (size_t k = 0; k < n; ++k) {
-      if (keys[k] < table.size()) held[keys[k]] = 1;
+      if (keys[k] < table.size() && table.occupied(keys[k])) held[keys[k]] = 1;
     }
     return true;
-  }
-
-  static uint64_t* device_pointer(uint64_t* host) {
-    uint64_t* d = nullptr;
-    TANDEM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&d), host, 0));
-    return d;
   }
 
   // SA i's state in the host copy, into the SaTable, if this GPU holds it.
@@ -600,30 +416,50 @@ struct EspResidentState {
     held[i] = 0;
     if (table.sa(i).dir == SaDir::kOut) {
       table.set_next_seq(i, host_next[i]);
-    } else if (sas[i].window) {
-      table.restore_window(i, host_top[i], host_blocks.get() + sas[i].block0);
+    } else if (info[i].window && ring_at[i] != BlockPool::kNone) {
+      table.restore_window(i, host_top[i], host_blocks.get() + ring_at[i]);
     }
   }
 
-  // From pinned host memory, on a stream of its own beside the persistent kernel's.
-  bool copy_up(uint64_t* device, const uint64_t* host, size_t n) {
-    return cudaMemcpyAsync(device, host, n * sizeof(uint64_t), cudaMemcpyHostToDevice, copies->get()) == cudaSuccess;
+  // Queued on `copies`, beside the persistent kernel's stream.
+  template <class T>
+  bool copy_up(T* device, const T* host, size_t n) {
+    if (n == 0) return true;
+    const cudaError_t e = cudaMemcpyAsync(device, host, n * sizeof(T), cudaMemcpyHostToDevice, copies->get());
+    if (e != cudaSuccess) throw gpu::GpuError(std::string("copy to the GPU: ") + cudaGetErrorString(e));
+    return true;
   }
 
+  // The index's buffers: two, the one GPU batches read (current) and the one the next batch of
+  // updates is built in.
+  struct IndexBuffers {
+    gpu::DeviceBuffer<SpiEntry> spis;
+    gpu::DeviceBuffer<PairEntry> pairs;
+    gpu::DeviceBuffer<RankedSa> prefixed;
+    gpu::DeviceBuffer<EspIndex> root;
+    EspIndex host{};
+  };
+
   SaTable& table;
+  SaControl* control;
+  volatile uint32_t* exited;  // the ring's word the kernel's last block sets as it ends
   int gpu_index = 0;
-  std::mutex handover;
-  std::vector<uint8_t> held;  // per SA: the GPU holds its state (from the start, all of them)
-  bool closed = false;        // everything given back for good (the run ended or the GPU failed)
+  std::mutex handover;  // the SAs' state between the GPU and the SaTable, and the slots' places
+  std::vector<uint8_t> held;  // per slot: the GPU holds its SA's state
+  std::atomic<bool> closed{false};  // everything given back for good (the run ended or the GPU failed)
   std::unique_ptr<gpu::Stream> copies;  // made on the ring's GPU
-  std::vector<EspSaKeys> keys;
-  std::vector<EspTunnel> tunnels;
-  std::vector<DevSa> sas;
-  std::vector<SpiEntry> spis;
-  std::vector<PairEntry> pairs;
-  std::vector<uint32_t> prefixed;
+  std::vector<DevSa> info;              // per slot, as on the device
+  std::vector<uint64_t> ring_at;        // per slot: its window's first block in the pool, or kNone
+  BlockPool pool{0};
+  uint64_t bytes = 0;  // uploaded by the batch of updates being published
+  gpu::DeviceBuffer<EspSaKeys> d_keys;
+  gpu::DeviceBuffer<EspTunnel> d_tunnels;
+  gpu::DeviceBuffer<DevSa> d_sas;
   gpu::DeviceBuffer<uint64_t> d_next, d_top, d_blocks;
   gpu::PinnedBuffer<uint64_t> host_next, host_top, host_blocks;
+  IndexBuffers index[2];
+  int current = 0;
+  gpu::PinnedBuffer<unsigned long long> root_word, reading;
   gpu::DeviceBuffer<FrameState> frames;
   gpu::DeviceBuffer<uint32_t> order_sa;
   gpu::DeviceBuffer<uint16_t> order_frame;
@@ -633,8 +469,8 @@ struct EspResidentState {
 
 class EspResidentRunner final : private EspResidentState, public gpu::ResidentRunnerImpl<EspResidentCore> {
  public:
-  EspResidentRunner(SaTable& t, gpu::ResidentRing& ring, const gpu::ResidentOptions& o)
-      : EspResidentState(t, ring, o), gpu::ResidentRunnerImpl<EspResidentCore>(core, ring, o) {}
+  EspResidentRunner(SaTable& t, gpu::ResidentRing& ring, const gpu::ResidentOptions& o, SaControl* control)
+      : EspResidentState(t, ring, o, control), gpu::ResidentRunnerImpl<EspResidentCore>(core, ring, o) {}
   ~EspResidentRunner() override { stop(); }
 
   std::string describe() const override {

@@ -16,6 +16,10 @@
 // or when the GPU fails, before the receive threads finish the rest on the CPU; a batch claimed
 // before the GPU failed (its changes possibly half in host memory) is dropped as gpu_fault, so no
 // sequence number that reached the wire is used twice and no accepted number is accepted again.
+// Live SA updates (SaControl) reach the run's copy: an added SA is written into its slot's place
+// on the GPU with fresh state, then a new index naming it is published, which each batch reads
+// as it starts; the control waits until no batch reads the index before, and only then may a
+// removed SA's slot be wiped and reused (esp_resident.cu).
 // Persistent mode only. Host-only header.
 #pragma once
 
@@ -27,15 +31,20 @@
 
 namespace tandem::ipsec {
 
-using EspResidentFactory =
-    gpu::GpuFactory<std::unique_ptr<gpu::ResidentRunner>(SaTable&, gpu::ResidentRing&, const gpu::ResidentOptions&),
-                    struct EspResidentTag>;
+class SaControl;
 
-// Throws gpu::GpuError without a usable GPU, or for the DMA mode.
+using EspResidentFactory = gpu::GpuFactory<std::unique_ptr<gpu::ResidentRunner>(
+                                               SaTable&, gpu::ResidentRing&, const gpu::ResidentOptions&, SaControl*),
+                                           struct EspResidentTag>;
+
+// Throws gpu::GpuError without a usable GPU, or for the DMA mode. `control` (null: none): the
+// live updates the runner's copy of the SAs takes while it runs (sa_control.h); it is connected
+// from the runner's construction to its destruction.
 inline std::unique_ptr<gpu::ResidentRunner> make_esp_resident_runner(SaTable& t, gpu::ResidentRing& ring,
-                                                                     const gpu::ResidentOptions& o) {
+                                                                     const gpu::ResidentOptions& o,
+                                                                     SaControl* control = nullptr) {
   gpu::require_available();
-  return EspResidentFactory::create(t, ring, o);
+  return EspResidentFactory::create(t, ring, o, control);
 }
 
 }  // namespace tandem::ipsec

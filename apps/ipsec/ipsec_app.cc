@@ -354,7 +354,7 @@ std::unique_ptr<gpu::FrameRunner> IpsecApp::make_frame_runner(const gpu::FrameOp
 
 std::unique_ptr<gpu::ResidentRunner> IpsecApp::make_resident_runner(gpu::ResidentRing& ring,
                                                                     const gpu::ResidentOptions& o) const {
-  return make_esp_resident_runner(table_, ring, o);
+  return make_esp_resident_runner(table_, ring, o, control_.get());
 }
 
 TableControl* IpsecApp::table_control() {

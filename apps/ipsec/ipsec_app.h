@@ -89,9 +89,9 @@ class IpsecApp final : public ForwardApp {
   bool reference_verdict(const uint8_t* frame, uint32_t len, uint16_t l3_off, uint32_t verdict,
                          uint32_t* want) const override;
 
-  // Live SA updates (sa_control.h), made on the first call. The GPU (the resident path) and the
-  // reference work on copies of the SAs as they were, so runs that take updates stay on the CPU
-  // (`tandem run --control` refuses the others).
+  // Live SA updates (sa_control.h), made on the first call. A resident runner made after it keeps
+  // its copy of the SAs in step (esp_resident.h); the reference (--verify) works on the SAs as
+  // they were, so `tandem run --control` refuses --verify.
   TableControl* table_control() override;
 
  private:

@@ -1,5 +1,7 @@
 #include "apps/ipsec/sa_control.h"
 
+#include <algorithm>
+#include <stdexcept>
 #include <string_view>
 #include <utility>
 
@@ -115,7 +117,41 @@ std::string SaControl::run(SaIndex& index, Op& op, uint32_t* slot) {
   return "";
 }
 
+void SaControl::undo(SaIndex& index, const std::vector<std::pair<bool, uint32_t>>& done) {
+  for (auto it = done.rbegin(); it != done.rend(); ++it) {
+    const auto [link, slot] = *it;
+    const Sa& sa = table_.sa(slot);
+    if (link) {
+      index.unlink(table_, slot);
+      slot_of_.erase(id(sa.dir, sa.spi));
+      aead_.erase(sa, slot);
+      table_.release(slot);  // never published: no reader holds it
+    } else {
+      index.link(table_, slot);
+      slot_of_.emplace(id(sa.dir, sa.spi), slot);
+      aead_.insert(sa, slot);
+    }
+  }
+}
+
+std::vector<uint32_t> SaControl::linked() const {
+  std::vector<uint32_t> v;
+  v.reserve(slot_of_.size());
+  for (const auto& [key, slot] : slot_of_) v.push_back(slot);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+void SaControl::connect_device(SaDeviceCopy* device,
+                               const std::function<void(const std::vector<uint32_t>& linked)>& start) {
+  std::lock_guard<std::mutex> hold(mu_);
+  if (device && device_) throw std::logic_error("SaControl: a device copy is connected already");
+  if (device && start) start(linked());
+  device_ = device;
+}
+
 std::vector<std::string> SaControl::apply(const std::vector<std::string>& lines) {
+  std::lock_guard<std::mutex> hold(mu_);
   std::vector<std::string> result(lines.size());
   SaIndex& standby = *copies_[1 - active_];
   SaIndex& old = *copies_[active_];
@@ -135,7 +171,24 @@ std::vector<std::string> SaControl::apply(const std::vector<std::string>& lines)
     wipe_keys(&op.sa);  // a refused add's keys (an accepted one's moved into the table)
   }
   if (done.empty()) return result;
-  publish(next_version(done.size()), [&] { table_.current_index().store(&standby, std::memory_order_seq_cst); });
+  const uint64_t next = next_version(done.size());
+  if (device_ && !device_stats_.abandoned.load(std::memory_order_relaxed)) {
+    // The GPU's batches read the new index before the host's lookups do: announced first.
+    announce(next);
+    std::vector<uint32_t> added;
+    for (const auto& [link, slot] : done) {
+      if (link) added.push_back(slot);
+    }
+    const std::string why = device_->publish(linked(), added, device_stats_);
+    if (!why.empty()) {
+      undo(standby, done);
+      for (std::string& r : result) {
+        if (r.empty()) r = why;
+      }
+      return result;
+    }
+  }
+  publish(next, [&] { table_.current_index().store(&standby, std::memory_order_seq_cst); });
   // Nobody reads `old` once every worker has passed a quiescent state: it takes the batch too, and
   // no worker holds a removed SA's slot any more.
   wait_for_readers();
@@ -149,6 +202,7 @@ std::vector<std::string> SaControl::apply(const std::vector<std::string>& lines)
   active_ = 1 - active_;
   for (const uint32_t slot : removed) {
     forget_(slot);
+    if (device_) device_->forget(slot);
     table_.release(slot);
   }
   return result;

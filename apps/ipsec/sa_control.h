@@ -19,6 +19,12 @@
 // every copy made from them (the workers' OpenSSL contexts and intel-ipsec-mb key schedules, which
 // `forget` drops); the slot is then free for a later batch.
 //
+// The resident GPU path's copy (apps/ipsec/esp_resident.cu), when a runner is connected, takes
+// each batch before the host publishes it: the added SAs with fresh state, then a new index that
+// its batches read from their next start, and the batch waits until no GPU batch reads the index
+// before it; a removed SA's device copy is wiped with the host's. A batch the device cannot take
+// (no room for an added SA's replay window on the GPU, a failed copy) is undone and refused whole.
+//
 // Refused lines (each names the SPI or the field at fault, never a key): a malformed SA, an SPI
 // there is already in that direction, an outbound AEAD SA under the key of another outbound SA
 // there is (its IVs would repeat; a key that comes back after its SA was removed would repeat them
@@ -29,6 +35,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -37,6 +44,21 @@
 #include "apps/table_control.h"
 
 namespace tandem::ipsec {
+
+// The SAs' copy on the GPU (the resident path), kept in step with a control's batches.
+class SaDeviceCopy {
+ public:
+  virtual ~SaDeviceCopy() = default;
+  // Before a batch is published on the host: the slots in `added` (taken by the batch; no index
+  // names them yet) are copied with their fresh state, then the device's index becomes the SAs in
+  // `linked` (every SA there is after the batch); returns once no GPU batch reads an older index.
+  // "" when done (or when the device copy no longer runs: the GPU failed or the run ended), else
+  // why not, with nothing of the batch in any index the GPU reads.
+  virtual std::string publish(const std::vector<uint32_t>& linked, const std::vector<uint32_t>& added,
+                              ResidentCopyStats& stats) = 0;
+  // A removed SA's slot, which no GPU batch reads any more: its keys are wiped on the device.
+  virtual void forget(uint32_t slot) = 0;
+};
 
 class SaControl final : public PublishingControl {
  public:
@@ -51,6 +73,13 @@ class SaControl final : public PublishingControl {
   // Whether both copies of the index are equal (tests; between batches).
   bool copies_equal() const { return *copies_[0] == *copies_[1]; }
 
+  // The GPU's copy to keep in step from the next batch on (null: none any more). `start` is called
+  // first with the SAs there are (slots), between batches, to make the copy from. At most one is
+  // connected (std::logic_error for a second).
+  void connect_device(SaDeviceCopy* device, const std::function<void(const std::vector<uint32_t>& linked)>& start);
+  bool reaches_gpu_resident() const override { return true; }
+  const ResidentCopyStats* resident_copy() const override { return &device_stats_; }
+
  private:
   struct Op {
     bool add = false;
@@ -63,6 +92,10 @@ class SaControl final : public PublishingControl {
   // Checks op against the SAs there are (with the batch's earlier lines), takes its slot and
   // applies it to `index`; "" with *slot, or why not.
   std::string run(SaIndex& index, Op& op, uint32_t* slot);
+  // Takes back the index operations `done` (in order; true: link) from `index`, latest first: the
+  // table, the index and the bookkeeping as before them.
+  void undo(SaIndex& index, const std::vector<std::pair<bool, uint32_t>>& done);
+  std::vector<uint32_t> linked() const;
 
   SaTable& table_;
   std::function<void(uint32_t)> forget_;
@@ -71,6 +104,9 @@ class SaControl final : public PublishingControl {
   int active_ = 0;
   std::unordered_map<uint64_t, uint32_t> slot_of_;  // id(dir, spi) -> slot, for the SAs there are
   AeadKeys aead_;
+  std::mutex mu_;  // a batch, or a device copy connecting
+  SaDeviceCopy* device_ = nullptr;
+  ResidentCopyStats device_stats_;
 };
 
 }  // namespace tandem::ipsec

@@ -338,3 +338,112 @@ TEST(SaControl, RandomBatchesFollowAReferenceMap) {
 
 }  // namespace
 }  // namespace tandem::ipsec
+
+namespace tandem::ipsec {
+namespace {
+
+// A device copy (the resident path's, sa_control.h) that records what each batch gives it, and
+// refuses batches while `refuse` is set.
+class RecordingDevice final : public SaDeviceCopy {
+ public:
+  std::string publish(const std::vector<uint32_t>& linked, const std::vector<uint32_t>& added,
+                      ResidentCopyStats& stats) override {
+    linked_ = linked;
+    added_ = added;
+    ++calls;
+    if (refuse.empty()) stats.versions.fetch_add(1);
+    return refuse;
+  }
+  void forget(uint32_t slot) override { forgotten.push_back(slot); }
+  std::vector<uint32_t> linked_, added_, forgotten;
+  int calls = 0;
+  std::string refuse;
+};
+
+// The SPI that seals a cleartext frame src -> dst (0: not sealed), on the OpenSSL path.
+uint32_t sealing_spi(const IpsecApp& app, uint32_t src, uint32_t dst) {
+  std::vector<uint8_t> f = clear_frame(src, dst, 120, 1);
+  if (run(app, f, false) != Verdict::port(kPortTunnel)) return 0;
+  uint32_t spi = 0;
+  uint64_t seq = 0;
+  return sa_test::esp_header(f.data(), static_cast<uint32_t>(f.size()), &spi, &seq) ? spi : 0;
+}
+
+TEST(SaControl, ADeviceCopyTakesEachBatchBeforeTheHostOrTheBatchIsUndone) {
+  std::mt19937_64 rng(9);
+  SaFile f;
+  f.path = "test";
+  const Sa a = make_sa(SaDir::kOut, 0x1001, Cipher::kAes128Gcm, rng, prefix(0x0A000001, 32), prefix(0xAC100001, 32));
+  const Sa wide = make_sa(SaDir::kOut, 0x1002, Cipher::kAes128Cbc, rng, prefix(0x0B000000, 8), prefix(0, 0));
+  const Sa in = make_sa(SaDir::kIn, 0x2001, Cipher::kAes128Gcm, rng);
+  f.sas = {a, wide, in};
+  SaTable table(f, 4);
+  IpsecApp app(table);
+  auto* tc = dynamic_cast<SaControl*>(app.table_control());
+  ASSERT_NE(tc, nullptr);
+  EXPECT_TRUE(tc->reaches_gpu_resident());
+  RecordingDevice dev;
+  std::vector<uint32_t> at_start;
+  tc->connect_device(&dev, [&](const std::vector<uint32_t>& linked) { at_start = linked; });
+  EXPECT_EQ(at_start, (std::vector<uint32_t>{0, 1, 2})) << "the device copy starts from the SAs there are";
+  EXPECT_THROW(tc->connect_device(&dev, nullptr), std::logic_error) << "one device copy at a time";
+
+  // A batch the device takes: its slots, what it adds, and the removed SA forgotten after it.
+  const Sa b = make_sa(SaDir::kOut, 0x1003, Cipher::kChacha20Poly1305, rng, prefix(0x0A000001, 32), prefix(0xAC100001, 32));
+  const Sa in2 = make_sa(SaDir::kIn, 0x2002, Cipher::kAes256Gcm, rng);
+  auto r = tc->apply({del_line(a), add_line(b), add_line(in2)});
+  EXPECT_EQ(r, (std::vector<std::string>{"", "", ""}));
+  ASSERT_EQ(dev.calls, 1);
+  ASSERT_EQ(dev.added_.size(), 2u);
+  const uint32_t slot_b = dev.added_[0], slot_in2 = dev.added_[1];
+  EXPECT_EQ(table.sa(slot_b).spi, b.spi);
+  EXPECT_EQ(table.sa(slot_in2).spi, in2.spi);
+  EXPECT_EQ(dev.linked_, (std::vector<uint32_t>{1, 2, std::min(slot_b, slot_in2), std::max(slot_b, slot_in2)}));
+  EXPECT_EQ(dev.forgotten, (std::vector<uint32_t>{0}));
+  EXPECT_EQ(tc->version(), 3u);
+  EXPECT_EQ(tc->resident_copy()->versions.load(), 1u);
+  EXPECT_EQ(sealing_spi(app, 0x0A000001, 0xAC100001), b.spi);
+
+  // A batch the device refuses changes nothing on the host: the lines it applied carry the
+  // device's reason, a line refused on its own keeps its own.
+  dev.refuse = "not applied: the device says no";
+  const Sa c = make_sa(SaDir::kOut, 0x1004, Cipher::kAes128Gcm, rng, prefix(0x0C000001, 32), prefix(0xAC100002, 32));
+  const Sa in3 = make_sa(SaDir::kIn, 0x2003, Cipher::kAes128Gcm, rng);
+  r = tc->apply({del_line(b), add_line(c), "frob", del_line(wide), add_line(in3), del_line(in3)});
+  ASSERT_EQ(r.size(), 6u);
+  EXPECT_EQ(r[0], dev.refuse);
+  EXPECT_EQ(r[1], dev.refuse);
+  EXPECT_NE(r[2].find("unknown command"), std::string::npos) << r[2];
+  EXPECT_EQ(r[3], dev.refuse);
+  EXPECT_EQ(r[4], dev.refuse);
+  EXPECT_EQ(r[5], dev.refuse);
+  EXPECT_EQ(dev.calls, 2);
+  EXPECT_EQ(tc->version(), 3u) << "nothing published";
+  EXPECT_TRUE(tc->copies_equal());
+  EXPECT_EQ(dev.forgotten, (std::vector<uint32_t>{0})) << "nothing forgotten";
+  EXPECT_EQ(sealing_spi(app, 0x0A000001, 0xAC100001), b.spi);
+  EXPECT_EQ(sealing_spi(app, 0x0C000001, 0xAC100002), 0u) << "bypassed: c was never published";
+  EXPECT_EQ(sealing_spi(app, 0x0B010203, 0xAC100002), wide.spi);
+  EXPECT_EQ(table.outbound(), 2u);
+  EXPECT_EQ(table.inbound(), 2u);
+
+  // The same lines again once the device takes them: the SPIs and slots the undone batch had
+  // were given back.
+  dev.refuse.clear();
+  r = tc->apply({del_line(b), add_line(c), del_line(wide), add_line(in3), del_line(in3)});
+  EXPECT_EQ(r, (std::vector<std::string>(5, "")));
+  EXPECT_EQ(tc->version(), 8u);
+  EXPECT_EQ(sealing_spi(app, 0x0C000001, 0xAC100002), c.spi);
+  EXPECT_EQ(sealing_spi(app, 0x0A000001, 0xAC100001), 0u);
+  EXPECT_EQ(sealing_spi(app, 0x0B010203, 0xAC100002), 0u);
+  EXPECT_EQ(dev.forgotten.size(), 4u) << "a, b, wide and in3 (added and removed in one batch)";
+  EXPECT_TRUE(tc->copies_equal());
+
+  // Disconnected: later batches reach the host alone.
+  tc->connect_device(nullptr, nullptr);
+  EXPECT_EQ(tc->apply({del_line(c)}), (std::vector<std::string>{""}));
+  EXPECT_EQ(dev.calls, 3);
+}
+
+}  // namespace
+}  // namespace tandem::ipsec

@@ -91,8 +91,9 @@ class SaTable {
 
   const std::string& path() const { return path_; }
   // Slots up to the highest one used so far: the file's SAs, then added ones. A slot whose SA was
-  // removed holds an empty SA (no key) until it is reused; the GPU paths and the reference, which
-  // copy every slot, run on tables no control changed (`--control` keeps runs on the CPU).
+  // removed holds an empty SA (no key) until it is reused (occupied() tells them apart); the
+  // resident GPU path's copy takes the control's batches (esp_resident.h), and the reference
+  // (--verify) runs on tables no control changed.
   size_t size() const { return used_.load(std::memory_order_relaxed); }
   size_t capacity() const { return sas_.size(); }
   const Sa& sa(uint32_t i) const { return sas_[i]; }

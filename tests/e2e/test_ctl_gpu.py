@@ -2,7 +2,8 @@
 generated traffic on `--device gpu` with --control take changes through `tandem ctl`, and the
 traffic follows them: the ipv4 app's routes all moved to one port, then deleted; the l2 app's
 stations all moved to one port, then deleted (their frames flooded); a fw-router rule that denies
-one route's traffic, then deleted; a dpi drop rule over an alerting word, then deleted. Runs where
+one route's traffic, then deleted; a dpi drop rule over an alerting word, then deleted; the ipsec
+app's outbound SAs deleted, then added again with new keys (its resident path). Runs where
 updates cannot reach the device copy are refused, naming why. Skipped (visibly) without a GPU,
 except the refusals."""
 import json
@@ -60,16 +61,17 @@ def main():
     open(fib, "w").write("\n".join(routes) + "\n")
     base = [T, "run", "--app", "ipv4", "--fib", fib, "--gen", "count=10"]
     sock = os.path.join(d, "r.sock")
-    for extra, want in ((["--device", "gpu", "--gpu-mode", "persistent"], "the persistent kernel runs through table updates"),
-                        (["--device", "gpu", "--gpu-path", "resident"], "not the scheduler's or the resident path's"),
+    for extra, want in ((["--device", "gpu", "--gpu-mode", "persistent"], "the offload path's persistent kernel runs through table updates"),
+                        (["--device", "gpu", "--gpu-path", "resident"], "not the resident path's"),
                         (["--device", "gpu", "--gpus", "0"], "not the resident path's")):
         rc, so, se = run(base + extra + ["--control", sock])
         c.check(rc != 0 and want in se, f"{' '.join(extra)} --control: exit {rc}: {se.strip()[-300:]}")
 
-    # ipsec runs ESP on the GPU through the resident path, whose SA state takes no updates.
-    rc, so, se = run([T, "run", "--app", "ipsec", "--sa-gen", "4", "--gen", "count=10", "--device", "gpu",
-                      "--control", sock])
-    c.check(rc != 0 and "live updates reach its CPU paths only" in se, f"ipsec --device gpu --control: {rc} {se[-300:]}")
+    # ipsec runs ESP on the GPU through the resident path, whose copy of the SAs takes the updates;
+    # the scheduler's copies (one per device) do not.
+    ipsec = [T, "run", "--app", "ipsec", "--sa-gen", "4", "--sa-cipher", "aes-128-gcm", "--gen", "count=10"]
+    rc, so, se = run(ipsec + ["--schedule", "throughput", "--device", "gpu", "--control", sock])
+    c.check(rc != 0 and "not the scheduler's device copies" in se, f"ipsec --schedule --control: {rc} {se[-300:]}")
 
     rc, so, se = run([T, "run", "--app", "ipv4", "--fib", fib, "--gen", "count=10", "--device", "gpu"])
     if "no usable GPU" in se:
@@ -142,6 +144,28 @@ def main():
             f"fw after a GPU fault: on the CPU, accounting: {e} {out.strip()[-300:]}")
     c.check(drops.get("acl_denied", 0) > 1000 and r.get("control", {}).get("version") == 2,
             f"fw after a GPU fault: the rule applied on the CPU: {drops}, {r.get('control')}")
+
+    # ipsec: four SA pairs, cleartext to their selectors; the four outbound SAs deleted (the traffic
+    # bypasses the tunnel), then four new ones with other keys and SPIs for the same selectors
+    # (sealed again), through the resident path's copy of the SAs on the GPU.
+    key = lambda k: "".join(f"{(31 * k + i) & 255:02x}" for i in range(20))
+    r, out = moved_then_deleted(c, T, d, "ipsec", ["--app", "ipsec", "--sa-gen", "4", "--sa-cipher", "aes-128-gcm",
+                                                   "--sa-room", "4", "--ipsec-traffic", "out",
+                                                   "--gen", "count=50000,dst=fib"], sock,
+                                [f"del out {0x10000 + k}" for k in range(4)],
+                                [f"add dir=out spi={0x50000 + k} src=192.0.2.1 dst=198.51.100.1 cipher=aes-128-gcm "
+                                 f"key={key(k)} selector=10.0.0.{k + 1}/32,172.16.0.{k + 1}/32" for k in range(4)])
+    r = r or {}
+    ports, res = r.get("forwarded_per_port", {}), r.get("resident", {})
+    c.check(r.get("balanced") is True and r.get("dropped") == 0 and res.get("cpu_batches") == 0 and
+            res.get("gpu_failed") is False and res.get("batches", 0) > 0,
+            f"ipsec: every batch on the GPU, nothing dropped: {res} {r.get('drops')} {out.strip()[-300:]}")
+    c.check(ports.get("0", 0) > 1000 and ports.get("2", 0) > 1000,
+            f"ipsec: sealed, bypassed while the SAs were gone, sealed again: {ports}")
+    dc = r.get("control", {}).get("device_copy", {})
+    c.check(r.get("control", {}).get("version") == 8 and dc.get("path") == "resident" and dc.get("uploads") == 2 and
+            dc.get("abandoned") is False, f"ipsec: the GPU's copy took both batches: {r.get('control')}")
+    c.check("control: the GPU's copy (resident path): 2 version(s) published" in out, f"ipsec: {out.strip()[-500:]}")
 
     # dpi: a word that alerts; a drop rule over it for a second, then deleted. Frames of 300 bytes:
     # every payload fits the GPU's items (a longer one is matched by the worker on the host).
