@@ -31,7 +31,8 @@ using resident::RankedSa;
 using resident::SpiEntry;
 
 // Ring blocks kept for each slot without an SA when the run starts (an SA added while running
-// takes its window's blocks from them): windows up to 4,032 packets each, or fewer larger ones.
+// takes its window's blocks from them, or from those of windows removed in earlier batches):
+// windows up to 4,032 packets each, or fewer larger ones.
 constexpr uint64_t kBlocksPerFreeSlot = 64;
 
 // Room in the windows' rings (one device array and its host copy): first fit, freed ranges merged.
@@ -85,7 +86,7 @@ T* device_pointer(T* host) {
 // which no index names until then; the index is rebuilt whole per batch of updates into the one of
 // two buffers no GPU batch reads.
 struct EspResidentState : SaDeviceCopy {
-  EspResidentState(SaTable& t, gpu::ResidentRing& ring, const gpu::ResidentOptions& o, SaControl* control)
+  EspResidentState(SaTable& t, gpu::ResidentRing& ring, SaControl* control)
       : table(t), control(control), exited(ring.exited_word()) {
     // The state lives on the ring's GPU: select it before the first allocation (the runner base,
     // which selects it too, is made after this one).
@@ -96,20 +97,6 @@ struct EspResidentState : SaDeviceCopy {
     held.assign(cap, 0);
     ring_at.assign(cap, BlockPool::kNone);
     info.assign(cap, DevSa{});
-    uint64_t pool_blocks = 0;
-    for (uint32_t i = 0; i < t.size(); ++i) {
-      if (!t.occupied(i)) {
-        pool_blocks += kBlocksPerFreeSlot;
-      } else if (const ReplayWindow* w = t.window(i)) {
-        pool_blocks += w->blocks().size();
-      }
-    }
-    pool_blocks += uint64_t{cap - t.size()} * kBlocksPerFreeSlot;
-    pool = BlockPool(pool_blocks);
-    d_blocks.resize(std::max<uint64_t>(pool_blocks, 1));
-    host_blocks.resize(d_blocks.size(), cudaHostAllocMapped);
-    std::fill(host_blocks.get(), host_blocks.get() + host_blocks.size(), 0);
-    TANDEM_CUDA_CHECK(cudaMemset(d_blocks.get(), 0, d_blocks.size() * sizeof(uint64_t)));
     d_keys.resize(cap);
     d_tunnels.resize(cap);
     d_sas.resize(cap);
@@ -126,7 +113,8 @@ struct EspResidentState : SaDeviceCopy {
       x.root.resize(1);
     }
     root_word.resize(1, cudaHostAllocMapped);
-    const int blocks = gpu::ResidentRunnerImpl<EspResidentCore>::worker_blocks(o) + 1;
+    // The grid the runner launches: its worker blocks (from the ring's options, as the runner's) and the dispatcher.
+    const int blocks = gpu::ResidentRunnerImpl<EspResidentCore>::worker_blocks(ring.options()) + 1;
     reading.resize(blocks, cudaHostAllocMapped);
     std::fill(reading.get(), reading.get() + blocks, 0ull);
 
@@ -157,6 +145,18 @@ struct EspResidentState : SaDeviceCopy {
     // The SAs there are now, and the first index: under the control's lock, so that no batch of
     // updates falls between the copy and its connection.
     const auto start = [&](const std::vector<uint32_t>& linked) {
+      // The windows' pool: the blocks of the windows there are, and kBlocksPerFreeSlot for each
+      // slot without an SA. Sized here, with no batch of updates running.
+      uint64_t pool_blocks = uint64_t{cap - linked.size()} * kBlocksPerFreeSlot;
+      for (const uint32_t i : linked) {
+        if (const ReplayWindow* w = t.window(i)) pool_blocks += w->blocks().size();
+      }
+      pool = BlockPool(pool_blocks);
+      pool_size = pool_blocks;
+      d_blocks.resize(std::max<uint64_t>(pool_blocks, 1));
+      host_blocks.resize(d_blocks.size(), cudaHostAllocMapped);
+      std::fill(host_blocks.get(), host_blocks.get() + host_blocks.size(), 0);
+      TANDEM_CUDA_CHECK(cudaMemset(d_blocks.get(), 0, d_blocks.size() * sizeof(uint64_t)));
       for (const uint32_t i : linked) write_slot(i, take_ring(i));
       TANDEM_CUDA_CHECK(cudaStreamSynchronize(copies->get()));
       for (const uint32_t i : linked) held[i] = 1;
@@ -286,6 +286,7 @@ struct EspResidentState : SaDeviceCopy {
       stats.abandoned.store(true);
       return "";
     }
+    cudaSetDevice(gpu_index);  // the control thread's current device may be another
     const uint64_t t0 = now_ns();
     bytes = 0;
     std::vector<uint64_t> at(added.size(), BlockPool::kNone);
@@ -302,8 +303,9 @@ struct EspResidentState : SaDeviceCopy {
       if (at[k] == BlockPool::kNone) {
         give_rings();
         return "not applied: no room on the GPU for inbound SA spi " + std::to_string(sa.spi) + "'s replay window of " +
-               std::to_string(sa.replay_window) + " packets (the resident path keeps " +
-               std::to_string(kBlocksPerFreeSlot * 64) + " packets' worth per free slot)";
+               std::to_string(sa.replay_window) + " packets (the resident path's pool of " + std::to_string(pool_size) +
+               " window blocks: " + std::to_string(kBlocksPerFreeSlot) +
+               " for each slot free at the start, and the windows of SAs removed in earlier batches)";
       }
     }
     const int next = 1 - current;
@@ -360,6 +362,7 @@ struct EspResidentState : SaDeviceCopy {
     }
     info[i] = DevSa{};
     if (closed) return;
+    cudaSetDevice(gpu_index);
     // Best effort on a failed GPU: its memory goes with the context.
     cudaMemsetAsync(d_keys.get() + i, 0, sizeof(EspSaKeys), copies->get());
     cudaMemsetAsync(d_sas.get() + i, 0, sizeof(DevSa), copies->get());
@@ -451,6 +454,7 @@ struct EspResidentState : SaDeviceCopy {
   std::vector<DevSa> info;              // per slot, as on the device
   std::vector<uint64_t> ring_at;        // per slot: its window's first block in the pool, or kNone
   BlockPool pool{0};
+  uint64_t pool_size = 0;
   uint64_t bytes = 0;  // uploaded by the batch of updates being published
   gpu::DeviceBuffer<EspSaKeys> d_keys;
   gpu::DeviceBuffer<EspTunnel> d_tunnels;
@@ -470,7 +474,7 @@ struct EspResidentState : SaDeviceCopy {
 class EspResidentRunner final : private EspResidentState, public gpu::ResidentRunnerImpl<EspResidentCore> {
  public:
   EspResidentRunner(SaTable& t, gpu::ResidentRing& ring, const gpu::ResidentOptions& o, SaControl* control)
-      : EspResidentState(t, ring, o, control), gpu::ResidentRunnerImpl<EspResidentCore>(core, ring, o) {}
+      : EspResidentState(t, ring, control), gpu::ResidentRunnerImpl<EspResidentCore>(core, ring, o) {}
   ~EspResidentRunner() override { stop(); }
 
   std::string describe() const override {

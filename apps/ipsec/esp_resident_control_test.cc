@@ -33,11 +33,13 @@ using sa_test::Plan;
 using sa_test::Seen;
 using sa_test::Sent;
 
-constexpr uint64_t kFrames = 60000;
-constexpr double kRate = 40000;         // frames a second: the run takes 1.5 s
+constexpr uint64_t kFrames = 80000;
+constexpr double kRate = 40000;         // frames a second: the run takes 2 s
 constexpr double kFirstBatchS = 0.1;    // the control's first batch, after the run starts
 constexpr double kBatchesS = 1.2;       // the time over which it sends the plan's batches
-constexpr uint32_t kBatch = 64, kSlots = 4;
+// Small batches and few slots: a frame's receipt stamp (below) reaches back at most
+// (kSlots + 1) * kBatch = 80 frames, 2 ms, a quarter of the time between the control's batches.
+constexpr uint32_t kBatch = 16, kSlots = 4;
 
 // The frames, made before the run, as a peer and the protected hosts send them: frame k's Sent in
 // sent[k] (its `lo` is set after the run) and k * 1000 as its timestamp, by which the sink knows
@@ -144,6 +146,7 @@ void updates_on_the_resident_path(bool cpu, uint64_t fault_at) {
   cfg.ring.fault_at_batch = fault_at;
   cfg.cpu = cpu;
   cfg.rate_pps = kRate;
+  cfg.rx_hold_ns = 1000000;  // full batches at this rate: batch 600 comes 0.24 s in, mid-plan
   cfg.sink = &sink;
   cfg.ports = app.ports();
   cfg.rcu = &rcu;
@@ -224,7 +227,7 @@ TEST(EspResidentControl, SaUpdatesWhileTheGpuForwardsMisuseNoSa) {
 
 TEST(EspResidentControl, AGpuFaultDuringSaUpdatesHandsTheRestToTheCpu) {
   TANDEM_REQUIRE_GPU();
-  updates_on_the_resident_path(false, 300);
+  updates_on_the_resident_path(false, 600);
 }
 
 }  // namespace

@@ -182,6 +182,7 @@ std::vector<std::string> SaControl::apply(const std::vector<std::string>& lines)
     const std::string why = device_->publish(linked(), added, device_stats_);
     if (!why.empty()) {
       undo(standby, done);
+      announce(version());  // nothing of `next` is read anywhere: publishing() comes back down
       for (std::string& r : result) {
         if (r.empty()) r = why;
       }
