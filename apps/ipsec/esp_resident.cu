@@ -112,11 +112,12 @@ struct EspResidentState : SaDeviceCopy {
       x.prefixed.resize(cap);
       x.root.resize(1);
     }
-    root_word.resize(1, cudaHostAllocMapped);
+    d_root.resize(1);
     // The grid the runner launches: its worker blocks (from the ring's options, as the runner's) and the dispatcher.
     const int blocks = gpu::ResidentRunnerImpl<EspResidentCore>::worker_blocks(ring.options()) + 1;
-    reading.resize(blocks, cudaHostAllocMapped);
-    std::fill(reading.get(), reading.get() + blocks, 0ull);
+    reading.resize(size_t(blocks) * resident::kReadingStride);
+    seen.assign(reading.size(), 0);
+    TANDEM_CUDA_CHECK(cudaMemset(reading.get(), 0, reading.size() * sizeof(unsigned long long)));
 
     const size_t per_batch = size_t(blocks) * ring.batch();  // indexed by block: the dispatcher's share is unused
     frames.resize(per_batch);
@@ -130,8 +131,10 @@ struct EspResidentState : SaDeviceCopy {
     core.tables = &crypto::aes_tables();
     core.sas = d_sas.get();
     core.n_sas = cap;
-    core.root = device_pointer(root_word.get());
-    core.reading = device_pointer(reading.get());
+    core.root = d_root.get();
+    core.reading = reading.get();
+    // Without a control the index never changes: the kernel reads it with no announcement.
+    core.fixed = control ? nullptr : index[0].root.get();
     core.next_seq = d_next.get();
     core.top = d_top.get();
     core.host_next = device_pointer(host_next.get());
@@ -161,8 +164,9 @@ struct EspResidentState : SaDeviceCopy {
       TANDEM_CUDA_CHECK(cudaStreamSynchronize(copies->get()));
       for (const uint32_t i : linked) held[i] = 1;
       build_index(linked, 0);
+      const auto p = reinterpret_cast<unsigned long long>(index[0].root.get());
+      copy_up(d_root.get(), &p, 1);
       TANDEM_CUDA_CHECK(cudaStreamSynchronize(copies->get()));
-      *root_word.get() = reinterpret_cast<unsigned long long>(index[0].root.get());
     };
     // Last: once connected, the control calls into this.
     if (control) {
@@ -326,9 +330,16 @@ struct EspResidentState : SaDeviceCopy {
       }
       return std::string("not applied: the SAs could not be copied to the GPU (") + e.what() + ")";
     }
-    for (const uint32_t i : added) held[i] = 1;
     const auto p = reinterpret_cast<unsigned long long>(index[next].root.get());
-    __atomic_store_n(root_word.get(), p, __ATOMIC_SEQ_CST);
+    if (cudaMemcpyAsync(d_root.get(), &p, sizeof p, cudaMemcpyHostToDevice, copies->get()) != cudaSuccess ||
+        cudaStreamSynchronize(copies->get()) != cudaSuccess) {
+      // Not stored, or stored and no batch will run again: either way the host's copy is the one
+      // read from now on (the receive threads finish on the CPU).
+      give_rings();
+      stats.abandoned.store(true);
+      return "";
+    }
+    for (const uint32_t i : added) held[i] = 1;
     current = next;
     const uint64_t t1 = now_ns();
     hold.unlock();
@@ -342,13 +353,16 @@ struct EspResidentState : SaDeviceCopy {
 
   // Until every worker block reads index p or none (or the kernel ended: it reads nothing).
   void wait_for_blocks(unsigned long long p) {
+    const size_t bytes_read = reading.size() * sizeof(unsigned long long);
     for (;;) {
-      bool clear = true;
-      for (size_t b = 0; b < reading.size() && clear; ++b) {
-        const unsigned long long r = __atomic_load_n(reading.get() + b, __ATOMIC_SEQ_CST);
-        clear = r == 0 || r == p;
+      if (closed || __atomic_load_n(exited, __ATOMIC_ACQUIRE) == 1) return;
+      if (cudaMemcpyAsync(seen.data(), reading.get(), bytes_read, cudaMemcpyDeviceToHost, copies->get()) != cudaSuccess ||
+          cudaStreamSynchronize(copies->get()) != cudaSuccess) {
+        return;  // a failed GPU runs no batch any more
       }
-      if (clear || closed || __atomic_load_n(exited, __ATOMIC_ACQUIRE) == 1) return;
+      bool clear = true;
+      for (size_t b = 0; b < seen.size() && clear; b += resident::kReadingStride) clear = seen[b] == 0 || seen[b] == p;
+      if (clear) return;
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
   }
@@ -463,7 +477,8 @@ struct EspResidentState : SaDeviceCopy {
   gpu::PinnedBuffer<uint64_t> host_next, host_top, host_blocks;
   IndexBuffers index[2];
   int current = 0;
-  gpu::PinnedBuffer<unsigned long long> root_word, reading;
+  gpu::DeviceBuffer<unsigned long long> d_root, reading;  // the kernel's (EspResidentCore::enter)
+  std::vector<unsigned long long> seen;                   // the control thread's copy of `reading`
   gpu::DeviceBuffer<FrameState> frames;
   gpu::DeviceBuffer<uint32_t> order_sa;
   gpu::DeviceBuffer<uint16_t> order_frame;

@@ -134,7 +134,8 @@ struct DeviceBlocks {
   }
 };
 
-constexpr uint32_t kTurnStride = 32;  // the two turn counters on separate 256-byte lines
+constexpr uint32_t kTurnStride = 32;
+constexpr uint32_t kReadingStride = 16;  // a block's announcement on a 128-byte line of its own  // the two turn counters on separate 256-byte lines
 
 struct EspResidentCore {
   using WholeBatch = gpu::resident::WholeBatch;  // a whole-batch core (gpu/resident_kernels.cuh)
@@ -146,12 +147,15 @@ struct EspResidentCore {
   const crypto::AesTables* tables = nullptr;
   const DevSa* sas = nullptr;
   uint64_t n_sas = 0;
-  // The current index: a word in host memory (the device's address of it) holding the device
-  // address of an EspIndex. Each worker block announces the index it reads in `reading` (host
-  // memory, a word per block, 0 while it reads none) before it reads it, so that the host knows
-  // when an index it replaced, and the slots only it named, are no longer read (hazard pointers).
+  // The current index, with live updates (SaControl): a word in device memory holding the device
+  // address of an EspIndex, which the control thread replaces (a copy). Each worker block
+  // announces the index it reads in `reading` (device memory, a word every kReadingStride per
+  // block, 0 while it reads none) before it reads it, so that the control thread, which polls
+  // them, knows when an index it replaced, and the slots only it named, are no longer read
+  // (hazard pointers). Without live updates `fixed` is the one index, read with no announcement.
   unsigned long long* root = nullptr;
   unsigned long long* reading = nullptr;
+  const EspIndex* fixed = nullptr;
   // The per-SA state in device memory, and its copy in host memory (mapped).
   uint64_t* next_seq = nullptr;
   uint64_t* top = nullptr;
@@ -172,14 +176,16 @@ struct EspResidentCore {
   // Thread 0: announces the current index, then returns it once it is still the current one (an
   // index the host replaced after the announcement is read by nobody once the host has seen this
   // block announce the new one or none). The acquire loads also drop the SM's L1 lines, so that
-  // slots that took new SAs are read as the host wrote them.
+  // slots that took new SAs are read as the host wrote them. Device scope: the control thread's
+  // copies reach the device through its L2, as these loads and stores do.
   __device__ EspIndex enter() const {
-    cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> current(*root);
-    cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> mine(reading[blockIdx.x]);
+    if (fixed) return *fixed;
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> current(*root);
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> mine(reading[blockIdx.x * kReadingStride]);
     unsigned long long p = current.load(cuda::std::memory_order_acquire);
     for (;;) {
       mine.store(p, cuda::std::memory_order_relaxed);
-      cuda::atomic_thread_fence(cuda::std::memory_order_seq_cst, cuda::thread_scope_system);
+      cuda::atomic_thread_fence(cuda::std::memory_order_seq_cst, cuda::thread_scope_device);
       const unsigned long long again = current.load(cuda::std::memory_order_acquire);
       if (again == p) break;
       p = again;
@@ -188,7 +194,8 @@ struct EspResidentCore {
   }
   // Thread 0, after every thread of the block is done with the batch's SAs.
   __device__ void leave() const {
-    cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>(reading[blockIdx.x])
+    if (fixed) return;
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(reading[blockIdx.x * kReadingStride])
         .store(0, cuda::std::memory_order_release);
   }
 
