@@ -22,7 +22,6 @@ namespace {
 
 using resident::DevSa;
 using resident::EspIndex;
-using resident::EspResidentCore;
 using resident::FrameState;
 using resident::kPairKey;
 using resident::kTurnStride;
@@ -85,7 +84,9 @@ T* device_pointer(T* host) {
 // place on the device from the start: an SA added while running is written into its slot's place,
 // which no index names until then; the index is rebuilt whole per batch of updates into the one of
 // two buffers no GPU batch reads.
+template <bool kLive>
 struct EspResidentState : SaDeviceCopy {
+  using EspResidentCore = resident::EspResidentCore<kLive>;
   EspResidentState(SaTable& t, gpu::ResidentRing& ring, SaControl* control)
       : table(t), control(control), exited(ring.exited_word()) {
     // The state lives on the ring's GPU: select it before the first allocation (the runner base,
@@ -133,8 +134,7 @@ struct EspResidentState : SaDeviceCopy {
     core.n_sas = cap;
     core.root = d_root.get();
     core.reading = reading.get();
-    // Without a control the index never changes: the kernel reads it with no announcement.
-    core.fixed = control ? nullptr : index[0].root.get();
+
     core.next_seq = d_next.get();
     core.top = d_top.get();
     core.host_next = device_pointer(host_next.get());
@@ -167,6 +167,7 @@ struct EspResidentState : SaDeviceCopy {
       const auto p = reinterpret_cast<unsigned long long>(index[0].root.get());
       copy_up(d_root.get(), &p, 1);
       TANDEM_CUDA_CHECK(cudaStreamSynchronize(copies->get()));
+      core.fixed = index[0].host;  // without a control, the one index (EspResidentCore<false>)
     };
     // Last: once connected, the control calls into this.
     if (control) {
@@ -486,24 +487,36 @@ struct EspResidentState : SaDeviceCopy {
   EspResidentCore core;
 };
 
-class EspResidentRunner final : private EspResidentState, public gpu::ResidentRunnerImpl<EspResidentCore> {
+template <bool kLive>
+class EspResidentRunner final : private EspResidentState<kLive>,
+                                public gpu::ResidentRunnerImpl<resident::EspResidentCore<kLive>> {
+  using State = EspResidentState<kLive>;
+  using Impl = gpu::ResidentRunnerImpl<resident::EspResidentCore<kLive>>;
+
  public:
   EspResidentRunner(SaTable& t, gpu::ResidentRing& ring, const gpu::ResidentOptions& o, SaControl* control)
-      : EspResidentState(t, ring, control), gpu::ResidentRunnerImpl<EspResidentCore>(core, ring, o) {}
-  ~EspResidentRunner() override { stop(); }
+      : State(t, ring, control), Impl(State::core, ring, o) {}
+  ~EspResidentRunner() override { Impl::stop(); }
 
   std::string describe() const override {
-    return gpu::ResidentRunnerImpl<EspResidentCore>::describe() + ", ESP state on the GPU";
+    return Impl::describe() + ", ESP state on the GPU" + (kLive ? ", taking live SA updates" : "");
   }
-  void release_state(const uint32_t* keys, size_t n) override { release(keys, n); }
-  bool adopt_state(const uint32_t* keys, size_t n) override { return adopt(keys, n); }
+  void release_state(const uint32_t* keys, size_t n) override { State::release(keys, n); }
+  bool adopt_state(const uint32_t* keys, size_t n) override { return State::adopt(keys, n); }
 
  private:
-  void before_cpu_fallback() override { to_host(); }
-  void after_clean_stop() override { to_host(); }
+  void before_cpu_fallback() override { State::to_host(); }
+  void after_clean_stop() override { State::to_host(); }
 };
 
-const EspResidentFactory::Registrar registered{&EspResidentFactory::make<EspResidentRunner>};
+// A run that takes live updates gets the kernel that announces the index each batch reads.
+std::unique_ptr<gpu::ResidentRunner> make_runner(SaTable& t, gpu::ResidentRing& ring, const gpu::ResidentOptions& o,
+                                                 SaControl* control) {
+  if (control) return std::make_unique<EspResidentRunner<true>>(t, ring, o, control);
+  return std::make_unique<EspResidentRunner<false>>(t, ring, o, control);
+}
+
+const EspResidentFactory::Registrar registered{&make_runner};
 
 }  // namespace
 }  // namespace tandem::ipsec

@@ -134,9 +134,13 @@ struct DeviceBlocks {
   }
 };
 
-constexpr uint32_t kTurnStride = 32;
-constexpr uint32_t kReadingStride = 16;  // a block's announcement on a 128-byte line of its own  // the two turn counters on separate 256-byte lines
+constexpr uint32_t kTurnStride = 32;  // the two turn counters on separate 256-byte lines
+constexpr uint32_t kReadingStride = 16;  // a block's announcement on a 128-byte line of its own
 
+// kLive: with live updates (SaControl), the index a batch reads is the current one when the batch
+// starts, announced (enter/leave); without, `fixed` is the one index, a kernel parameter like the
+// rest, and a run pays nothing for updates it does not take.
+template <bool kLive>
 struct EspResidentCore {
   using WholeBatch = gpu::resident::WholeBatch;  // a whole-batch core (gpu/resident_kernels.cuh)
 
@@ -152,10 +156,10 @@ struct EspResidentCore {
   // announces the index it reads in `reading` (device memory, a word every kReadingStride per
   // block, 0 while it reads none) before it reads it, so that the control thread, which polls
   // them, knows when an index it replaced, and the slots only it named, are no longer read
-  // (hazard pointers). Without live updates `fixed` is the one index, read with no announcement.
+  // (hazard pointers). Without live updates `fixed` is the one index.
   unsigned long long* root = nullptr;
   unsigned long long* reading = nullptr;
-  const EspIndex* fixed = nullptr;
+  EspIndex fixed{};
   // The per-SA state in device memory, and its copy in host memory (mapped).
   uint64_t* next_seq = nullptr;
   uint64_t* top = nullptr;
@@ -179,7 +183,6 @@ struct EspResidentCore {
   // slots that took new SAs are read as the host wrote them. Device scope: the control thread's
   // copies reach the device through its L2, as these loads and stores do.
   __device__ EspIndex enter() const {
-    if (fixed) return *fixed;
     cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> current(*root);
     cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> mine(reading[blockIdx.x * kReadingStride]);
     unsigned long long p = current.load(cuda::std::memory_order_acquire);
@@ -194,7 +197,6 @@ struct EspResidentCore {
   }
   // Thread 0, after every thread of the block is done with the batch's SAs.
   __device__ void leave() const {
-    if (fixed) return;
     cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(reading[blockIdx.x * kReadingStride])
         .store(0, cuda::std::memory_order_release);
   }
@@ -465,12 +467,20 @@ struct EspResidentCore {
   }
 
   __device__ void process_batch(const gpu::resident::WholeBatch& b) const {
+    if constexpr (kLive) {
+      __shared__ EspIndex current;
+      if (threadIdx.x == 0) current = enter();
+      __syncthreads();
+      process_batch(b, current);
+    } else {
+      process_batch(b, fixed);
+    }
+  }
+
+  __device__ void process_batch(const gpu::resident::WholeBatch& b, const EspIndex& index) const {
     __shared__ GroupTemp sort_temp;
-    __shared__ EspIndex index;
     FrameState* const st = frames + size_t{blockIdx.x} * batch;
     const SaOrder o{order_sa + size_t{blockIdx.x} * batch, order_frame + size_t{blockIdx.x} * batch};
-    if (threadIdx.x == 0) index = enter();
-    __syncthreads();
     for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) st[i] = classify(index, b.work + b.offsets[i], b.lengths[i]);
     __syncthreads();
     const uint32_t m = group(st, b.n, o, sort_temp);
@@ -485,7 +495,7 @@ struct EspResidentCore {
     }
     __syncthreads();
     ordered(1, b.ticket, [&] { accept(st, m, o); });  // ends with __syncthreads(): every thread is done with the SAs
-    if (threadIdx.x == 0) leave();
+    if (kLive && threadIdx.x == 0) leave();
     for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) {
       const uint32_t v = st[i].verdict;
       b.verdicts[i] = v;
