@@ -111,6 +111,7 @@ struct EspResidentState : SaDeviceCopy {
       x.spis.resize(cap);
       x.pairs.resize(cap);
       x.prefixed.resize(cap);
+      x.pair_ranks.resize(cap);
       x.root.resize(1);
     }
     d_root.resize(1);
@@ -160,6 +161,8 @@ struct EspResidentState : SaDeviceCopy {
       host_blocks.resize(d_blocks.size(), cudaHostAllocMapped);
       std::fill(host_blocks.get(), host_blocks.get() + host_blocks.size(), 0);
       TANDEM_CUDA_CHECK(cudaMemset(d_blocks.get(), 0, d_blocks.size() * sizeof(uint64_t)));
+      core.blocks = d_blocks.get();
+      core.host_blocks = device_pointer(host_blocks.get());
       for (const uint32_t i : linked) write_slot(i, take_ring(i));
       TANDEM_CUDA_CHECK(cudaStreamSynchronize(copies->get()));
       for (const uint32_t i : linked) held[i] = 1;
@@ -210,12 +213,11 @@ struct EspResidentState : SaDeviceCopy {
         if (at == BlockPool::kNone) throw gpu::GpuError("no room for a replay window");
         d.window = w->size();
         d.blocks = static_cast<uint32_t>(w->blocks().size());
-        d.ring = d_blocks.get() + at;
-        d.host_ring = device_pointer(host_blocks.get()) + at;
+        d.block0 = static_cast<uint32_t>(at);
         std::copy(w->blocks().begin(), w->blocks().end(), host_blocks.get() + at);
         host_top[i] = w->top();
         bytes += d.blocks * sizeof(uint64_t);
-        copy_up(d.ring, host_blocks.get() + at, d.blocks);
+        copy_up(d_blocks.get() + at, host_blocks.get() + at, d.blocks);
       }
     } else {
       host_next[i] = table.peek_seq(i);
@@ -260,27 +262,30 @@ struct EspResidentState : SaDeviceCopy {
     std::sort(spis.begin(), spis.end(), [](const SpiEntry& a, const SpiEntry& b) { return a.spi < b.spi; });
     std::sort(prefixed.begin(), prefixed.end(), [](const RankedSa& a, const RankedSa& b) { return a.rank < b.rank; });
     std::vector<PairEntry> pairs;
+    std::vector<uint64_t> pair_ranks;
     for (const auto& [key, first] : by_pair) {  // std::map's order is compare_key's
       PairEntry e{};
       std::memcpy(e.key, key.data(), kPairKey);
-      e.rank = first.first;
       e.sa = first.second;
       pairs.push_back(e);
+      pair_ranks.push_back(first.first);
     }
     IndexBuffers& x = index[b];
     x.host.spis = x.spis.get();
     x.host.pairs = x.pairs.get();
     x.host.prefixed = x.prefixed.get();
+    x.host.pair_ranks = x.pair_ranks.get();
     x.host.n_spis = static_cast<uint32_t>(spis.size());
     x.host.n_pairs = static_cast<uint32_t>(pairs.size());
     x.host.n_prefixed = static_cast<uint32_t>(prefixed.size());
     copy_up(x.spis.get(), spis.data(), spis.size());
     copy_up(x.pairs.get(), pairs.data(), pairs.size());
     copy_up(x.prefixed.get(), prefixed.data(), prefixed.size());
+    copy_up(x.pair_ranks.get(), pair_ranks.data(), pair_ranks.size());
     copy_up(x.root.get(), &x.host, 1);
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(copies->get()));
     bytes += spis.size() * sizeof(SpiEntry) + pairs.size() * sizeof(PairEntry) + prefixed.size() * sizeof(RankedSa) +
-             sizeof(EspIndex);
+             pair_ranks.size() * sizeof(uint64_t) + sizeof(EspIndex);
   }
 
   // SaDeviceCopy: a batch of updates, before the host publishes it.
@@ -454,6 +459,7 @@ struct EspResidentState : SaDeviceCopy {
     gpu::DeviceBuffer<SpiEntry> spis;
     gpu::DeviceBuffer<PairEntry> pairs;
     gpu::DeviceBuffer<RankedSa> prefixed;
+    gpu::DeviceBuffer<uint64_t> pair_ranks;
     gpu::DeviceBuffer<EspIndex> root;
     EspIndex host{};
   };

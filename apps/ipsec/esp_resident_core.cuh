@@ -22,10 +22,10 @@ struct DevSa {
   uint8_t sel_family;
   uint8_t sel_src_len, sel_dst_len;
   uint8_t pad[3];
-  uint32_t window;       // inbound: packets; 0: no replay check
-  uint32_t blocks;       // ring blocks (a power of two)
-  uint64_t* ring;        // its window's ring of blocks (device memory)
-  uint64_t* host_ring;   // their copy in host memory (the device's address of it)
+  uint32_t window;  // inbound: packets; 0: no replay check
+  uint32_t block0;  // its ring's first block in the pool of every window's blocks
+  uint32_t blocks;  // ring blocks (a power of two)
+  uint32_t pad2;
   uint8_t sel_src[16], sel_dst[16];
 };
 
@@ -46,7 +46,6 @@ struct PairEntry {
   uint8_t key[kPairKey];
   uint8_t pad[3];
   uint32_t sa;
-  uint64_t rank;
 };
 
 // One version of the index from selectors and SPIs to slots, in device memory: what a batch looks
@@ -55,6 +54,7 @@ struct EspIndex {
   const SpiEntry* spis;      // inbound SAs, sorted by SPI
   const PairEntry* pairs;    // host-pair selectors, sorted by key
   const RankedSa* prefixed;  // outbound SAs with shorter prefixes, in the SPD order
+  const uint64_t* pair_ranks;  // pairs[k]'s SA's place in the SPD order (read only with prefixed SAs)
   uint32_t n_spis, n_pairs, n_prefixed, pad;
 };
 
@@ -163,8 +163,10 @@ struct EspResidentCore {
   // The per-SA state in device memory, and its copy in host memory (mapped).
   uint64_t* next_seq = nullptr;
   uint64_t* top = nullptr;
+  uint64_t* blocks = nullptr;  // the windows' rings (DevSa::block0), a pool shared by every slot
   uint64_t* host_next = nullptr;
   uint64_t* host_top = nullptr;
+  uint64_t* host_blocks = nullptr;
   FrameState* frames = nullptr;  // `batch` per worker block, by block index
   uint32_t* order_sa = nullptr;   // SaOrder, `batch` per worker block
   uint16_t* order_frame = nullptr;
@@ -237,7 +239,7 @@ struct EspResidentCore {
       }
       if (lo < x.n_pairs && compare_key(x.pairs[lo].key, key) == 0) {
         best = x.pairs[lo].sa;
-        best_rank = x.pairs[lo].rank;
+        if (x.n_prefixed) best_rank = x.pair_ranks[lo];
       }
     }
     for (uint64_t k = 0; k < x.n_prefixed; ++k) {
@@ -413,7 +415,7 @@ struct EspResidentCore {
       if (first.kind != kInbound || first.rank != 0) continue;
       const uint32_t sa = first.sa;
       const DevSa& a = sas[sa];
-      DeviceBlocks ring{a.ring, uint64_t{a.blocks} - 1};
+      DeviceBlocks ring{blocks + a.block0, uint64_t{a.blocks} - 1};
       uint64_t t = a.window ? __ldcg(top + sa) : 0;
       for (uint32_t q = p; q < p + first.count; ++q) {
         FrameState& f = st[o.frame[q]];
@@ -442,7 +444,7 @@ struct EspResidentCore {
         host_top[sa] = t;
         __threadfence_system();
         for (uint64_t b = 0; b < a.blocks; ++b) {
-          if (ring.touched >> (b & 63) & 1) a.host_ring[b] = __ldcg(a.ring + b);
+          if (ring.touched >> (b & 63) & 1) host_blocks[a.block0 + b] = __ldcg(blocks + a.block0 + b);
         }
       }
     }
