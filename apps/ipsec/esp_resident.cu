@@ -105,8 +105,8 @@ struct EspResidentState : SaDeviceCopy {
     d_top.resize(cap);
     host_next.resize(cap, cudaHostAllocMapped);
     host_top.resize(cap, cudaHostAllocMapped);
-    TANDEM_CUDA_CHECK(cudaMemset(d_keys.get(), 0, cap * sizeof(EspSaKeys)));
-    TANDEM_CUDA_CHECK(cudaMemset(d_sas.get(), 0, cap * sizeof(DevSa)));
+    TANDEM_CUDA_CHECK(cudaMemsetAsync(d_keys.get(), 0, cap * sizeof(EspSaKeys), copies->get()));
+    TANDEM_CUDA_CHECK(cudaMemsetAsync(d_sas.get(), 0, cap * sizeof(DevSa), copies->get()));
     for (auto& x : index) {
       x.spis.resize(cap);
       x.pairs.resize(cap);
@@ -119,14 +119,14 @@ struct EspResidentState : SaDeviceCopy {
     const int blocks = gpu::ResidentRunnerImpl<EspResidentCore>::worker_blocks(ring.options()) + 1;
     reading.resize(size_t(blocks) * resident::kReadingStride);
     seen.assign(reading.size(), 0);
-    TANDEM_CUDA_CHECK(cudaMemset(reading.get(), 0, reading.size() * sizeof(unsigned long long)));
+    TANDEM_CUDA_CHECK(cudaMemsetAsync(reading.get(), 0, reading.size() * sizeof(unsigned long long), copies->get()));
 
     const size_t per_batch = size_t(blocks) * ring.batch();  // indexed by block: the dispatcher's share is unused
     frames.resize(per_batch);
     order_sa.resize(per_batch);
     order_frame.resize(per_batch);
     turns.resize(2 * kTurnStride);
-    TANDEM_CUDA_CHECK(cudaMemset(turns.get(), 0, 2 * kTurnStride * sizeof(unsigned long long)));
+    TANDEM_CUDA_CHECK(cudaMemsetAsync(turns.get(), 0, 2 * kTurnStride * sizeof(unsigned long long), copies->get()));
 
     core.keys = d_keys.get();
     core.tunnels = d_tunnels.get();
@@ -155,12 +155,13 @@ struct EspResidentState : SaDeviceCopy {
       for (const uint32_t i : linked) {
         if (const ReplayWindow* w = t.window(i)) pool_blocks += w->blocks().size();
       }
+      if (pool_blocks > UINT32_MAX) throw gpu::GpuError("resident path: too many replay window blocks for one GPU");
       pool = BlockPool(pool_blocks);
       pool_size = pool_blocks;
       d_blocks.resize(std::max<uint64_t>(pool_blocks, 1));
       host_blocks.resize(d_blocks.size(), cudaHostAllocMapped);
       std::fill(host_blocks.get(), host_blocks.get() + host_blocks.size(), 0);
-      TANDEM_CUDA_CHECK(cudaMemset(d_blocks.get(), 0, d_blocks.size() * sizeof(uint64_t)));
+      TANDEM_CUDA_CHECK(cudaMemsetAsync(d_blocks.get(), 0, d_blocks.size() * sizeof(uint64_t), copies->get()));
       core.blocks = d_blocks.get();
       core.host_blocks = device_pointer(host_blocks.get());
       for (const uint32_t i : linked) write_slot(i, take_ring(i));
@@ -339,9 +340,12 @@ struct EspResidentState : SaDeviceCopy {
     const auto p = reinterpret_cast<unsigned long long>(index[next].root.get());
     if (cudaMemcpyAsync(d_root.get(), &p, sizeof p, cudaMemcpyHostToDevice, copies->get()) != cudaSuccess ||
         cudaStreamSynchronize(copies->get()) != cudaSuccess) {
-      // Not stored, or stored and no batch will run again: either way the host's copy is the one
-      // read from now on (the receive threads finish on the CPU).
+      // A broken context: the runner fails over to the CPU, which reads the host's copy. Its
+      // kernel may still be running on the old index for a while (another GPU's fault breaks
+      // this context too): the batch is published once nothing runs there any more.
       give_rings();
+      hold.unlock();
+      until_stopped();
       stats.abandoned.store(true);
       return "";
     }
@@ -362,15 +366,21 @@ struct EspResidentState : SaDeviceCopy {
     const size_t bytes_read = reading.size() * sizeof(unsigned long long);
     for (;;) {
       if (closed || __atomic_load_n(exited, __ATOMIC_ACQUIRE) == 1) return;
-      if (cudaMemcpyAsync(seen.data(), reading.get(), bytes_read, cudaMemcpyDeviceToHost, copies->get()) != cudaSuccess ||
-          cudaStreamSynchronize(copies->get()) != cudaSuccess) {
-        return;  // a failed GPU runs no batch any more
+      if (cudaMemcpyAsync(seen.data(), reading.get(), bytes_read, cudaMemcpyDeviceToHost, copies->get()) == cudaSuccess &&
+          cudaStreamSynchronize(copies->get()) == cudaSuccess) {
+        bool clear = true;
+        for (size_t b = 0; b < seen.size() && clear; b += resident::kReadingStride) clear = seen[b] == 0 || seen[b] == p;
+        if (clear) return;
       }
-      bool clear = true;
-      for (size_t b = 0; b < seen.size() && clear; b += resident::kReadingStride) clear = seen[b] == 0 || seen[b] == p;
-      if (clear) return;
+      // A failed copy (a broken context) leaves the kernel's announcements unknown: waits until
+      // the runner has stopped it or failed over (closed), as after a clean stop.
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
+  }
+
+  // Until the runner's kernel ended or the runner handed everything to the CPU.
+  void until_stopped() const {
+    while (!closed && __atomic_load_n(exited, __ATOMIC_ACQUIRE) != 1) std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
 
   void forget(uint32_t i) override {

@@ -33,8 +33,8 @@ using sa_test::Plan;
 using sa_test::Seen;
 using sa_test::Sent;
 
-constexpr uint64_t kFrames = 80000;
-constexpr double kRate = 40000;         // frames a second: the run takes 2 s
+constexpr uint64_t kFrames = 100000;
+constexpr double kRate = 40000;         // frames a second: the run takes 2.5 s, 1.2 s more than the plan
 constexpr double kFirstBatchS = 0.1;    // the control's first batch, after the run starts
 constexpr double kBatchesS = 1.2;       // the time over which it sends the plan's batches
 // Small batches and few slots: a frame's receipt stamp (below) reaches back at most

@@ -497,7 +497,12 @@ struct EspResidentCore {
     }
     __syncthreads();
     ordered(1, b.ticket, [&] { accept(st, m, o); });  // ends with __syncthreads(): every thread is done with the SAs
-    if (kLive && threadIdx.x == 0) leave();
+    if (kLive && threadIdx.x == 0) {
+      // The batch's writes to host memory (the state's copy) before the host can see it done
+      // with its SAs: a slot the host reuses then gets no late write for its previous SA.
+      __threadfence_system();
+      leave();
+    }
     for (uint32_t i = threadIdx.x; i < b.n; i += blockDim.x) {
       const uint32_t v = st[i].verdict;
       b.verdicts[i] = v;

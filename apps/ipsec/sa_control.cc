@@ -172,7 +172,7 @@ std::vector<std::string> SaControl::apply(const std::vector<std::string>& lines)
   }
   if (done.empty()) return result;
   const uint64_t next = next_version(done.size());
-  if (device_ && !device_stats_.abandoned.load(std::memory_order_relaxed)) {
+  if (device_) {
     // The GPU's batches read the new index before the host's lookups do: announced first.
     announce(next);
     std::vector<uint32_t> added;
