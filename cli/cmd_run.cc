@@ -143,14 +143,14 @@ void explain_cores(const std::string& list, size_t listed, int workers, bool gpu
 // grow with it.
 constexpr uint64_t kWindowBytes = uint64_t{64} << 20;
 
-// The window size. TANDEM_TEST_WINDOW_BYTES overrides it so that tests can make a small capture
-// span several windows; it is for tests, not a setting users are meant to tune.
 // Whether a run's live updates (`control`) reach the copy of the table that its GPU path reads.
 bool control_reaches_gpu(const TableControl* control, const std::string& gpu_path, size_t gpus) {
   if (!control || gpus > 1) return false;
   return gpu_path == "offload" ? control->reaches_gpu_offload() : control->reaches_gpu_resident();
 }
 
+// The window size. TANDEM_TEST_WINDOW_BYTES overrides it so that tests can make a small capture
+// span several windows; it is for tests, not a setting users are meant to tune.
 uint64_t window_bytes() {
   const char* v = std::getenv("TANDEM_TEST_WINDOW_BYTES");
   if (v == nullptr || *v == '\0') return kWindowBytes;
