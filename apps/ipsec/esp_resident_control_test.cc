@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <random>
 #include <thread>
 #include <vector>
 
@@ -24,11 +23,6 @@
 namespace tandem::ipsec {
 namespace {
 
-using sa_test::channel_addresses;
-using sa_test::clear_frame;
-using sa_test::kChannels;
-using sa_test::Kind;
-using sa_test::kStay;
 using sa_test::Plan;
 using sa_test::Seen;
 using sa_test::Sent;
@@ -46,46 +40,13 @@ constexpr uint32_t kBatch = 16, kSlots = 4;
 // it. A churned peer sends to the SA its channel should have when the frame is received (by the
 // schedule of the control's batches), else to the one before or after it.
 PacketStore make_traffic(const Plan& plan, std::vector<Sent>& sent) {
-  std::mt19937_64 rng(77);
-  std::vector<uint64_t> stay_seq(kStay, 0), inc_seq(plan.incarnations.size(), 0);
+  sa_test::FrameMaker maker(plan, 77);
   PacketStore s;
   const double per_batch = kBatchesS / plan.batches.size();
   for (uint64_t k = 0; k < kFrames; ++k) {
     const double t = k / kRate;
     const size_t at = t < kFirstBatchS ? 0 : std::min<size_t>(plan.batches.size(), 1 + (t - kFirstBatchS) / per_batch);
-    const uint32_t len = 64 + static_cast<uint32_t>(rng() % 400);
-    const uint32_t r = static_cast<uint32_t>(rng());
-    std::vector<uint8_t> f;
-    for (;;) {
-      const uint32_t kind = rng() % 4;
-      if (kind == 0) {
-        const uint32_t i = r % kStay;
-        sent.push_back({Kind::kStayOut, i, 0, 0});
-        f = clear_frame(0x0A000001 + i, 0xAC100001 + i, len, k);
-      } else if (kind == 1) {
-        const uint32_t i = r % kStay;
-        sent.push_back({Kind::kStayIn, i, ++stay_seq[i], 0});
-        f = sa_test::peer_seal(plan.stay_in[i], clear_frame(0xAC100001 + i, 0x0A000001 + i, len, k), stay_seq[i]);
-      } else if (kind == 2) {
-        const uint32_t m = r % kChannels;
-        const auto [src, dst] = channel_addresses(m, r >> 5);
-        sent.push_back({Kind::kChurnOut, m, 0, 0});
-        f = clear_frame(src, dst, len, k);
-      } else {
-        const uint32_t j = r % kChannels;
-        const std::vector<uint32_t>& incs = plan.of_in_channel[j];
-        if (incs.empty()) continue;
-        size_t pick = 0;
-        while (pick + 1 < incs.size() && plan.incarnations[incs[pick + 1]].added <= at) ++pick;
-        const uint32_t roll = (r >> 8) % 8;
-        if (roll == 0 && pick > 0) --pick;
-        if (roll == 1 && pick + 1 < incs.size()) ++pick;
-        const uint32_t g = incs[pick];
-        sent.push_back({Kind::kChurnIn, g, ++inc_seq[g], 0});
-        f = sa_test::peer_seal(plan.incarnations[g].sa, clear_frame(0xAC110000 + j, 0x0A010000 + j, len, k), inc_seq[g]);
-      }
-      break;
-    }
+    const std::vector<uint8_t> f = maker.make(at, k, &sent.emplace_back());
     s.add(f.data(), static_cast<uint32_t>(f.size()), static_cast<uint32_t>(f.size()), k * 1000);
   }
   return s;
@@ -121,13 +82,7 @@ class CheckingSink final : public PacketSink {
 // host's index under RCU; else on the GPU, which faults at batch `fault_at` (0: never).
 void updates_on_the_resident_path(bool cpu, uint64_t fault_at) {
   const Plan plan = sa_test::make_plan(1500, 41 + fault_at + cpu);
-  SaFile file;
-  file.path = "test";
-  for (uint32_t k = 0; k < kStay; ++k) {
-    file.sas.push_back(plan.stay_out[k]);
-    file.sas.push_back(plan.stay_in[k]);
-  }
-  SaTable table(file, 4 * kChannels + 40);
+  SaTable table(sa_test::plan_file(plan), sa_test::kPlanRoom);
   IpsecApp app(table);
   auto* rc = dynamic_cast<SaControl*>(app.table_control());
   ASSERT_NE(rc, nullptr);

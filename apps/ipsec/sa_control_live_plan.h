@@ -106,6 +106,21 @@ inline Plan make_plan(uint32_t updates, uint64_t seed) {
   return p;
 }
 
+// Spare slots for the plan's churned SAs: at most one per channel and direction at a time, and a
+// deleted SA's slot is free only from the batch after its deletion.
+constexpr uint32_t kPlanRoom = 4 * kChannels + 40;
+
+// The SA file a run starts from: the staying SAs, outbound and inbound in turns.
+inline SaFile plan_file(const Plan& plan) {
+  SaFile file;
+  file.path = "test";
+  for (uint32_t k = 0; k < kStay; ++k) {
+    file.sas.push_back(plan.stay_out[k]);
+    file.sas.push_back(plan.stay_in[k]);
+  }
+  return file;
+}
+
 enum class Kind : uint8_t { kStayOut, kStayIn, kChurnOut, kChurnIn };
 
 // A frame as its source made it: what it is for, and the version published before its receipt.
@@ -126,6 +141,70 @@ struct Seen {
   bool opens = false;
 };
 
+
+// The traffic of a peer and of the protected hosts, a frame at a time: cleartext for the staying
+// and the churned selectors, ESP from the staying inbound SAs' peers and the churned ones', each
+// peer's numbers from 1 in order (no reordering for the windows). A source that shares the peers
+// with others (`stride` sources, this one `first`) sends only to every stride-th of them, so that
+// no two sources number one SA's frames.
+class FrameMaker {
+ public:
+  FrameMaker(const Plan& plan, uint64_t seed, uint32_t stride = 1, uint32_t first = 0)
+      : plan_(plan), rng_(seed), stride_(stride), first_(first), stay_seq_(kStay, 0),
+        inc_seq_(plan.incarnations.size(), 0) {}
+
+  // The next frame (`index` in its payload), made when the plan's batches up to boundary index
+  // `at` are published; its Sent into *sent (`lo` left 0). A churned peer sends to the SA its
+  // channel has at `at`, one time in eight to the one before it (gone), one in eight to the next
+  // (not there yet).
+  std::vector<uint8_t> make(size_t at, uint64_t index, Sent* sent) {
+    const uint32_t len = 64 + static_cast<uint32_t>(rng_() % 400);
+    const uint32_t r = static_cast<uint32_t>(rng_());
+    for (;;) {
+      switch (rng_() % 4) {
+        case 0: {
+          const uint32_t k = r % kStay;
+          *sent = {Kind::kStayOut, k, 0, 0};
+          return clear_frame(0x0A000001 + k, 0xAC100001 + k, len, index);
+        }
+        case 1: {
+          const uint32_t k = mine(r, kStay);
+          *sent = {Kind::kStayIn, k, ++stay_seq_[k], 0};
+          return peer_seal(plan_.stay_in[k], clear_frame(0xAC100001 + k, 0x0A000001 + k, len, index), stay_seq_[k]);
+        }
+        case 2: {
+          const uint32_t m = r % kChannels;
+          const auto [src, dst] = channel_addresses(m, r >> 5);
+          *sent = {Kind::kChurnOut, m, 0, 0};
+          return clear_frame(src, dst, len, index);
+        }
+        default: {
+          const uint32_t j = mine(r, kChannels);
+          const std::vector<uint32_t>& incs = plan_.of_in_channel[j];
+          if (incs.empty()) continue;  // no SA ever: another kind of frame
+          size_t pick = 0;
+          while (pick + 1 < incs.size() && plan_.incarnations[incs[pick + 1]].added <= at) ++pick;
+          const uint32_t roll = (r >> 8) % 8;
+          if (roll == 0 && pick > 0) --pick;
+          if (roll == 1 && pick + 1 < incs.size()) ++pick;
+          const uint32_t g = incs[pick];
+          *sent = {Kind::kChurnIn, g, ++inc_seq_[g], 0};
+          return peer_seal(plan_.incarnations[g].sa, clear_frame(0xAC110000 + j, 0x0A010000 + j, len, index),
+                           inc_seq_[g]);
+        }
+      }
+    }
+  }
+
+ private:
+  // One of n peers that are this source's.
+  uint32_t mine(uint32_t r, uint32_t n) const { return (r % (n / stride_)) * stride_ + first_; }
+
+  const Plan& plan_;
+  std::mt19937_64 rng_;
+  uint32_t stride_, first_;
+  std::vector<uint64_t> stay_seq_, inc_seq_;
+};
 
 // Seen for a frame at transmission (`hi`: the control's publishing() then): for ESP sent into the
 // tunnel, its SPI and number, and whether it opens under that SA's keys.

@@ -11,8 +11,6 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
-#include <map>
-#include <random>
 #include <thread>
 #include <vector>
 
@@ -24,27 +22,20 @@
 namespace tandem::ipsec {
 namespace {
 
-using sa_test::channel_addresses;
-using sa_test::clear_frame;
-using sa_test::Incarnation;
-using sa_test::kChannels;
-using sa_test::Kind;
-using sa_test::kStay;
 using sa_test::Plan;
 using sa_test::Seen;
 using sa_test::Sent;
 
 constexpr int kWorkers = 2;
 
-// A worker's traffic: cleartext for the staying and the churned selectors, ESP from the peers of
+// A worker's traffic (sa_test::FrameMaker): cleartext for the staying and the churned selectors, ESP from the peers of
 // the staying inbound SAs and of the churned ones this worker owns (channel % kWorkers), each
 // peer's numbers from 1 in order, so that windows see no reordering. Each frame's Sent goes into
 // `log`, which the worker's sink reads in the same order.
 class PeerSource final : public PacketSource {
  public:
   PeerSource(const Plan& plan, const SaControl& rc, int w, std::deque<Sent>& log, const std::atomic<bool>& quiet)
-      : plan_(plan), rc_(rc), w_(w), rng_(100 + w), log_(log), quiet_(quiet), stay_seq_(kStay, 0),
-        inc_seq_(plan.incarnations.size(), 0) {}
+      : plan_(plan), rc_(rc), maker_(plan, 100 + w, kWorkers, w), log_(log), quiet_(quiet) {}
   uint32_t rx_burst(PacketPool& pool, PacketBatch& b) override {
     if (quiet_.load()) return 0;
     std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -62,7 +53,10 @@ class PeerSource final : public PacketSource {
     const size_t at = plan_.index_of(lo);
     for (uint32_t k = 0; k < got; ++k) {
       const uint32_t i = b.size + k;
-      const std::vector<uint8_t> f = make(at, lo);
+      Sent sent;
+      const std::vector<uint8_t> f = maker_.make(at, ++frames_, &sent);
+      sent.lo = lo;
+      log_.push_back(sent);
       std::copy(f.begin(), f.end(), pool.data(b.cell[i]));
       b.len[i] = static_cast<uint16_t>(f.size());
       b.wire_len[i] = static_cast<uint32_t>(f.size());
@@ -76,53 +70,11 @@ class PeerSource final : public PacketSource {
   bool live() const override { return true; }
 
  private:
-  std::vector<uint8_t> make(size_t at, uint64_t lo) {
-    const uint32_t len = 64 + static_cast<uint32_t>(rng_() % 400);
-    const uint32_t r = static_cast<uint32_t>(rng_());
-    const uint64_t index = ++frames_;
-    switch (rng_() % 4) {
-      case 0: {
-        const uint32_t k = r % kStay;
-        log_.push_back({Kind::kStayOut, k, 0, lo});
-        return clear_frame(0x0A000001 + k, 0xAC100001 + k, len, index);
-      }
-      case 1: {
-        const uint32_t k = (r % (kStay / kWorkers)) * kWorkers + w_;
-        log_.push_back({Kind::kStayIn, k, ++stay_seq_[k], lo});
-        return sa_test::peer_seal(plan_.stay_in[k], clear_frame(0xAC100001 + k, 0x0A000001 + k, len, index), stay_seq_[k]);
-      }
-      case 2: {
-        const uint32_t m = r % kChannels;
-        const auto [src, dst] = channel_addresses(m, r >> 5);
-        log_.push_back({Kind::kChurnOut, m, 0, lo});
-        return clear_frame(src, dst, len, index);
-      }
-      default: {
-        // A churned peer of this worker's: mostly its SA there now, else the one before it (gone)
-        // or the next (not there yet).
-        const uint32_t j = (r % (kChannels / kWorkers)) * kWorkers + w_;
-        const std::vector<uint32_t>& incs = plan_.of_in_channel[j];
-        if (incs.empty()) return make(at, lo);
-        size_t pick = 0;
-        while (pick + 1 < incs.size() && plan_.incarnations[incs[pick + 1]].added <= at) ++pick;
-        const uint32_t roll = (r >> 8) % 8;
-        if (roll == 0 && pick > 0) --pick;
-        if (roll == 1 && pick + 1 < incs.size()) ++pick;
-        const uint32_t g = incs[pick];
-        log_.push_back({Kind::kChurnIn, g, ++inc_seq_[g], lo});
-        return sa_test::peer_seal(plan_.incarnations[g].sa, clear_frame(0xAC110000 + j, 0x0A010000 + j, len, index),
-                               inc_seq_[g]);
-      }
-    }
-  }
-
   const Plan& plan_;
   const SaControl& rc_;
-  int w_;
-  std::mt19937_64 rng_;
+  sa_test::FrameMaker maker_;
   std::deque<Sent>& log_;
   const std::atomic<bool>& quiet_;
-  std::vector<uint64_t> stay_seq_, inc_seq_;
   uint64_t bursts_ = 0, frames_ = 0;
 };
 
@@ -147,13 +99,7 @@ class CheckingSink final : public PacketSink {
 
 void updates_while_forwarding(LookupPath path, uint32_t updates, uint64_t seed) {
   const Plan plan = sa_test::make_plan(updates, seed);
-  SaFile file;
-  file.path = "test";
-  for (uint32_t k = 0; k < kStay; ++k) {
-    file.sas.push_back(plan.stay_out[k]);
-    file.sas.push_back(plan.stay_in[k]);
-  }
-  SaTable table(file, 4 * kChannels + 40);
+  SaTable table(sa_test::plan_file(plan), sa_test::kPlanRoom);
   IpsecApp app(table);
   auto* rc = dynamic_cast<SaControl*>(app.table_control());
   ASSERT_NE(rc, nullptr);
