@@ -89,6 +89,41 @@ ctest_log() {
   grep -E "$pattern" "$OUT/$file" | tail -n "$lines"
 }
 
+# run_with_updates TAG BINARY UPDATE_DIR|- RUN_ARGS...: one `BINARY run RUN_ARGS` (its report in
+# /tmp/TAG.log, its JSON in /tmp/TAG.json); with UPDATE_DIR, a control socket too, and each *.txt
+# there sent by one `tandem ctl` from 1 s after the socket opens. The report's summary lines go
+# into $LOG; a failed run sets failed=1.
+run_with_updates() {
+  local tag=$1 bin=$2 dir=$3
+  shift 3
+  local sock=/tmp/$tag.sock ctl=()
+  [ "$dir" != - ] && ctl=(--control "$sock")
+  rm -f "$sock"
+  timeout 120 "$bin" run "$@" "${ctl[@]}" --json "/tmp/$tag.json" > "/tmp/$tag.log" 2>&1 &
+  local pid=$!
+  if [ "$dir" != - ]; then
+    for _ in $(seq 300); do [ -S "$sock" ] && break; sleep 0.1; done
+    sleep 1
+    local t0 n=0 f
+    t0=$(date +%s%N)
+    for f in "$dir"/*.txt; do
+      kill -0 "$pid" 2> /dev/null || break
+      "$T" ctl --socket "$sock" --file "$f" > /dev/null 2>> "$LOG" && n=$((n + 1))
+    done
+    note "ctl: $n files sent in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+  fi
+  wait "$pid"
+  local rc=$?
+  note "== $tag: exit $rc =="
+  grep -E "^(device|packets|throughput|control|dropped|forwarded|resident|input|app)" "/tmp/$tag.log" | cut -c1-400 |
+    tee -a "$LOG"
+  if [ "$rc" != 0 ]; then
+    tail -5 "/tmp/$tag.log" | tee -a "$LOG"
+    failed=1
+  fi
+  rm -f "$sock"
+}
+
 # gpu_engine_tests LINES: the GPU engine's tests into ctest_gpu.log, LINES summary lines printed.
 gpu_engine_tests() {
   ctest_log ctest_gpu.log "$1" "tests passed|Failed|\*\*\*|Timeout" \

@@ -19,42 +19,12 @@ echo "add 1 drop src 198.51.100.0/32 proto tcp" > /tmp/fw_updates/000.txt
 for k in $(seq 1 99); do
   printf 'del 1\nadd 1 drop src 198.51.100.%d/32 proto tcp\n' $((k % 250)) > "/tmp/fw_updates/$(printf %03d "$k").txt"
 done
-# run_with_updates TAG UPDATE_DIR|- RUN_ARGS...: a GPU run, the update files sent one `tandem ctl`
-# each from 1 s after its control socket opens (none with -); its report lines into $LOG.
-run_with_updates() {
-  local tag=$1 dir=$2
-  shift 2
-  local ctl=()
-  [ "$dir" != - ] && ctl=(--control /tmp/gpu_rule_upd.sock)
-  rm -f /tmp/gpu_rule_upd.sock
-  timeout 120 "$T" run "$@" --device gpu --workers 4 "${ctl[@]}" --json "/tmp/$tag.json" > "/tmp/$tag.log" 2>&1 &
-  local pid=$!
-  if [ "$dir" != - ]; then
-    for _ in $(seq 300); do [ -S /tmp/gpu_rule_upd.sock ] && break; sleep 0.1; done
-    sleep 1
-    local t0 n=0
-    t0=$(date +%s%N)
-    for f in "$dir"/*.txt; do
-      kill -0 "$pid" 2> /dev/null || break
-      "$T" ctl --socket /tmp/gpu_rule_upd.sock --file "$f" > /dev/null 2>> "$LOG" && n=$((n + 1))
-    done
-    note "ctl: $n files sent in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
-  fi
-  wait "$pid"
-  local rc=$?
-  note "== $tag: exit $rc =="
-  grep -E "^device|^packets|^throughput|^control|^dropped|^input|^app" "/tmp/$tag.log" | cut -c1-400 | tee -a "$LOG"
-  if [ "$rc" != 0 ]; then
-    tail -5 "/tmp/$tag.log" | tee -a "$LOG"
-    failed=1
-  fi
-}
 for mode in async graph; do
   for upd in 0 1; do
     dir=-
     [ "$upd" = 1 ] && dir=/tmp/fw_updates
-    run_with_updates "fw-$mode-upd$upd" "$dir" --app fw-router --fib "$FIB" --rules "$CB/acl1_10k.gz" \
-      --gen count=4000000,dst=fib,size=64 --repeat 100 --gpu-mode "$mode"
+    run_with_updates "fw-$mode-upd$upd" "$T" "$dir" --app fw-router --fib "$FIB" --rules "$CB/acl1_10k.gz" \
+      --gen count=4000000,dst=fib,size=64 --repeat 100 --gpu-mode "$mode" --device gpu --workers 4
   done
 done
 # dpi: three IDS rules added, one batch each (each rebuilds and uploads the whole program).
@@ -65,7 +35,7 @@ done
 for upd in 0 1; do
   dir=-
   [ "$upd" = 1 ] && dir=/tmp/dpi_updates
-  run_with_updates "dpi-upd$upd" "$dir" --app dpi --ids-rules "$SHARED/ids/et_open_2019-04-15" --ids-skip-bad on \
-    --gen count=1000000,proto=tcp,size=imix --repeat 100 --gpu-mode async
+  run_with_updates "dpi-upd$upd" "$T" "$dir" --app dpi --ids-rules "$SHARED/ids/et_open_2019-04-15" --ids-skip-bad on \
+    --gen count=1000000,proto=tcp,size=imix --repeat 100 --gpu-mode async --device gpu --workers 4
 done
 exit "$failed"

@@ -22,40 +22,14 @@ for b in range(200):
                 f"key={key} selector=10.0.0.{k + 1}/32,172.16.0.{k + 1}/32\n")
     spi[k] = new
 PY
-# run_with_updates TAG BINARY UPDATE_DIR|- : one GPU run; the update files sent one `tandem ctl`
-# each from 1 s after its control socket opens (none with -); its report lines into $LOG.
-run_with_updates() {
-  local tag=$1 bin=$2 dir=$3
-  local ctl=()
-  [ "$dir" != - ] && ctl=(--control /tmp/sa_upd.sock)
-  rm -f /tmp/sa_upd.sock
-  timeout 120 "$bin" run --app ipsec --sa-gen 1024 --sa-cipher aes-128-gcm --sa-room 128 --ipsec-traffic out \
-    --gen count=2000000,dst=fib,size=64 --repeat 400 --device gpu --workers 12 --cores 1-15 "${ctl[@]}" \
-    --json "/tmp/$tag.json" > "/tmp/$tag.log" 2>&1 &
-  local pid=$!
-  if [ "$dir" != - ]; then
-    for _ in $(seq 300); do [ -S /tmp/sa_upd.sock ] && break; sleep 0.1; done
-    sleep 1
-    local t0 n=0
-    t0=$(date +%s%N)
-    for f in "$dir"/*.txt; do
-      kill -0 "$pid" 2> /dev/null || break
-      "$T" ctl --socket /tmp/sa_upd.sock --file "$f" > /dev/null 2>> "$LOG" && n=$((n + 1))
-    done
-    note "ctl: $n files sent in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
-  fi
-  wait "$pid"
-  local rc=$?
-  note "== $tag: exit $rc =="
-  grep -E "^device|^packets|^throughput|^control|^dropped|^forwarded|^resident" "/tmp/$tag.log" | cut -c1-400 | tee -a "$LOG"
-  if [ "$rc" != 0 ]; then
-    tail -5 "/tmp/$tag.log" | tee -a "$LOG"
-    failed=1
-  fi
+# ipsec_run TAG BINARY UPDATE_DIR|-: the 64-byte outbound run over 1,024 SA pairs (common.sh's run_with_updates).
+ipsec_run() {
+  run_with_updates "$1" "$2" "$3" --app ipsec --sa-gen 1024 --sa-cipher aes-128-gcm --sa-room 128 --ipsec-traffic out \
+    --gen count=2000000,dst=fib,size=64 --repeat 400 --device gpu --workers 12 --cores 1-15
 }
 for rep in 1 2; do
-  [ -n "${OLD_T:-}" ] && run_with_updates "old-upd0-$rep" "$OLD_T" -
-  run_with_updates "new-upd0-$rep" "$T" -
-  run_with_updates "new-upd1-$rep" "$T" /tmp/sa_updates
+  [ -n "${OLD_T:-}" ] && ipsec_run "old-upd0-$rep" "$OLD_T" -
+  ipsec_run "new-upd0-$rep" "$T" -
+  ipsec_run "new-upd1-$rep" "$T" /tmp/sa_updates
 done
 exit "$failed"
