@@ -149,6 +149,22 @@ bool control_reaches_gpu(const TableControl* control, const std::string& gpu_pat
   return gpu_path == "offload" ? control->reaches_gpu_offload() : control->reaches_gpu_resident();
 }
 
+// Why a run's live updates (`control`, of the app named `app`) miss the copy of the table that the
+// chosen GPU path reads, when control_reaches_gpu says they do not.
+std::string why_control_misses_gpu(const TableControl* control, const std::string& app, size_t gpus) {
+  const std::string a = "the " + app + " app";
+  if (!control) return a + " (with these flags) takes no live updates";
+  if (gpus > 1) return "live updates reach one GPU's copy; give one GPU (--gpus)";
+  if (control->reaches_gpu_offload()) {
+    return a + "'s live updates reach the offload path's device copy, not the resident path's (--gpus, --gpu-path "
+               "resident); use --device cpu or the offload path";
+  }
+  if (control->reaches_gpu_resident()) {
+    return a + "'s live updates reach the resident path's device copy (--gpu-path resident)";
+  }
+  return a + "'s live updates reach its CPU paths only; use --device cpu";
+}
+
 // The window size. TANDEM_TEST_WINDOW_BYTES overrides it so that tests can make a small capture
 // span several windows; it is for tests, not a setting users are meant to tune.
 uint64_t window_bytes() {
@@ -435,17 +451,7 @@ int run(const RunOptions& o) {
     dev = Device::kCpu;  // the devices are the scheduler's (below)
   } else if (!o.control.empty() && !control_reaches_gpu(app.table_control(), gpu_path, gpus.size())) {
     if (o.device == "gpu") {
-      const TableControl* tc = app.table_control();
-      const std::string a = "the " + std::string(app.name()) + " app";
-      throw UsageError("--control: " +
-                       (!tc ? a + " (with these flags) takes no live updates"
-                            : gpus.size() > 1 ? "live updates reach one GPU's copy; give one GPU (--gpus)"
-                            : !tc->reaches_gpu_offload() && !tc->reaches_gpu_resident()
-                                  ? a + "'s live updates reach its CPU paths only; use --device cpu"
-                            : tc->reaches_gpu_offload()
-                                  ? a + "'s live updates reach the offload path's device copy, not the resident "
-                                        "path's (--gpus, --gpu-path resident); use --device cpu or the offload path"
-                                  : a + "'s live updates reach the resident path's device copy (--gpu-path resident)"));
+      throw UsageError("--control: " + why_control_misses_gpu(app.table_control(), app.name(), gpus.size()));
     }
     if (o.device == "auto" && gpu::available()) std::fprintf(stderr, "device auto: --control: running on the CPU\n");
   } else if (is_live && gpu_path == "resident") {
