@@ -218,7 +218,9 @@ struct EspResidentState : SaDeviceCopy {
         std::copy(w->blocks().begin(), w->blocks().end(), host_blocks.get() + at);
         host_top[i] = w->top();
         bytes += d.blocks * sizeof(uint64_t);
-        copy_up(d_blocks.get() + at, host_blocks.get() + at, d.blocks);
+        if (!copy_up(d_blocks.get() + at, host_blocks.get() + at, d.blocks)) {
+          throw gpu::GpuError("resident path: a replay window's copy to the GPU failed");
+        }
       }
     } else {
       host_next[i] = table.peek_seq(i);
@@ -227,14 +229,14 @@ struct EspResidentState : SaDeviceCopy {
     info[i] = d;
     EspSaKeys k = esp_sa_keys(sa);
     const EspTunnel tunnel = table.tunnel(i);
-    copy_up(d_keys.get() + i, &k, 1);
-    copy_up(d_tunnels.get() + i, &tunnel, 1);
-    copy_up(d_sas.get() + i, &info[i], 1);
-    copy_up(d_next.get() + i, host_next.get() + i, 1);
-    copy_up(d_top.get() + i, host_top.get() + i, 1);
-    // Pageable sources: the copies have read them when the calls return.
-    TANDEM_CUDA_CHECK(cudaStreamSynchronize(copies->get()));
+    // Pageable sources (the key, the tunnel) are staged by the time the calls return, so the key
+    // is wiped at once; the pinned ones are not written again before the caller synchronizes
+    // `copies` once for the whole batch of slots (which also reports a failed copy).
+    const bool queued = copy_up(d_keys.get() + i, &k, 1) && copy_up(d_tunnels.get() + i, &tunnel, 1) &&
+                        copy_up(d_sas.get() + i, &info[i], 1) && copy_up(d_next.get() + i, host_next.get() + i, 1) &&
+                        copy_up(d_top.get() + i, host_top.get() + i, 1);
     OPENSSL_cleanse(&k, sizeof k);
+    if (!queued) throw gpu::GpuError("resident path: an SA's copy to the GPU failed");
     bytes += sizeof(EspSaKeys) + sizeof(EspTunnel) + sizeof(DevSa) + 2 * sizeof(uint64_t);
   }
 
