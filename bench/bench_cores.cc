@@ -8,7 +8,10 @@
 // GPU path's best rate. The packet count grows until a run lasts 1.2x --min-seconds (up to eight
 // tries), so that repetitions last at least that long; each one's seconds are reported. CPU paths: one more run per point with its stages timed (core/stage_times.h), reported as
 // nanoseconds of a worker per packet, the framework's stages apart from the app's; its rate is
-// shown too, so the timers' own cost is seen.
+// shown too, so the timers' own cost is seen. Before the CPU paths, the cores alone
+// (bench/core_probe.h) on the same CPUs for each worker count: each path's per-core rate at N
+// workers, as a share of one worker's, is printed beside the cores' own, the limit that no
+// framework change moves.
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "bench/bench_report.h"
+#include "bench/core_probe.h"
 #include "cli/app_setup.h"
 #include "cli/commands.h"
 #include "cli/table_setup.h"
@@ -42,6 +46,7 @@ struct BenchCoresOptions {
   int reps = 3;
   double min_seconds = 0.5;
   bool stages = true;
+  bool core_probe = true;
   std::string json;
 };
 
@@ -110,6 +115,28 @@ int run_bench(const BenchCoresOptions& o) {
               app.name(), a.table_desc.c_str(), format_gen_spec(spec).c_str(),
               store.size() ? double(store.total_caplen()) / store.size() : 0.0, static_cast<unsigned long long>(o.packets), o.burst,
               o.reps, ncpu);
+
+  // The cores alone, for the CPU paths' worker counts (workers w on CPUs 0..w-1).
+  std::vector<bench::CoreProbe> probes;
+  nlohmann::json probe_json = nlohmann::json::array();
+  const auto cpu_paths = bench::split_list(o.paths);
+  if (o.core_probe && std::any_of(cpu_paths.begin(), cpu_paths.end(), [](const std::string& p) { return p != "gpu"; })) {
+    std::vector<int> cpus;
+    for (int c = 0; c < ncpu; ++c) cpus.push_back(c);
+    for (int w : counts) {
+      if (w < 1 || w > ncpu) continue;
+      const bench::CoreProbe cp = bench::probe_cores(cpus, w, std::max(0.5, o.min_seconds));
+      const double c1 = probes.empty() ? cp.chain_gops : probes.front().chain_gops;
+      const double p1 = probes.empty() ? cp.ports_gops : probes.front().ports_gops;
+      std::printf("cores    %3d thread(s): chain %.3f G/s a thread (%.0f%% of one thread's; slowest %.3f), ports %.3f G/s "
+                  "(%.0f%%; slowest %.3f)\n", w, cp.chain_gops, 100 * cp.chain_gops / c1, cp.chain_min_gops, cp.ports_gops,
+                  100 * cp.ports_gops / p1, cp.ports_min_gops);
+      probe_json.push_back({{"threads", w}, {"chain_gops", cp.chain_gops}, {"chain_min_gops", cp.chain_min_gops},
+                            {"ports_gops", cp.ports_gops}, {"ports_min_gops", cp.ports_min_gops}});
+      probes.push_back(cp);
+    }
+    std::fflush(stdout);
+  }
 
   nlohmann::json paths_json = nlohmann::json::object();
   std::vector<std::pair<std::string, std::vector<Point>>> results;
@@ -210,6 +237,33 @@ int run_bench(const BenchCoresOptions& o) {
     }
     std::printf("\n");
   }
+  // Per-core rate at w workers as a share of one worker's, each path beside the cores alone.
+  nlohmann::json scaling = nlohmann::json::object();
+  if (!probes.empty() && probes.front().threads == 1) {
+    std::printf("per-core rate, %% of one worker's:");
+    for (const auto& [path, pts] : results) std::printf(" %s", path.c_str());
+    std::printf(" | cores alone: chain ports\n");
+    for (const bench::CoreProbe& cp : probes) {
+      if (cp.threads == 1) continue;
+      const int w = cp.threads;
+      std::printf("  %3d workers:", w);
+      for (const auto& [path, pts] : results) {
+        auto one = std::find_if(pts.begin(), pts.end(), [](const Point& p) { return p.workers == 1; });
+        auto it = std::find_if(pts.begin(), pts.end(), [&](const Point& p) { return p.workers == w; });
+        if (one == pts.end() || it == pts.end() || one->median() <= 0) {
+          std::printf(" -");
+          continue;
+        }
+        const double share = it->median() / (w * one->median());
+        std::printf(" %.0f%%", 100 * share);
+        scaling[path][std::to_string(w)] = share;
+      }
+      const double chain = cp.chain_gops / probes.front().chain_gops, ports = cp.ports_gops / probes.front().ports_gops;
+      std::printf(" | %.0f%% %.0f%%\n", 100 * chain, 100 * ports);
+      scaling["cores_chain"][std::to_string(w)] = chain;
+      scaling["cores_ports"][std::to_string(w)] = ports;
+    }
+  }
   // The batched path's gain over the scalar one, per worker count.
   nlohmann::json gain = nlohmann::json::object();
   {
@@ -265,6 +319,8 @@ int run_bench(const BenchCoresOptions& o) {
                     {"min_seconds", o.min_seconds}, {"stage_clock", "time-stamp counter (TSC), rate measured against the steady clock over each run"},
                     {"pinning", "worker w on CPU w, the GPU master on CPU <workers>"}}},
         {"paths", paths_json},
+        {"core_probe", probe_json},
+        {"per_core_share_of_one_worker", scaling},
         {"cpu_cores_to_match_gpu", match},
         {"batched_over_scalar", gain},
         {"all_balanced", failures == 0}};
@@ -293,6 +349,9 @@ void register_bench_cores(CLI::App& bench) {
                 "where needed)")->capture_default_str()->check(CLI::Range(0.0, 600.0));
   c->add_flag("--stages,!--no-stages", o->stages, "CPU paths: one more run per point with its stages timed (ns per "
               "packet: receive, parse, lookup, apply, counters, latency, transmit, loop)")->capture_default_str();
+  c->add_flag("--core-probe,!--no-core-probe", o->core_probe, "CPU paths: first the cores alone on the same CPUs per "
+              "worker count (register-only loops: one dependent chain, eight independent ones), the scaling limit the "
+              "paths are read against")->capture_default_str();
   c->add_option("--json", o->json, "write the report here");
   c->callback([o] {
     for (const auto& p : bench::split_list(o->paths)) {

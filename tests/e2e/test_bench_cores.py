@@ -2,7 +2,9 @@
 with 1 and 2 workers on the CPU paths must succeed, account for every packet at every point, write
 one point per path and worker count, and report the GPU path as skipped (with a reason) where there
 is no GPU. Each CPU point carries its stage times (ns per packet, framework and app apart), and the
-packet count grows so that a repetition lasts --min-seconds. No rate is checked."""
+packet count grows so that a repetition lasts --min-seconds. The cores alone (the probe) come first
+for each worker count, and each path's per-core share of one worker's rate is reported beside
+theirs. No rate is checked."""
 import json
 import os
 
@@ -41,6 +43,15 @@ def main():
             c.check(abs(st.get("framework", 0) + st.get("app", 0) - st.get("total", -1)) < 1e-6 and st.get("app", 0) > 0,
                     f"{p}: framework + app = total: {st}")
             c.check(x.get("stages_timed_mpps", 0) > 0, f"{p}: the timed run's rate: {x}")
+    probe = rep.get("core_probe", [])
+    c.check([x.get("threads") for x in probe] == [1, 2], f"core_probe: one entry per worker count: {probe}")
+    for x in probe:
+        c.check(0 < x.get("chain_min_gops", 0) <= x.get("chain_gops", 0) and
+                0 < x.get("ports_min_gops", 0) <= x.get("ports_gops", 0), f"core_probe: rates, slowest <= mean: {x}")
+    share = rep.get("per_core_share_of_one_worker", {})
+    for k in ("scalar", "batched", "cores_chain", "cores_ports"):
+        c.check(share.get(k, {}).get("2", 0) > 0, f"per_core_share_of_one_worker[{k}]['2']: {share}")
+    c.check("per-core rate, % of one worker's:" in so and "cores alone" in so, "the scaling lines are printed")
     gpu = paths.get("gpu")
     gpu_present = rep.get("machine", {}).get("gpu") is not None
     if not gpu_present:
