@@ -126,13 +126,15 @@ int run_bench(const BenchCoresOptions& o) {
     for (int w : counts) {
       if (w < 1 || w > ncpu) continue;
       const bench::CoreProbe cp = bench::probe_cores(cpus, w, std::max(0.5, o.min_seconds));
-      const double c1 = probes.empty() ? cp.chain_gops : probes.front().chain_gops;
-      const double p1 = probes.empty() ? cp.ports_gops : probes.front().ports_gops;
+      const bench::CoreProbe& one = probes.empty() ? cp : probes.front();
       std::printf("cores    %3d thread(s): chain %.3f G/s a thread (%.0f%% of one thread's; slowest %.3f), ports %.3f G/s "
-                  "(%.0f%%; slowest %.3f)\n", w, cp.chain_gops, 100 * cp.chain_gops / c1, cp.chain_min_gops, cp.ports_gops,
-                  100 * cp.ports_gops / p1, cp.ports_min_gops);
+                  "(%.0f%%; slowest %.3f), stream %.2f GB/s (%.0f%%; slowest %.2f; %.1f GB/s in all)\n", w, cp.chain_gops,
+                  100 * cp.chain_gops / one.chain_gops, cp.chain_min_gops, cp.ports_gops, 100 * cp.ports_gops / one.ports_gops,
+                  cp.ports_min_gops, cp.stream_gbps, 100 * cp.stream_gbps / one.stream_gbps, cp.stream_min_gbps,
+                  cp.stream_gbps * w);
       probe_json.push_back({{"threads", w}, {"chain_gops", cp.chain_gops}, {"chain_min_gops", cp.chain_min_gops},
-                            {"ports_gops", cp.ports_gops}, {"ports_min_gops", cp.ports_min_gops}});
+                            {"ports_gops", cp.ports_gops}, {"ports_min_gops", cp.ports_min_gops},
+                            {"stream_gbps", cp.stream_gbps}, {"stream_min_gbps", cp.stream_min_gbps}});
       probes.push_back(cp);
     }
     std::fflush(stdout);
@@ -242,7 +244,7 @@ int run_bench(const BenchCoresOptions& o) {
   if (!probes.empty() && probes.front().threads == 1) {
     std::printf("per-core rate, %% of one worker's:");
     for (const auto& [path, pts] : results) std::printf(" %s", path.c_str());
-    std::printf(" | cores alone: chain ports\n");
+    std::printf(" | cores alone: chain ports stream\n");
     for (const bench::CoreProbe& cp : probes) {
       if (cp.threads == 1) continue;
       const int w = cp.threads;
@@ -258,10 +260,13 @@ int run_bench(const BenchCoresOptions& o) {
         std::printf(" %.0f%%", 100 * share);
         scaling[path][std::to_string(w)] = share;
       }
-      const double chain = cp.chain_gops / probes.front().chain_gops, ports = cp.ports_gops / probes.front().ports_gops;
-      std::printf(" | %.0f%% %.0f%%\n", 100 * chain, 100 * ports);
+      const bench::CoreProbe& one = probes.front();
+      const double chain = cp.chain_gops / one.chain_gops, ports = cp.ports_gops / one.ports_gops,
+                   stream = cp.stream_gbps / one.stream_gbps;
+      std::printf(" | %.0f%% %.0f%% %.0f%%\n", 100 * chain, 100 * ports, 100 * stream);
       scaling["cores_chain"][std::to_string(w)] = chain;
       scaling["cores_ports"][std::to_string(w)] = ports;
+      scaling["cores_stream"][std::to_string(w)] = stream;
     }
   }
   // The batched path's gain over the scalar one, per worker count.
@@ -350,8 +355,8 @@ void register_bench_cores(CLI::App& bench) {
   c->add_flag("--stages,!--no-stages", o->stages, "CPU paths: one more run per point with its stages timed (ns per "
               "packet: receive, parse, lookup, apply, counters, latency, transmit, loop)")->capture_default_str();
   c->add_flag("--core-probe,!--no-core-probe", o->core_probe, "CPU paths: first the cores alone on the same CPUs per "
-              "worker count (register-only loops: one dependent chain, eight independent ones), the scaling limit the "
-              "paths are read against")->capture_default_str();
+              "worker count (one dependent chain, eight independent ones, each thread streaming its own 64 MiB), the "
+              "scaling limits the paths are read against")->capture_default_str();
   c->add_option("--json", o->json, "write the report here");
   c->callback([o] {
     for (const auto& p : bench::split_list(o->paths)) {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <thread>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/machine_info.h"
@@ -16,6 +17,9 @@ namespace {
 constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull, kAdd = 0x632BE59BD9B4E019ull;
 constexpr uint64_t kBlock = uint64_t{1} << 18;  // iterations between looks at the stop word
 constexpr int kPorts = 8;                       // independent chains of the ports loop
+constexpr size_t kStreamWords = size_t{8} << 20;  // 64 MiB a thread
+constexpr size_t kStreamChunk = size_t{1} << 15;   // words between looks at the stop word (256 KiB)
+constexpr int kPhases = 3;
 
 // The barrier keeps each step in a register and the loop as written (no closed form, no vectors).
 uint64_t chain_block(uint64_t x) {
@@ -47,8 +51,20 @@ struct Phases {
   std::atomic<int> ready{0}, go{0}, stop{0};
 };
 
+// Words [from, from + kStreamChunk) of the buffer summed, four lanes at a time.
+uint64_t stream_chunk(const uint64_t* w) {
+  uint64_t a = 0, b = 0, c = 0, d = 0;
+  for (size_t i = 0; i < kStreamChunk; i += 4) {
+    a += w[i];
+    b += w[i + 1];
+    c += w[i + 2];
+    d += w[i + 3];
+  }
+  return a + b + c + d;
+}
+
 struct Rates {
-  double gops[2] = {0, 0};
+  double rate[kPhases] = {0, 0, 0};  // G operations or GB a second
   uint64_t sink = 0;
 };
 
@@ -56,7 +72,10 @@ void run_thread(int cpu, uint64_t seed, Phases& ph, Rates& r) {
   pin_this_thread(cpu);
   uint64_t x = seed, v[kPorts];
   for (int k = 0; k < kPorts; ++k) v[k] = seed + k;
-  for (int phase = 1; phase <= 2; ++phase) {
+  // Touched here, on the thread's CPU, so that its pages are local to it.
+  std::vector<uint64_t> buf(kStreamWords, seed);
+  size_t at = 0;
+  for (int phase = 1; phase <= kPhases; ++phase) {
     ph.ready.fetch_add(1);
     while (ph.go.load(std::memory_order_acquire) < phase) cpu_relax();
     const auto t0 = std::chrono::steady_clock::now();
@@ -65,13 +84,17 @@ void run_thread(int cpu, uint64_t seed, Phases& ph, Rates& r) {
       if (phase == 1) {
         x = chain_block(x);
         ops += kBlock;
-      } else {
+      } else if (phase == 2) {
         x ^= ports_block(v);
         ops += kBlock * kPorts;
+      } else {
+        x += stream_chunk(buf.data() + at);
+        at = (at + kStreamChunk) % kStreamWords;
+        ops += kStreamChunk * sizeof(uint64_t);
       }
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    r.gops[phase - 1] = s > 0 ? ops / s / 1e9 : 0;
+    r.rate[phase - 1] = s > 0 ? ops / s / 1e9 : 0;
   }
   r.sink = x;
 }
@@ -90,23 +113,26 @@ CoreProbe probe_cores(const std::vector<int>& cpus, int threads, double seconds)
     const int cpu = cpus.empty() ? t : cpus[t % cpus.size()];
     pool.emplace_back(run_thread, cpu, 0x1234 + t, std::ref(ph), std::ref(rates[t]));
   }
-  for (int phase = 1; phase <= 2; ++phase) {
+  for (int phase = 1; phase <= kPhases; ++phase) {
     while (ph.ready.load() < threads * phase) std::this_thread::yield();
     ph.go.store(phase, std::memory_order_release);
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
     ph.stop.store(phase, std::memory_order_relaxed);
   }
   for (auto& t : pool) t.join();
-  double chain = 0, ports = 0;
-  p.chain_min_gops = p.ports_min_gops = 1e300;
+  double sum[kPhases] = {0, 0, 0}, low[kPhases] = {1e300, 1e300, 1e300};
   for (const Rates& r : rates) {
-    chain += r.gops[0];
-    ports += r.gops[1];
-    p.chain_min_gops = std::min(p.chain_min_gops, r.gops[0]);
-    p.ports_min_gops = std::min(p.ports_min_gops, r.gops[1]);
+    for (int k = 0; k < kPhases; ++k) {
+      sum[k] += r.rate[k];
+      low[k] = std::min(low[k], r.rate[k]);
+    }
   }
-  p.chain_gops = chain / threads;
-  p.ports_gops = ports / threads;
+  p.chain_gops = sum[0] / threads;
+  p.ports_gops = sum[1] / threads;
+  p.stream_gbps = sum[2] / threads;
+  p.chain_min_gops = low[0];
+  p.ports_min_gops = low[1];
+  p.stream_min_gbps = low[2];
   return p;
 }
 

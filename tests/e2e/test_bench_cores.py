@@ -46,10 +46,11 @@ def main():
     probe = rep.get("core_probe", [])
     c.check([x.get("threads") for x in probe] == [1, 2], f"core_probe: one entry per worker count: {probe}")
     for x in probe:
-        c.check(0 < x.get("chain_min_gops", 0) <= x.get("chain_gops", 0) and
-                0 < x.get("ports_min_gops", 0) <= x.get("ports_gops", 0), f"core_probe: rates, slowest <= mean: {x}")
+        c.check(all(0 < x.get(k + "_min_" + u, 0) <= x.get(k + "_" + u, 0)
+                    for k, u in (("chain", "gops"), ("ports", "gops"), ("stream", "gbps"))),
+                f"core_probe: rates, slowest <= mean: {x}")
     share = rep.get("per_core_share_of_one_worker", {})
-    for k in ("scalar", "batched", "cores_chain", "cores_ports"):
+    for k in ("scalar", "batched", "cores_chain", "cores_ports", "cores_stream"):
         c.check(share.get(k, {}).get("2", 0) > 0, f"per_core_share_of_one_worker[{k}]['2']: {share}")
     c.check("per-core rate, % of one worker's:" in so and "cores alone" in so, "the scaling lines are printed")
     gpu = paths.get("gpu")
