@@ -11,7 +11,8 @@
 // shown too, so the timers' own cost is seen. Before the CPU paths, the cores alone
 // (bench/core_probe.h) on the same CPUs for each worker count: each path's per-core rate at N
 // workers, as a share of one worker's, is printed beside the cores' own, the limit that no
-// framework change moves.
+// framework change moves. A run ends with its slowest worker: the workers' own rates (each one's
+// packets over its own time) are reported beside it, so that a straggler shows.
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -58,8 +59,23 @@ struct Point {
   bool balanced = true;
   StageTimes stages;         // the timed run (CPU paths with --stages)
   double staged_mpps = 0;
+  // Per repetition: each worker's packets over its own time, summed (what the workers did
+  // before the slowest one ended the run), and when the first worker was done, as a share of
+  // the run.
+  std::vector<double> own_mpps, first_done;
   double median() const { return bench::median(mpps); }
+  double own_median() const { return own_mpps.empty() ? 0 : bench::median(own_mpps); }
 };
+
+// The workers' own rates summed, and the first worker's end as a share of the run.
+std::pair<double, double> own_rates(const WorkersResult& r) {
+  double sum = 0, first = r.seconds;
+  for (size_t w = 0; w < r.worker_packets.size(); ++w) {
+    if (r.worker_seconds[w] > 0) sum += r.worker_packets[w] / r.worker_seconds[w] / 1e6;
+    first = std::min(first, r.worker_seconds[w]);
+  }
+  return {sum, r.seconds > 0 ? first / r.seconds : 0};
+}
 
 // Nanoseconds of a worker per packet in each stage, and the framework's and the app's sums.
 nlohmann::json stages_json(const StageTimes& st) {
@@ -197,6 +213,11 @@ int run_bench(const BenchCoresOptions& o) {
         const WorkersResult res = run_once(p.packets, false);
         p.mpps.push_back(res.counters.rx_packets / res.seconds / 1e6);
         p.seconds.push_back(res.seconds);
+        if (!gpu_path) {
+          const auto [own, first] = own_rates(res);
+          p.own_mpps.push_back(own);
+          p.first_done.push_back(first);
+        }
       }
       if (!gpu_path && o.stages) {
         const WorkersResult res = run_once(p.packets, true);
@@ -208,6 +229,10 @@ int run_bench(const BenchCoresOptions& o) {
                   gpu_path ? " + master" : "", p.median(), o.reps, static_cast<unsigned long long>(p.packets),
                   *std::min_element(p.seconds.begin(), p.seconds.end()), *std::max_element(p.seconds.begin(), p.seconds.end()),
                   p.balanced ? "" : "  ACCOUNTING MISMATCH");
+      if (!p.own_mpps.empty() && w > 1) {
+        std::printf("         the workers' own rates summed: %.2f Mpps; the first worker done at %.0f%% of the run\n",
+                    p.own_median(), 100 * bench::median(p.first_done));
+      }
       print_stages(p);
       std::fflush(stdout);
       points.push_back(std::move(p));
@@ -216,6 +241,7 @@ int run_bench(const BenchCoresOptions& o) {
     for (const auto& p : points) {
       pj.push_back({{"workers", p.workers}, {"cores", p.workers + (gpu_path ? 1 : 0)}, {"mpps_median", p.median()},
                     {"mpps", p.mpps}, {"seconds", p.seconds}, {"packets", p.packets}, {"balanced", p.balanced},
+                    {"own_mpps", p.own_mpps}, {"first_done_share", p.first_done},
                     {"stages_ns_per_packet", stages_json(p.stages)},
                     {"stages_timed_mpps", p.staged_mpps > 0 ? nlohmann::json(p.staged_mpps) : nlohmann::json(nullptr)}});
     }
@@ -257,8 +283,14 @@ int run_bench(const BenchCoresOptions& o) {
           continue;
         }
         const double share = it->median() / (w * one->median());
-        std::printf(" %.0f%%", 100 * share);
         scaling[path][std::to_string(w)] = share;
+        if (it->own_median() > 0 && one->own_median() > 0) {
+          const double own = it->own_median() / (w * one->own_median());
+          std::printf(" %.0f%% (own %.0f%%)", 100 * share, 100 * own);
+          scaling[path + "_own"][std::to_string(w)] = own;
+        } else {
+          std::printf(" %.0f%%", 100 * share);
+        }
       }
       const bench::CoreProbe& one = probes.front();
       const double chain = cp.chain_gops / one.chain_gops, ports = cp.ports_gops / one.ports_gops,

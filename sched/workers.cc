@@ -485,7 +485,7 @@ WorkersResult run_threads(const ForwardApp& app, const WorkersConfig& cfg, Setup
   const int n = cfg.workers;
   const uint32_t depth = cfg.path == LookupPath::kGpu ? std::max<uint32_t>(cfg.max_bursts_in_flight, 1) : 1;
   std::vector<WorkersResult> part(n);
-  std::vector<uint64_t> verify_ns(n, 0);
+  std::vector<uint64_t> verify_ns(n, 0), end_ns_of(n, 0);
   std::vector<std::exception_ptr> error(n);
   std::atomic<int> ready{0};
   std::atomic<uint64_t> start_ns{0};
@@ -542,6 +542,7 @@ WorkersResult run_threads(const ForwardApp& app, const WorkersConfig& cfg, Setup
           if (cfg.rcu) cfg.rcu->offline(w);
         }
         verify_ns[w] = fin.verify_ns();
+        end_ns_of[w] = now_ns();
       } catch (...) {
         if (cfg.rcu) cfg.rcu->offline(w);
         error[w] = std::current_exception();
@@ -576,6 +577,10 @@ WorkersResult run_threads(const ForwardApp& app, const WorkersConfig& cfg, Setup
   // verifying is not time the others would have had anyway, and no share of it can be taken off.
   total.seconds = (end_ns - start_ns.load()) / 1e9;
   for (const uint64_t ns : verify_ns) total.verify_seconds += ns / 1e9;
+  for (int w = 0; w < n; ++w) {
+    total.worker_packets.push_back(part[w].counters.rx_packets);
+    total.worker_seconds.push_back(end_ns_of[w] > start_ns.load() ? (end_ns_of[w] - start_ns.load()) / 1e9 : 0);
+  }
   return total;
 }
 
@@ -647,6 +652,15 @@ void WorkersResult::add(const WorkersResult& o) {
   stages.tick_ns = tick_ns;
   expected += o.expected;
   stopped = stopped || o.stopped;
+  if (worker_packets.size() == o.worker_packets.size()) {
+    for (size_t w = 0; w < worker_packets.size(); ++w) {
+      worker_packets[w] += o.worker_packets[w];
+      worker_seconds[w] += o.worker_seconds[w];
+    }
+  } else if (worker_packets.empty()) {
+    worker_packets = o.worker_packets;
+    worker_seconds = o.worker_seconds;
+  }
 }
 
 }  // namespace tandem

@@ -94,6 +94,10 @@ struct WorkersResult {
   StageTimes stages;         // CPU paths with WorkersConfig::stage_times: the workers' stages, summed
   uint64_t expected = 0;     // packets the workers were to receive
   bool stopped = false;      // WorkersConfig::stop ended the run before all of them were received
+  // Per worker: packets received, and seconds from the common start to that worker's end. A run
+  // lasts as long as its slowest worker; these show how far the others were ahead.
+  std::vector<uint64_t> worker_packets;
+  std::vector<double> worker_seconds;
 
   // Adds a later run over more of the input (a capture forwarded a window at a time).
   void add(const WorkersResult& o);

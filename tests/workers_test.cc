@@ -287,6 +287,17 @@ TEST(Workers, PacketBudgetLoopsTheInputExactly) {
   EXPECT_EQ(r.counters.rx_packets, 10007u);
   EXPECT_EQ(r.expected, 10007u);
   EXPECT_TRUE(r.counters.balanced());
+  // Each worker's own count and time: the counts add up to the run's, no worker ends after it.
+  ASSERT_EQ(r.worker_packets.size(), 3u);
+  ASSERT_EQ(r.worker_seconds.size(), 3u);
+  uint64_t sum = 0;
+  for (int w = 0; w < 3; ++w) {
+    sum += r.worker_packets[w];
+    EXPECT_GT(r.worker_packets[w], 0u);
+    EXPECT_GT(r.worker_seconds[w], 0);
+    EXPECT_LE(r.worker_seconds[w], r.seconds);
+  }
+  EXPECT_EQ(sum, 10007u);
 }
 
 TEST(Workers, OfferedLoadIsHonoured) {

@@ -43,6 +43,10 @@ def main():
             c.check(abs(st.get("framework", 0) + st.get("app", 0) - st.get("total", -1)) < 1e-6 and st.get("app", 0) > 0,
                     f"{p}: framework + app = total: {st}")
             c.check(x.get("stages_timed_mpps", 0) > 0, f"{p}: the timed run's rate: {x}")
+            # The workers' own rates summed are at least the stopwatch's (the run ends with the slowest).
+            own, first = x.get("own_mpps", []), x.get("first_done_share", [])
+            c.check(len(own) == 2 and len(first) == 2 and all(0 < f <= 1 for f in first) and
+                    all(o >= m * 0.999 for o, m in zip(own, x["mpps"])), f"{p}: own rates {own}, first done {first}")
     probe = rep.get("core_probe", [])
     c.check([x.get("threads") for x in probe] == [1, 2], f"core_probe: one entry per worker count: {probe}")
     for x in probe:
