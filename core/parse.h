@@ -68,6 +68,14 @@ struct ParsedPacket {
 //    ending past byte 0xFFFF of the frame does not fit the 16-bit fields: kBadTotalLength.
 DropReason parse_packet(const uint8_t* frame, uint32_t caplen, ParsedPacket* out);
 
+namespace parse_detail {
+// The host's path for the common frame (core/parse.cc): true, with *out as the full parser fills
+// it, for an untagged IPv4 frame without options or fragmentation whose UDP or TCP header is well
+// formed; false (*out unspecified) for any other, which parse_packet hands to the full parser.
+// Declared here for its test.
+bool parse_common_ipv4(const uint8_t* frame, uint32_t caplen, ParsedPacket* out);
+}  // namespace parse_detail
+
 // Where a parsed packet's transport payload is: after the UDP or TCP header (TCP's data offset
 // included); for other protocols, right after the IP header chain (l4_off). The payload ends at
 // the UDP length or the end of the IP datagram (l3_off + l3_len), whichever comes first, never

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/parse.h"
+#include "core/parse_impl.h"
 
 namespace tandem::fuzz {
 
@@ -28,6 +29,14 @@ inline DropReason parse_exact(const uint8_t* data, size_t n, ParsedPacket* p) {
 // nullptr when the result `r`, `p` of parsing data[0, size) is consistent, else what is wrong.
 inline const char* check_parse_invariants(const uint8_t* data, size_t size, DropReason r,
                                           const ParsedPacket& p) {
+  {
+    // The host's path for common frames (core/parse.cc) decides every frame as the full parser
+    // (the one device code runs) does.
+    std::vector<uint8_t> exact(data, data + size);
+    ParsedPacket full;
+    const DropReason rf = parse_detail::parse_packet_hd(exact.data(), static_cast<uint32_t>(size), &full);
+    if (rf != r || (r == DropReason::kNone && !same(full, p))) return "the host's parse differs from the full parser";
+  }
   switch (r) {
     case DropReason::kNone: break;
     case DropReason::kTruncated: case DropReason::kNotIp: case DropReason::kBadVersion:

@@ -231,6 +231,7 @@ TEST(ParseFuzz, RandomMutations) {
   std::mt19937_64 rng(0x5EED);
   std::array<size_t, kDropReasonCount> reasons{};
   std::array<size_t, 6> flags{};
+  size_t common_path = 0, full_only = 0;  // accepted on the host's common-frame path; accepted by the full parser alone
   constexpr int kIterations = 200000;
   for (int i = 0; i < kIterations; ++i) {
     // Half the inputs start from hand-made seeds: they hold the rare structures.
@@ -239,6 +240,13 @@ TEST(ParseFuzz, RandomMutations) {
     ParsedPacket p;
     const DropReason r = fuzz::parse_exact(f.data(), f.size(), &p);
     ++reasons[size_t(r)];
+    {
+      const Bytes exact = f;
+      ParsedPacket q;
+      const bool common = parse_detail::parse_common_ipv4(exact.data(), uint32_t(exact.size()), &q);
+      common_path += common;
+      full_only += !common && r == DropReason::kNone;
+    }
     for (int b = 0; b < 6 && r == DropReason::kNone; ++b) flags[b] += (p.flags >> b) & 1;
     const std::string bad = check(f, r, p, rng);
     if (!bad.empty()) {
@@ -258,6 +266,11 @@ TEST(ParseFuzz, RandomMutations) {
                        DropReason::kBadChecksum, DropReason::kBadIpOptions, DropReason::kIpv6Rh0})
     EXPECT_GT(reasons[size_t(r)], 100u) << drop_reason_name(r);
   for (size_t b = 0; b < flags.size(); ++b) EXPECT_GT(flags[b], 100u) << "flag bit " << b;
+  // Both of the host's paths are reached (check() compares every frame's result with the full
+  // parser's).
+  std::printf("  accepted on the common-frame path %zu, by the full parser only %zu\n", common_path, full_only);
+  EXPECT_GT(common_path, 1000u);
+  EXPECT_GT(full_only, 1000u);
 }
 
 }  // namespace
