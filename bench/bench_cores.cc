@@ -67,6 +67,14 @@ struct Point {
   double own_median() const { return own_mpps.empty() ? 0 : bench::median(own_mpps); }
 };
 
+// The probe of `threads` threads, or null.
+const bench::CoreProbe* probe_of(const std::vector<bench::CoreProbe>& probes, int threads) {
+  for (const auto& p : probes) {
+    if (p.threads == threads) return &p;
+  }
+  return nullptr;
+}
+
 // The workers' own rates summed, and the first worker's end as a share of the run.
 std::pair<double, double> own_rates(const WorkersResult& r) {
   double sum = 0, first = r.seconds;
@@ -140,18 +148,22 @@ int run_bench(const BenchCoresOptions& o) {
     std::vector<int> cpus;
     for (int c = 0; c < ncpu; ++c) cpus.push_back(c);
     for (int w : counts) {
-      if (w < 1 || w > ncpu) continue;
-      const bench::CoreProbe cp = bench::probe_cores(cpus, w, std::max(0.5, o.min_seconds));
-      const bench::CoreProbe& one = probes.empty() ? cp : probes.front();
-      std::printf("cores    %3d thread(s): chain %.3f G/s a thread (%.0f%% of one thread's; slowest %.3f), ports %.3f G/s "
+      if (w >= 1 && w <= ncpu) probes.push_back(bench::probe_cores(cpus, w, std::max(0.5, o.min_seconds)));
+    }
+    // Shares against one thread's rates where one thread was measured, else the first count's.
+    const bench::CoreProbe* base = probe_of(probes, 1);
+    const char* of = base ? "one thread's" : "the first count's per-thread rate";
+    if (!base && !probes.empty()) base = &probes.front();  // (no probe at all: the loop below is empty)
+    for (const bench::CoreProbe& cp : probes) {
+      const int w = cp.threads;
+      std::printf("cores    %3d thread(s): chain %.3f G/s a thread (%.0f%% of %s; slowest %.3f), ports %.3f G/s "
                   "(%.0f%%; slowest %.3f), stream %.2f GB/s (%.0f%%; slowest %.2f; %.1f GB/s in all)\n", w, cp.chain_gops,
-                  100 * cp.chain_gops / one.chain_gops, cp.chain_min_gops, cp.ports_gops, 100 * cp.ports_gops / one.ports_gops,
-                  cp.ports_min_gops, cp.stream_gbps, 100 * cp.stream_gbps / one.stream_gbps, cp.stream_min_gbps,
-                  cp.stream_gbps * w);
+                  100 * cp.chain_gops / base->chain_gops, of, cp.chain_min_gops, cp.ports_gops,
+                  100 * cp.ports_gops / base->ports_gops, cp.ports_min_gops, cp.stream_gbps,
+                  100 * cp.stream_gbps / base->stream_gbps, cp.stream_min_gbps, cp.stream_gbps * w);
       probe_json.push_back({{"threads", w}, {"chain_gops", cp.chain_gops}, {"chain_min_gops", cp.chain_min_gops},
                             {"ports_gops", cp.ports_gops}, {"ports_min_gops", cp.ports_min_gops},
                             {"stream_gbps", cp.stream_gbps}, {"stream_min_gbps", cp.stream_min_gbps}});
-      probes.push_back(cp);
     }
     std::fflush(stdout);
   }
@@ -267,7 +279,7 @@ int run_bench(const BenchCoresOptions& o) {
   }
   // Per-core rate at w workers as a share of one worker's, each path beside the cores alone.
   nlohmann::json scaling = nlohmann::json::object();
-  if (!probes.empty() && probes.front().threads == 1) {
+  if (const bench::CoreProbe* one_probe = probe_of(probes, 1)) {
     std::printf("per-core rate, %% of one worker's:");
     for (const auto& [path, pts] : results) std::printf(" %s", path.c_str());
     std::printf(" | cores alone: chain ports stream\n");
@@ -292,7 +304,7 @@ int run_bench(const BenchCoresOptions& o) {
           std::printf(" %.0f%%", 100 * share);
         }
       }
-      const bench::CoreProbe& one = probes.front();
+      const bench::CoreProbe& one = *one_probe;
       const double chain = cp.chain_gops / one.chain_gops, ports = cp.ports_gops / one.ports_gops,
                    stream = cp.stream_gbps / one.stream_gbps;
       std::printf(" | %.0f%% %.0f%% %.0f%%\n", 100 * chain, 100 * ports, 100 * stream);
@@ -387,8 +399,8 @@ void register_bench_cores(CLI::App& bench) {
   c->add_flag("--stages,!--no-stages", o->stages, "CPU paths: one more run per point with its stages timed (ns per "
               "packet: receive, parse, lookup, apply, counters, latency, transmit, loop)")->capture_default_str();
   c->add_flag("--core-probe,!--no-core-probe", o->core_probe, "CPU paths: first the cores alone on the same CPUs per "
-              "worker count (one dependent chain, eight independent ones, each thread streaming its own 64 MiB), the "
-              "scaling limits the paths are read against")->capture_default_str();
+              "worker count (one dependent chain, eight independent ones, each thread streaming its own 64 MiB; 1.5 s a "
+              "count), the scaling limits the paths are read against")->capture_default_str();
   c->add_option("--json", o->json, "write the report here");
   c->callback([o] {
     for (const auto& p : bench::split_list(o->paths)) {

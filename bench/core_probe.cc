@@ -51,7 +51,7 @@ struct Phases {
   std::atomic<int> ready{0}, go{0}, stop{0};
 };
 
-// Words [from, from + kStreamChunk) of the buffer summed, four lanes at a time.
+// kStreamChunk words from w summed, four lanes at a time.
 uint64_t stream_chunk(const uint64_t* w) {
   uint64_t a = 0, b = 0, c = 0, d = 0;
   for (size_t i = 0; i < kStreamChunk; i += 4) {
@@ -109,9 +109,17 @@ CoreProbe probe_cores(const std::vector<int>& cpus, int threads, double seconds)
   std::vector<Rates> rates(threads);
   std::vector<std::thread> pool;
   pool.reserve(threads);
-  for (int t = 0; t < threads; ++t) {
-    const int cpu = cpus.empty() ? t : cpus[t % cpus.size()];
-    pool.emplace_back(run_thread, cpu, 0x1234 + t, std::ref(ph), std::ref(rates[t]));
+  try {
+    for (int t = 0; t < threads; ++t) {
+      const int cpu = cpus.empty() ? t : cpus[t % cpus.size()];
+      pool.emplace_back(run_thread, cpu, 0x1234 + t, std::ref(ph), std::ref(rates[t]));
+    }
+  } catch (...) {
+    // A thread that could not start: let the others run through every phase at once, and end.
+    ph.go.store(kPhases, std::memory_order_release);
+    ph.stop.store(kPhases, std::memory_order_relaxed);
+    for (auto& t : pool) t.join();
+    throw;
   }
   for (int phase = 1; phase <= kPhases; ++phase) {
     while (ph.ready.load() < threads * phase) std::this_thread::yield();

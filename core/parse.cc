@@ -4,7 +4,8 @@
 // a well-formed UDP or TCP header. Their checks are few and fixed there (a 20-byte header, one
 // transport header), so they take a straight path, with the checksum summed in 32-bit words. Any
 // frame that fails a check goes through the full parser, which decides it as before; the result
-// is the same either way (tests/parse_fast_test.cc compares the two on random frames).
+// is the same either way (fuzz/parse_invariants.h compares the two on every frame that
+// tests/parse_fuzz_test.cc and the libFuzzer target make).
 #include "core/parse.h"
 
 #include "core/byte_order.h"

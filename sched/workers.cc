@@ -639,6 +639,7 @@ WorkersResult run_workers_live(const ForwardApp& app, const std::vector<std::uni
 }
 
 void WorkersResult::add(const WorkersResult& o) {
+  const bool was_empty = worker_packets.empty() && counters.rx_packets == 0 && expected == 0;  // a result made to add into
   counters.merge(o.counters);
   latency.merge(o.latency);
   wire_bytes += o.wire_bytes;
@@ -657,9 +658,12 @@ void WorkersResult::add(const WorkersResult& o) {
       worker_packets[w] += o.worker_packets[w];
       worker_seconds[w] += o.worker_seconds[w];
     }
-  } else if (worker_packets.empty()) {
+  } else if (was_empty) {
     worker_packets = o.worker_packets;
     worker_seconds = o.worker_seconds;
+  } else {
+    worker_packets.clear();
+    worker_seconds.clear();
   }
 }
 

@@ -94,8 +94,9 @@ struct WorkersResult {
   StageTimes stages;         // CPU paths with WorkersConfig::stage_times: the workers' stages, summed
   uint64_t expected = 0;     // packets the workers were to receive
   bool stopped = false;      // WorkersConfig::stop ended the run before all of them were received
-  // Per worker: packets received, and seconds from the common start to that worker's end. A run
-  // lasts as long as its slowest worker; these show how far the others were ahead.
+  // Per worker: packets received, and seconds from the common start to that worker's end (after
+  // add(), summed over the windows). A run lasts as long as its slowest worker; these show how far
+  // the others were ahead. Empty where the parts merged had different worker counts.
   std::vector<uint64_t> worker_packets;
   std::vector<double> worker_seconds;
 

@@ -195,8 +195,8 @@ struct EspResidentState : SaDeviceCopy {
     return pool.take(replay_blocks(sa.replay_window));
   }
 
-  // Slot i's SA and state as the SaTable holds them, to the device and the host copies (queued on
-  // `copies`), its window's ring at `at`.
+  // Slot i's SA and state as the SaTable holds them, to the device and the host copies (on
+  // `copies`, done when it returns), its window's ring at `at`.
   void write_slot(uint32_t i, uint64_t at) {
     const Sa& sa = table.sa(i);
     DevSa d{};
@@ -218,9 +218,7 @@ struct EspResidentState : SaDeviceCopy {
         std::copy(w->blocks().begin(), w->blocks().end(), host_blocks.get() + at);
         host_top[i] = w->top();
         bytes += d.blocks * sizeof(uint64_t);
-        if (!copy_up(d_blocks.get() + at, host_blocks.get() + at, d.blocks)) {
-          throw gpu::GpuError("resident path: a replay window's copy to the GPU failed");
-        }
+        copy_up(d_blocks.get() + at, host_blocks.get() + at, d.blocks);
       }
     } else {
       host_next[i] = table.peek_seq(i);
@@ -228,15 +226,20 @@ struct EspResidentState : SaDeviceCopy {
     ring_at[i] = at;
     info[i] = d;
     EspSaKeys k = esp_sa_keys(sa);
+    // The key leaves this frame wiped, whether the copies succeed or throw.
+    struct Wipe {
+      EspSaKeys* k;
+      ~Wipe() { OPENSSL_cleanse(k, sizeof *k); }
+    } wipe{&k};
     const EspTunnel tunnel = table.tunnel(i);
-    // Pageable sources (the key, the tunnel) are staged by the time the calls return, so the key
-    // is wiped at once; the pinned ones are not written again before the caller synchronizes
-    // `copies` once for the whole batch of slots (which also reports a failed copy).
-    const bool queued = copy_up(d_keys.get() + i, &k, 1) && copy_up(d_tunnels.get() + i, &tunnel, 1) &&
-                        copy_up(d_sas.get() + i, &info[i], 1) && copy_up(d_next.get() + i, host_next.get() + i, 1) &&
-                        copy_up(d_top.get() + i, host_top.get() + i, 1);
-    OPENSSL_cleanse(&k, sizeof k);
-    if (!queued) throw gpu::GpuError("resident path: an SA's copy to the GPU failed");
+    copy_up(d_keys.get() + i, &k, 1);
+    copy_up(d_tunnels.get() + i, &tunnel, 1);
+    copy_up(d_sas.get() + i, &info[i], 1);
+    copy_up(d_next.get() + i, host_next.get() + i, 1);
+    copy_up(d_top.get() + i, host_top.get() + i, 1);
+    // An asynchronous copy from pageable memory may read its source after the call returns (CUDA
+    // promises that only of cudaMemcpy): the key and the tunnel stay until the copies are done.
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(copies->get()));
     bytes += sizeof(EspSaKeys) + sizeof(EspTunnel) + sizeof(DevSa) + 2 * sizeof(uint64_t);
   }
 
@@ -421,24 +424,28 @@ struct EspResidentState : SaDeviceCopy {
   bool adopt(const uint32_t* keys, size_t n) {
     std::lock_guard<std::mutex> hold(handover);
     if (closed) return true;  // the CPU finishes this GPU's batches on the SaTable
-    bool ok = cudaSetDevice(gpu_index) == cudaSuccess;  // the calling thread's current device may be another
-    for (size_t k = 0; k < n && ok; ++k) {
-      const uint32_t i = keys[k];
-      if (i >= table.size() || held[i] || !table.occupied(i)) continue;
-      if (table.sa(i).dir == SaDir::kOut) {
-        host_next[i] = table.peek_seq(i);
-        ok = copy_up(d_next.get() + i, host_next.get() + i, 1);
-      } else if (const ReplayWindow* w = table.window(i); w && ring_at[i] != BlockPool::kNone) {
-        host_top[i] = w->top();
-        std::copy(w->blocks().begin(), w->blocks().end(), host_blocks.get() + ring_at[i]);
-        ok = copy_up(d_top.get() + i, host_top.get() + i, 1) &&
-             copy_up(d_blocks.get() + ring_at[i], host_blocks.get() + ring_at[i], info[i].blocks);
+    if (cudaSetDevice(gpu_index) != cudaSuccess) return false;  // the calling thread's current device may be another
+    try {
+      for (size_t k = 0; k < n; ++k) {
+        const uint32_t i = keys[k];
+        if (i >= table.size() || held[i] || !table.occupied(i)) continue;
+        if (table.sa(i).dir == SaDir::kOut) {
+          host_next[i] = table.peek_seq(i);
+          copy_up(d_next.get() + i, host_next.get() + i, 1);
+        } else if (const ReplayWindow* w = table.window(i); w && ring_at[i] != BlockPool::kNone) {
+          host_top[i] = w->top();
+          std::copy(w->blocks().begin(), w->blocks().end(), host_blocks.get() + ring_at[i]);
+          copy_up(d_top.get() + i, host_top.get() + i, 1);
+          copy_up(d_blocks.get() + ring_at[i], host_blocks.get() + ring_at[i], info[i].blocks);
+        }
       }
+    } catch (const gpu::GpuError&) {
+      cudaStreamSynchronize(copies->get());  // nothing queued may read the pinned copies after this
+      return false;  // nothing held: the state stays the SaTable's
     }
     // The kernel reads the state through L2 (__ldcg) when a later batch brings the SA's frames,
     // which the scheduler publishes only after this returns true.
-    ok = ok && cudaStreamSynchronize(copies->get()) == cudaSuccess;
-    if (!ok) return false;  // nothing held: the state stays the SaTable's
+    if (cudaStreamSynchronize(copies->get()) != cudaSuccess) return false;
     for (size_t k = 0; k < n; ++k) {
       if (keys[k] < table.size() && table.occupied(keys[k])) held[keys[k]] = 1;
     }
@@ -456,13 +463,12 @@ struct EspResidentState : SaDeviceCopy {
     }
   }
 
-  // Queued on `copies`, beside the persistent kernel's stream.
+  // Queued on `copies`, beside the persistent kernel's stream; throws gpu::GpuError if it cannot be.
   template <class T>
-  bool copy_up(T* device, const T* host, size_t n) {
-    if (n == 0) return true;
+  void copy_up(T* device, const T* host, size_t n) {
+    if (n == 0) return;
     const cudaError_t e = cudaMemcpyAsync(device, host, n * sizeof(T), cudaMemcpyHostToDevice, copies->get());
     if (e != cudaSuccess) throw gpu::GpuError(std::string("copy to the GPU: ") + cudaGetErrorString(e));
-    return true;
   }
 
   // The index's buffers: two, the one GPU batches read (current) and the one the next batch of
