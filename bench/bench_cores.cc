@@ -399,8 +399,8 @@ void register_bench_cores(CLI::App& bench) {
   c->add_flag("--stages,!--no-stages", o->stages, "CPU paths: one more run per point with its stages timed (ns per "
               "packet: receive, parse, lookup, apply, counters, latency, transmit, loop)")->capture_default_str();
   c->add_flag("--core-probe,!--no-core-probe", o->core_probe, "CPU paths: first the cores alone on the same CPUs per "
-              "worker count (one dependent chain, eight independent ones, each thread streaming its own 64 MiB; 1.5 s a "
-              "count), the scaling limits the paths are read against")->capture_default_str();
+              "worker count (one dependent chain, eight independent ones, each thread streaming its own 64 MiB; each loop "
+              "--min-seconds, at least 0.5 s, a count), the scaling limits the paths are read against")->capture_default_str();
   c->add_option("--json", o->json, "write the report here");
   c->callback([o] {
     for (const auto& p : bench::split_list(o->paths)) {

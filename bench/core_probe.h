@@ -1,7 +1,7 @@
 // What the cores themselves give when more of them work at once, apart from any memory, cache
 // line or queue they share: the limit against which `bench cores` reads the pipeline's scaling.
-// Each of N threads, pinned to CPUs 0..N-1 as the workers are, runs two register-only loops in
-// turn, all threads together:
+// Each of N threads, pinned to CPUs 0..N-1 as the workers are, runs three loops in turn (two in
+// registers, one over memory), all threads together:
 //   chain   one dependent multiply-add chain (latency-bound): its rate follows the core's clock;
 //   ports   eight independent chains (throughput-bound on the multiplier): its rate follows the
 //           clock and the share of the core's execution ports the thread gets, so it halves where
