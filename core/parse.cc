@@ -9,6 +9,7 @@
 #include "core/parse.h"
 
 #include "core/byte_order.h"
+#include "core/checksum.h"
 #include "core/parse_impl.h"
 
 namespace tandem {
@@ -26,11 +27,9 @@ inline bool ipv4_header20_checksum_ok(const uint8_t* ip) {
     __builtin_memcpy(&w, ip + i, 4);
     sum += w;
   }
+  sum = (sum & 0xFFFFFFFFu) + (sum >> 32);  // five words: at most 2^32 + 3, one more fold fits 32 bits
   sum = (sum & 0xFFFFFFFFu) + (sum >> 32);
-  sum = (sum & 0xFFFFFFFFu) + (sum >> 32);
-  uint32_t s = static_cast<uint32_t>(sum & 0xFFFF) + static_cast<uint32_t>(sum >> 16);
-  s = (s & 0xFFFF) + (s >> 16);
-  return s == 0xFFFF;
+  return csum_fold(static_cast<uint32_t>(sum)) == 0xFFFF;
 }
 
 }  // namespace
