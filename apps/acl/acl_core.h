@@ -4,10 +4,11 @@
 // order in the file) and the first match wins. Two classifiers give the same answer:
 //
 //   linear:     every rule in order until one matches (the GPU-router report's and iptables' way);
-//   HyperSplit: (Qi et al., INFOCOM 2009) a binary decision tree over the five fields: each inner
-//               node compares one field with a threshold; a leaf holds the few rules (in priority
-//               order) that can still match in its region, checked linearly. No hashing and one
-//               dependent read per level, so the same code walks the tree on the CPU and the GPU.
+//   HyperSplit: (Qi et al., INFOCOM 2009) a decision tree over the five fields: each inner node
+//               cuts one field at a few thresholds (the paper's nodes cut at one; hypersplit.h says
+//               why more); a leaf holds the few rules (in priority order) that can still match in
+//               its region, checked linearly. No hashing and one dependent read per level, so the
+//               same code walks the tree on the CPU and the GPU.
 #pragma once
 
 #include <cstdint>
@@ -79,17 +80,29 @@ TANDEM_HD_INLINE uint32_t classify_linear(const Rule* rules, uint32_t n, const H
   return kNoMatch;
 }
 
-// A HyperSplit node: an inner node sends a header left when its field <= threshold; a leaf (kind
-// kLeaf) names a run of `count` rule indices starting at `first` in the leaf-rule array, in
-// priority order.
-struct HsNode {
+// A HyperSplit node. An inner node cuts one field at up to kCuts thresholds in ascending order;
+// a header goes to child `first + r`, r being the number of thresholds below its field's value
+// (value > cut), and the children are contiguous. Unused thresholds are UINT32_MAX, which no value
+// exceeds, so the count needs no length: eight thresholds compare in one vector on the host, and a
+// device thread counts seven without a branch. A leaf (kind kLeaf) names a run of `count` rule
+// indices starting at `first` in the leaf-rule array, in priority order. One node per cache line.
+struct alignas(64) HsNode {
   static constexpr uint32_t kLeaf = 0xFF;
-  uint32_t kind;       // the field compared, or kLeaf
-  uint32_t threshold;  // inner: the field's value at the split; leaf: first
-  uint32_t left;       // inner: child indices; leaf: count, unused
-  uint32_t right;
+  static constexpr int kCuts = 7;
+  uint32_t cut[kCuts + 1];  // the last is always UINT32_MAX (a vector of eight)
+  uint32_t kind;            // the field compared, or kLeaf
+  uint32_t first;           // inner: the first child's index; leaf: the first leaf-rule index
+  uint32_t count;           // inner: children (2..kCuts + 1); leaf: rules
+  uint32_t block;           // leaf: its first block in the host's vector copy (hypersplit.h)
+  uint32_t pad[4];
 };
-static_assert(sizeof(HsNode) == 16);
+static_assert(sizeof(HsNode) == 64);
+
+TANDEM_HD_INLINE uint32_t hs_child(const HsNode& x, uint32_t value) {
+  uint32_t r = 0;
+  for (int i = 0; i < HsNode::kCuts; ++i) r += value > x.cut[i];
+  return x.first + r;
+}
 
 // Up to kMaxTrees trees over disjoint parts of the rule set (hypersplit.h: rules are split by how
 // wide their address prefixes are, so wildcards do not multiply the narrow rules' copies). Leaves
@@ -118,17 +131,14 @@ TANDEM_HD_INLINE HeaderFields fields_of(const Header& h) {
 
 TANDEM_HD_INLINE uint32_t hs_leaf_of(const HsNode* nodes, uint32_t root, const HeaderFields& f) {
   uint32_t n = root;
-  while (nodes[n].kind != HsNode::kLeaf) {
-    const HsNode& x = nodes[n];
-    n = f.v[x.kind] <= x.threshold ? x.left : x.right;
-  }
+  while (nodes[n].kind != HsNode::kLeaf) n = hs_child(nodes[n], f.v[nodes[n].kind]);
   return n;
 }
 
 // The first rule of the leaf matching h with an index below `best`, else `best`.
 TANDEM_HD_INLINE uint32_t hs_match_leaf(const HsView& v, const HsNode& leaf, const Header& h, uint32_t best) {
-  for (uint32_t k = 0; k < leaf.left; ++k) {
-    const uint32_t r = v.leaf_rules[leaf.threshold + k];
+  for (uint32_t k = 0; k < leaf.count; ++k) {
+    const uint32_t r = v.leaf_rules[leaf.first + k];
     if (r >= best) break;
     if (rule_matches(v.rules[r], h)) return r;
   }

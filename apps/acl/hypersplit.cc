@@ -23,10 +23,18 @@ bool covers(const Rule& r, const Box& b) {
   return r.proto_mask == 0 || (r.proto_mask == 0xFF && b.lo[kProto] == b.hi[kProto]);
 }
 
-struct Split {
+// One field's range inside a node's box, and the rules that reach it.
+struct Part {
+  uint32_t lo, hi;
+  std::vector<uint32_t> ids;
+  bool settled = false;  // no threshold makes its larger side smaller
+};
+
+// A node's cut: a field and its parts, in ascending order of range.
+struct Cut {
   int field = -1;
-  uint32_t threshold = 0;
-  size_t left = 0, right = 0;
+  std::vector<Part> parts;
+  size_t largest = 0, total = 0;
 };
 
 class Builder {
@@ -42,71 +50,121 @@ class Builder {
         break;
       }
     }
-    Split s;
-    if (ids.size() > o_.leaf_rules && depth < o_.max_depth) s = best_split(ids, box);
-    if (s.field < 0) {
-      nodes_[at] = {HsNode::kLeaf, static_cast<uint32_t>(leaf_rules_.size()), static_cast<uint32_t>(ids.size()), 0};
+    Cut c;
+    if (ids.size() > o_.leaf_rules && depth < o_.max_depth) c = best_cut(ids, box);
+    if (c.field < 0) {
+      HsNode leaf{};
+      leaf.kind = HsNode::kLeaf;
+      leaf.first = static_cast<uint32_t>(leaf_rules_.size());
+      leaf.count = static_cast<uint32_t>(ids.size());
+      nodes_[at] = leaf;
       leaf_rules_.insert(leaf_rules_.end(), ids.begin(), ids.end());
       ++st_.leaves;
       st_.leaf_rule_refs += ids.size();
       st_.depth = std::max(st_.depth, depth);
       return;
     }
-    const int f = s.field;
-    std::vector<uint32_t> left, right;
-    left.reserve(s.left);
-    right.reserve(s.right);
-    for (uint32_t id : ids) {
-      if (std::max(rules_[id].lo[f], box.lo[f]) <= s.threshold) left.push_back(id);
-      if (std::min(rules_[id].hi[f], box.hi[f]) > s.threshold) right.push_back(id);
-    }
     ids.clear();
     ids.shrink_to_fit();
-    const uint32_t l = static_cast<uint32_t>(nodes_.size());
-    nodes_.push_back({});
-    nodes_.push_back({});
-    nodes_[at] = {static_cast<uint32_t>(f), s.threshold, l, l + 1};
-    Box lb = box, rb = box;
-    lb.hi[f] = s.threshold;
-    rb.lo[f] = s.threshold + 1;
-    build(l, std::move(left), lb, depth + 1);
-    build(l + 1, std::move(right), rb, depth + 1);
+    const int f = c.field;
+    HsNode x{};
+    std::fill(std::begin(x.cut), std::end(x.cut), UINT32_MAX);
+    for (size_t p = 0; p + 1 < c.parts.size(); ++p) x.cut[p] = c.parts[p].hi;
+    x.kind = static_cast<uint32_t>(f);
+    x.first = static_cast<uint32_t>(nodes_.size());
+    x.count = static_cast<uint32_t>(c.parts.size());
+    nodes_[at] = x;
+    nodes_.resize(nodes_.size() + c.parts.size());
+    for (size_t p = 0; p < c.parts.size(); ++p) {
+      Box b = box;
+      b.lo[f] = c.parts[p].lo;
+      b.hi[f] = c.parts[p].hi;
+      build(x.first + static_cast<uint32_t>(p), std::move(c.parts[p].ids), b, depth + 1);
+    }
   }
 
  private:
-  // For each field: the thresholds at the rules' range ends inside the box; the one minimizing the
-  // larger side (then the total, i.e. the copies) wins over all fields. No split when the best one
-  // leaves every rule on both sides.
-  Split best_split(const std::vector<uint32_t>& ids, const Box& box) {
-    Split best;
-    size_t best_max = ids.size(), best_sum = 2 * ids.size() + 1;
-    std::vector<uint32_t> los(ids.size()), his(ids.size()), cand;
-    for (int f = 0; f < kFields; ++f) {
-      cand.clear();
-      for (size_t k = 0; k < ids.size(); ++k) {
-        const Rule& r = rules_[ids[k]];
-        los[k] = std::max(r.lo[f], box.lo[f]);
-        his[k] = std::min(r.hi[f], box.hi[f]);
-        if (los[k] > box.lo[f]) cand.push_back(los[k] - 1);
-        if (his[k] < box.hi[f]) cand.push_back(his[k]);
-      }
-      if (cand.empty()) continue;
-      std::sort(cand.begin(), cand.end());
-      cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
-      std::sort(los.begin(), los.end());
-      std::sort(his.begin(), his.end());
-      for (uint32_t t : cand) {
-        const size_t left = static_cast<size_t>(std::upper_bound(los.begin(), los.end(), t) - los.begin());
-        const size_t right = ids.size() - static_cast<size_t>(std::upper_bound(his.begin(), his.end(), t) - his.begin());
-        const size_t mx = std::max(left, right), sum = left + right;
-        if (mx < best_max || (mx == best_max && sum < best_sum)) {
-          best = {f, t, left, right};
-          best_max = mx;
-          best_sum = sum;
-        }
+  struct Threshold {
+    bool found = false;
+    uint32_t t = 0;
+    size_t larger = 0, sum = 0;
+  };
+
+  // The threshold of field f inside [lo, hi] at a rule's range end that minimizes the larger side
+  // (then the total, i.e. the copies) of `ids`; not found when none makes the larger side smaller.
+  Threshold best_threshold(const std::vector<uint32_t>& ids, int f, uint32_t lo, uint32_t hi) {
+    los_.resize(ids.size());
+    his_.resize(ids.size());
+    cand_.clear();
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const Rule& r = rules_[ids[k]];
+      los_[k] = std::max(r.lo[f], lo);
+      his_[k] = std::min(r.hi[f], hi);
+      if (los_[k] > lo) cand_.push_back(los_[k] - 1);
+      if (his_[k] < hi) cand_.push_back(his_[k]);
+    }
+    Threshold best;
+    if (cand_.empty()) return best;
+    std::sort(cand_.begin(), cand_.end());
+    cand_.erase(std::unique(cand_.begin(), cand_.end()), cand_.end());
+    std::sort(los_.begin(), los_.end());
+    std::sort(his_.begin(), his_.end());
+    best.larger = ids.size();
+    best.sum = 2 * ids.size() + 1;
+    for (uint32_t t : cand_) {
+      const size_t left = static_cast<size_t>(std::upper_bound(los_.begin(), los_.end(), t) - los_.begin());
+      const size_t right = ids.size() - static_cast<size_t>(std::upper_bound(his_.begin(), his_.end(), t) - his_.begin());
+      const size_t mx = std::max(left, right), sum = left + right;
+      if (mx < best.larger || (mx == best.larger && sum < best.sum)) {
+        best = {true, t, mx, sum};
       }
     }
-    if (best.field >= 0 && best_max >= ids.size()) best.field = -1;  // no side gets smaller
+    return best;
+  }
+
+  // Field f's parts: the part with the most rules cut at its best threshold, up to kCuts times.
+  Cut cut_field(const std::vector<uint32_t>& ids, const Box& box, int f) {
+    Cut c;
+    c.field = f;
+    c.parts.push_back({box.lo[f], box.hi[f], ids});
+    while (c.parts.size() <= static_cast<size_t>(HsNode::kCuts)) {
+      size_t p = c.parts.size();
+      for (size_t q = 0; q < c.parts.size(); ++q) {
+        if (c.parts[q].settled || c.parts[q].ids.size() <= o_.leaf_rules) continue;
+        if (p == c.parts.size() || c.parts[q].ids.size() > c.parts[p].ids.size()) p = q;
+      }
+      if (p == c.parts.size()) break;
+      Part& part = c.parts[p];
+      const Threshold t = best_threshold(part.ids, f, part.lo, part.hi);
+      if (!t.found) {
+        part.settled = true;
+        continue;
+      }
+      Part left{part.lo, t.t, {}}, right{t.t + 1, part.hi, {}};
+      for (uint32_t id : part.ids) {
+        if (std::max(rules_[id].lo[f], part.lo) <= t.t) left.ids.push_back(id);
+        if (std::min(rules_[id].hi[f], part.hi) > t.t) right.ids.push_back(id);
+      }
+      c.parts[p] = std::move(right);
+      c.parts.insert(c.parts.begin() + static_cast<std::ptrdiff_t>(p), std::move(left));
+    }
+    for (const Part& part : c.parts) {
+      c.largest = std::max(c.largest, part.ids.size());
+      c.total += part.ids.size();
+    }
+    return c;
+  }
+
+  // The field whose largest part is smallest (then the fewest copies); none when no field cuts.
+  Cut best_cut(const std::vector<uint32_t>& ids, const Box& box) {
+    Cut best;
+    for (int f = 0; f < kFields; ++f) {
+      Cut c = cut_field(ids, box, f);
+      if (c.parts.size() < 2) continue;
+      if (best.field < 0 || c.largest < best.largest || (c.largest == best.largest && c.total < best.total)) {
+        best = std::move(c);
+      }
+    }
     return best;
   }
 
@@ -115,7 +173,47 @@ class Builder {
   std::vector<HsNode>& nodes_;
   std::vector<uint32_t>& leaf_rules_;
   HyperSplit::Stats& st_;
+  std::vector<uint32_t> los_, his_, cand_;  // best_threshold's scratch
 };
+
+constexpr uint32_t kFlip = 0x80000000u;
+
+int32_t flipped(uint32_t v) { return static_cast<int32_t>(v ^ kFlip); }
+
+// The leaves' rules as LeafBlocks; each leaf's `block` names its first.
+std::vector<HyperSplit::LeafBlock> blocks_of_leaves(std::vector<HsNode>& nodes, const std::vector<uint32_t>& leaf_rules,
+                                               const std::vector<Rule>& rules) {
+  std::vector<HyperSplit::LeafBlock> blocks;
+  for (HsNode& x : nodes) {
+    if (x.kind != HsNode::kLeaf) continue;
+    x.block = static_cast<uint32_t>(blocks.size());
+    for (uint32_t k = 0; k < x.count; k += 8) {
+      HyperSplit::LeafBlock b{};
+      for (int lane = 0; lane < 8; ++lane) {
+        if (k + lane >= x.count) {
+          for (int f = 0; f < 4; ++f) {
+            b.lo[f][lane] = flipped(UINT32_MAX);
+            b.hi[f][lane] = flipped(0);
+          }
+          b.rule[lane] = kNoMatch;
+          continue;
+        }
+        const uint32_t id = leaf_rules[x.first + k + lane];
+        const Rule& r = rules[id];
+        for (int f = 0; f < 4; ++f) {
+          b.lo[f][lane] = flipped(r.lo[f]);
+          b.hi[f][lane] = flipped(r.hi[f]);
+        }
+        b.proto_mask[lane] = r.proto_mask;
+        b.proto_value[lane] = r.proto_value;
+        b.names_ports[lane] = restricts_ports(r) ? ~0u : 0u;
+        b.rule[lane] = id;
+      }
+      blocks.push_back(b);
+    }
+  }
+  return blocks;
+}
 
 }  // namespace
 
@@ -144,46 +242,17 @@ HyperSplit HyperSplit::build(const std::vector<Rule>& rules, const Options& opts
     b.build(root, std::move(ids), box, 0);
   }
   if (h.roots_.empty()) {  // no rules: one empty leaf, so that every lookup finds no match
-    h.nodes_.push_back({HsNode::kLeaf, 0, 0, 0});
+    HsNode leaf{};
+    leaf.kind = HsNode::kLeaf;
+    h.nodes_.push_back(leaf);
     h.roots_.push_back(0);
     h.stats_.leaves = 1;
   }
+  h.blocks_ = blocks_of_leaves(h.nodes_, h.leaf_rules_, h.rules_);
   h.stats_.trees = h.roots_.size();
   h.stats_.nodes = h.nodes_.size();
   h.stats_.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return h;
-}
-
-void HyperSplit::classify_batch(const Header* h, uint32_t* out, size_t n) const {
-  constexpr size_t kGroup = 32;
-  const HsView v = view();
-  uint32_t at[kGroup];
-  HeaderFields f[kGroup];
-  for (size_t base = 0; base < n; base += kGroup) {
-    const size_t g = std::min(kGroup, n - base);
-    for (size_t j = 0; j < g; ++j) {
-      out[base + j] = kNoMatch;
-      f[j] = fields_of(h[base + j]);
-    }
-    for (uint32_t t = 0; t < v.trees; ++t) {
-      for (size_t j = 0; j < g; ++j) at[j] = v.roots[t];
-      for (bool moved = true; moved;) {
-        moved = false;
-        for (size_t j = 0; j < g; ++j) {
-          const HsNode& x = v.nodes[at[j]];
-          if (x.kind == HsNode::kLeaf) continue;
-          at[j] = f[j].v[x.kind] <= x.threshold ? x.left : x.right;
-          __builtin_prefetch(&v.nodes[at[j]]);
-          moved = true;
-        }
-      }
-      for (size_t j = 0; j < g; ++j) {
-        const HsNode& leaf = v.nodes[at[j]];
-        if (leaf.left) __builtin_prefetch(&v.rules[v.leaf_rules[leaf.threshold]]);
-      }
-      for (size_t j = 0; j < g; ++j) out[base + j] = hs_match_leaf(v, v.nodes[at[j]], h[base + j], out[base + j]);
-    }
-  }
 }
 
 }  // namespace tandem::acl

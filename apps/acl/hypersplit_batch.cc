@@ -1,0 +1,158 @@
+// HyperSplit's batched lookups: a group of headers walks each tree level by level, each level's
+// nodes prefetched for the whole group, so that their reads overlap instead of following each
+// other. The vector version (AVX2, chosen at run time; the binary still runs on CPUs without it)
+// compares a node's eight thresholds and a leaf's rules, eight at a time, in one instruction per
+// field; the portable one takes acl_core.h's scalar steps. Both answer as classify_linear.
+#include <algorithm>
+
+#include "apps/acl/hypersplit.h"
+#include "core/compiler.h"
+
+namespace tandem::acl {
+
+namespace {
+
+constexpr size_t kGroup = 32;
+
+}  // namespace
+
+void HyperSplit::classify_batch_portable(const Header* h, uint32_t* out, size_t n) const {
+  const HsView v = view();
+  uint32_t at[kGroup];
+  HeaderFields f[kGroup];
+  for (size_t base = 0; base < n; base += kGroup) {
+    const size_t g = std::min(kGroup, n - base);
+    for (size_t j = 0; j < g; ++j) {
+      out[base + j] = kNoMatch;
+      f[j] = fields_of(h[base + j]);
+    }
+    for (uint32_t t = 0; t < v.trees; ++t) {
+      for (size_t j = 0; j < g; ++j) at[j] = v.roots[t];
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (size_t j = 0; j < g; ++j) {
+          const HsNode& x = v.nodes[at[j]];
+          if (x.kind == HsNode::kLeaf) continue;
+          at[j] = hs_child(x, f[j].v[x.kind]);
+          __builtin_prefetch(&v.nodes[at[j]]);
+          moved = true;
+        }
+      }
+      for (size_t j = 0; j < g; ++j) {
+        const HsNode& leaf = v.nodes[at[j]];
+        if (leaf.count) __builtin_prefetch(&v.rules[v.leaf_rules[leaf.first]]);
+      }
+      for (size_t j = 0; j < g; ++j) out[base + j] = hs_match_leaf(v, v.nodes[at[j]], h[base + j], out[base + j]);
+    }
+  }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+
+}  // namespace tandem::acl
+
+#include <immintrin.h>
+
+namespace tandem::acl {
+
+namespace {
+
+constexpr int32_t kFlip = INT32_MIN;  // LeafBlock: values with their top bit flipped
+
+// The first rule of the leaf matching the header with an index below `best`, else `best`. A
+// leaf's blocks hold its rules in priority order, so a block's first matching lane is its best
+// rule, and a block starting at `best` or after cannot improve on it.
+__attribute__((target("avx2,bmi"))) uint32_t match_leaf_avx2(const HyperSplit::LeafBlock* b, uint32_t rules,
+                                                             const Header& h, uint32_t best) {
+  const __m256i field[4] = {_mm256_set1_epi32(static_cast<int32_t>(h.src) ^ kFlip),
+                            _mm256_set1_epi32(static_cast<int32_t>(h.dst) ^ kFlip),
+                            _mm256_set1_epi32(static_cast<int32_t>(h.sport) ^ kFlip),
+                            _mm256_set1_epi32(static_cast<int32_t>(h.dport) ^ kFlip)};
+  const __m256i proto = _mm256_set1_epi32(h.proto);
+  const __m256i no_ports = _mm256_set1_epi32((h.flags & kNoPorts) ? -1 : 0);
+  for (uint32_t k = 0; k < rules; k += 8, ++b) {
+    if (b->rule[0] >= best) break;  // the rest of the leaf comes after a rule already found
+    __m256i miss = _mm256_and_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(b->names_ports)), no_ports);
+    for (int f = 0; f < 4; ++f) {
+      const __m256i lo = _mm256_load_si256(reinterpret_cast<const __m256i*>(b->lo[f]));
+      const __m256i hi = _mm256_load_si256(reinterpret_cast<const __m256i*>(b->hi[f]));
+      miss = _mm256_or_si256(miss, _mm256_or_si256(_mm256_cmpgt_epi32(lo, field[f]), _mm256_cmpgt_epi32(field[f], hi)));
+    }
+    const __m256i masked = _mm256_and_si256(proto, _mm256_load_si256(reinterpret_cast<const __m256i*>(b->proto_mask)));
+    const __m256i proto_ok =
+        _mm256_cmpeq_epi32(masked, _mm256_load_si256(reinterpret_cast<const __m256i*>(b->proto_value)));
+    const uint32_t hit = static_cast<uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_andnot_si256(miss, proto_ok))));
+    // Without branches on the outcome (it follows the traffic, which no predictor learns): the
+    // lane's rule, or no match when no lane hit.
+    const uint32_t lane_rule = b->rule[_tzcnt_u32(hit) & 7];
+    best = std::min(best, hit ? lane_rule : kNoMatch);
+  }
+  return best;
+}
+
+__attribute__((target("avx2,popcnt,bmi"))) void classify_batch_avx2(const HyperSplit& hs, const Header* h,
+                                                                      uint32_t* out, size_t n) {
+  const HsNode* nodes = hs.nodes().data();
+  const HyperSplit::LeafBlock* blocks = hs.leaf_blocks().data();
+  const std::vector<uint32_t>& roots = hs.roots();
+  const __m256i flip = _mm256_set1_epi32(kFlip);
+  uint32_t at[kGroup];
+  HeaderFields f[kGroup];
+  for (size_t base = 0; base < n; base += kGroup) {
+    const size_t g = std::min(kGroup, n - base);
+    for (size_t j = 0; j < g; ++j) {
+      out[base + j] = kNoMatch;
+      f[j] = fields_of(h[base + j]);
+    }
+    for (const uint32_t root : roots) {
+      for (size_t j = 0; j < g; ++j) at[j] = root;
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (size_t j = 0; j < g; ++j) {
+          const HsNode& x = nodes[at[j]];
+          if (x.kind == HsNode::kLeaf) continue;
+          const __m256i cut = _mm256_xor_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(x.cut)), flip);
+          const __m256i value = _mm256_set1_epi32(static_cast<int32_t>(f[j].v[x.kind]) ^ kFlip);
+          const int above = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(value, cut)));
+          at[j] = x.first + static_cast<uint32_t>(__builtin_popcount(static_cast<unsigned>(above)));
+          __builtin_prefetch(&nodes[at[j]]);
+          moved = true;
+        }
+      }
+      for (size_t j = 0; j < g; ++j) {
+        const HsNode& leaf = nodes[at[j]];
+        if (leaf.count) __builtin_prefetch(&blocks[leaf.block]);
+      }
+      for (size_t j = 0; j < g; ++j) {
+        const HsNode& leaf = nodes[at[j]];
+        out[base + j] = match_leaf_avx2(blocks + leaf.block, leaf.count, h[base + j], out[base + j]);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool HyperSplit::vector_lookup_supported() {
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt") &&
+                          __builtin_cpu_supports("bmi");
+  return yes;
+}
+
+void HyperSplit::classify_batch(const Header* h, uint32_t* out, size_t n) const {
+  if (vector_lookup_supported()) {
+    classify_batch_avx2(*this, h, out, n);
+  } else {
+    classify_batch_portable(h, out, n);
+  }
+}
+
+#else
+
+bool HyperSplit::vector_lookup_supported() { return false; }
+
+void HyperSplit::classify_batch(const Header* h, uint32_t* out, size_t n) const { classify_batch_portable(h, out, n); }
+
+#endif
+
+}  // namespace tandem::acl
