@@ -1,5 +1,6 @@
 // `tandem bench classify --rules FILE`: 5-tuple classification rate on one core for linear search
-// (the GPU-router report's and iptables' way) and HyperSplit (scalar and batched), and on the GPU,
+// (the GPU-router report's and iptables' way) and HyperSplit (one at a time, batched with vector
+// steps, batched portable), and on the GPU,
 // on headers drawn from the rules (each a random point inside a random rule) mixed with uniform
 // random headers; every path's results must equal linear search's. DPDK's rte_acl runs on the same
 // rules and headers in the same run where DPDK was found.
@@ -84,8 +85,13 @@ int run_bench(const BenchClassifyOptions& o) {
   };
   add_row("cpu_hypersplit", "one header at a time, 1 thread",
           bench::time_reps(o.reps, [&] { for (size_t i = 0; i < o.n; ++i) got[i] = tree.classify(hdr[i]); }));
-  add_row("cpu_hypersplit_batched", "groups of 32 walked level by level with prefetching, 1 thread",
+  const bool vector = acl::HyperSplit::vector_lookup_supported();
+  add_row("cpu_hypersplit_batched",
+          std::string("groups of 32 walked level by level with prefetching, ") +
+              (vector ? "8 thresholds or rules per AVX2 compare" : "portable (no AVX2 here)") + ", 1 thread",
           bench::time_reps(o.reps, [&] { tree.classify_batch(hdr.data(), got.data(), o.n); }));
+  add_row("cpu_hypersplit_batched_portable", "the same walk with scalar steps (CPUs without AVX2), 1 thread",
+          bench::time_reps(o.reps, [&] { tree.classify_batch_portable(hdr.data(), got.data(), o.n); }));
   nlohmann::json dpdk = nullptr;
 #ifdef TANDEM_HAVE_DPDK
   try {
@@ -130,7 +136,8 @@ int run_bench(const BenchClassifyOptions& o) {
         {"config", {{"rules", set.path}, {"rule_count", set.rules.size()}, {"headers", o.n}, {"linear_headers", ln},
                     {"reps", o.reps}, {"core", o.core}}},
         {"hypersplit", {{"nodes", st.nodes}, {"leaves", st.leaves}, {"depth", st.depth}, {"rule_copies", st.leaf_rule_refs},
-                        {"bytes", tree.memory_bytes()}, {"build_seconds", st.build_seconds}}},
+                        {"trees", st.trees}, {"bytes", tree.memory_bytes()}, {"build_seconds", st.build_seconds},
+                        {"vector_lookup", vector ? "avx2" : "none"}}},
         {"results", bench::rows_json(rows)},
         {"dpdk", dpdk},
         {"mismatches_vs_linear", checks}};

@@ -59,17 +59,15 @@ namespace {
 
 constexpr int32_t kFlip = INT32_MIN;  // LeafBlock: values with their top bit flipped
 
-// The first rule of the leaf matching the header with an index below `best`, else `best`. A
-// leaf's blocks hold its rules in priority order, so a block's first matching lane is its best
+// The first rule of the leaf matching the header (its fields broadcast in hv: source, destination,
+// ports flipped, protocol, all ones when it has no ports) with an index below `best`, else `best`.
+// A leaf's blocks hold its rules in priority order, so a block's first matching lane is its best
 // rule, and a block starting at `best` or after cannot improve on it.
 __attribute__((target("avx2,bmi"))) uint32_t match_leaf_avx2(const HyperSplit::LeafBlock* b, uint32_t rules,
-                                                             const Header& h, uint32_t best) {
-  const __m256i field[4] = {_mm256_set1_epi32(static_cast<int32_t>(h.src) ^ kFlip),
-                            _mm256_set1_epi32(static_cast<int32_t>(h.dst) ^ kFlip),
-                            _mm256_set1_epi32(static_cast<int32_t>(h.sport) ^ kFlip),
-                            _mm256_set1_epi32(static_cast<int32_t>(h.dport) ^ kFlip)};
-  const __m256i proto = _mm256_set1_epi32(h.proto);
-  const __m256i no_ports = _mm256_set1_epi32((h.flags & kNoPorts) ? -1 : 0);
+                                                             const __m256i* hv, uint32_t best) {
+  const __m256i* field = hv;
+  const __m256i proto = hv[4];
+  const __m256i no_ports = hv[5];
   for (uint32_t k = 0; k < rules; k += 8, ++b) {
     if (b->rule[0] >= best) break;  // the rest of the leaf comes after a rule already found
     __m256i miss = _mm256_and_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(b->names_ports)), no_ports);
@@ -98,11 +96,19 @@ __attribute__((target("avx2,popcnt,bmi"))) void classify_batch_avx2(const HyperS
   const __m256i flip = _mm256_set1_epi32(kFlip);
   uint32_t at[kGroup];
   HeaderFields f[kGroup];
+  __m256i hv[kGroup][6];  // each header's fields broadcast once for every tree's leaf
   for (size_t base = 0; base < n; base += kGroup) {
     const size_t g = std::min(kGroup, n - base);
     for (size_t j = 0; j < g; ++j) {
       out[base + j] = kNoMatch;
       f[j] = fields_of(h[base + j]);
+      const Header& x = h[base + j];
+      hv[j][0] = _mm256_set1_epi32(static_cast<int32_t>(x.src) ^ kFlip);
+      hv[j][1] = _mm256_set1_epi32(static_cast<int32_t>(x.dst) ^ kFlip);
+      hv[j][2] = _mm256_set1_epi32(static_cast<int32_t>(x.sport) ^ kFlip);
+      hv[j][3] = _mm256_set1_epi32(static_cast<int32_t>(x.dport) ^ kFlip);
+      hv[j][4] = _mm256_set1_epi32(x.proto);
+      hv[j][5] = _mm256_set1_epi32((x.flags & kNoPorts) ? -1 : 0);
     }
     for (const uint32_t root : roots) {
       for (size_t j = 0; j < g; ++j) at[j] = root;
@@ -125,7 +131,7 @@ __attribute__((target("avx2,popcnt,bmi"))) void classify_batch_avx2(const HyperS
       }
       for (size_t j = 0; j < g; ++j) {
         const HsNode& leaf = nodes[at[j]];
-        out[base + j] = match_leaf_avx2(blocks + leaf.block, leaf.count, h[base + j], out[base + j]);
+        out[base + j] = match_leaf_avx2(blocks + leaf.block, leaf.count, hv[j], out[base + j]);
       }
     }
   }
