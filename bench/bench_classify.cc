@@ -1,6 +1,6 @@
 // `tandem bench classify --rules FILE`: 5-tuple classification rate on one core for linear search
-// (the GPU-router report's and iptables' way) and HyperSplit (one at a time, batched with vector
-// steps, batched portable), and on the GPU,
+// (the GPU-router report's and iptables' way) and HyperSplit (one at a time, and batched with
+// vector steps), and on the GPU,
 // on headers drawn from the rules (each a random point inside a random rule) mixed with uniform
 // random headers; every path's results must equal linear search's. DPDK's rte_acl runs on the same
 // rules and headers in the same run where DPDK was found.
@@ -88,10 +88,8 @@ int run_bench(const BenchClassifyOptions& o) {
   const bool vector = acl::HyperSplit::vector_lookup_supported();
   add_row("cpu_hypersplit_batched",
           std::string("groups of 32 walked level by level with prefetching, ") +
-              (vector ? "8 thresholds or rules per AVX2 compare" : "portable (no AVX2 here)") + ", 1 thread",
+              (vector ? "8 thresholds or rules per AVX2 compare" : "one at a time (no AVX2 here)") + ", 1 thread",
           bench::time_reps(o.reps, [&] { tree.classify_batch(hdr.data(), got.data(), o.n); }));
-  add_row("cpu_hypersplit_batched_portable", "the same walk with scalar steps (CPUs without AVX2), 1 thread",
-          bench::time_reps(o.reps, [&] { tree.classify_batch_portable(hdr.data(), got.data(), o.n); }));
   nlohmann::json dpdk = nullptr;
 #ifdef TANDEM_HAVE_DPDK
   try {

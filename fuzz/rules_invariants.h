@@ -144,14 +144,12 @@ inline const char* check_acl_rules_input(const uint8_t* data, size_t size) {
     x.proto = data[off + 12];
     h.push_back(x);
   }
-  std::vector<uint32_t> batched(h.size()), portable(h.size());
+  std::vector<uint32_t> batched(h.size());
   tree.classify_batch(h.data(), batched.data(), h.size());
-  tree.classify_batch_portable(h.data(), portable.data(), h.size());
   for (size_t i = 0; i < h.size(); ++i) {
     const uint32_t want = acl::classify_linear(s.rules.data(), static_cast<uint32_t>(s.rules.size()), h[i]);
     if (tree.classify(h[i]) != want) return "HyperSplit differs from linear search";
     if (batched[i] != want) return "batched HyperSplit differs from linear search";
-    if (portable[i] != want) return "portable batched HyperSplit differs from linear search";
     g_inputs_with_matches += i == 0 && want != acl::kNoMatch;
   }
   return nullptr;

@@ -94,7 +94,8 @@ struct alignas(64) HsNode {
   uint32_t first;           // inner: the first child's index; leaf: the first leaf-rule index
   uint32_t count;           // inner: children (2..kCuts + 1); leaf: rules
   uint32_t block;           // leaf: its first block in the host's vector copy (hypersplit.h)
-  uint32_t pad[4];
+  uint32_t min_rule;        // the smallest rule index under the node (kNoMatch: none)
+  uint32_t pad[3];
 };
 static_assert(sizeof(HsNode) == 64);
 
@@ -145,10 +146,14 @@ TANDEM_HD_INLINE uint32_t hs_match_leaf(const HsView& v, const HsNode& leaf, con
   return best;
 }
 
+// A tree none of whose rules comes before the best rule found so far is not walked.
 TANDEM_HD_INLINE uint32_t classify_hypersplit(const HsView& v, const Header& h) {
   const HeaderFields f = fields_of(h);
   uint32_t best = kNoMatch;
-  for (uint32_t t = 0; t < v.trees; ++t) best = hs_match_leaf(v, v.nodes[hs_leaf_of(v.nodes, v.roots[t], f)], h, best);
+  for (uint32_t t = 0; t < v.trees; ++t) {
+    if (best <= v.nodes[v.roots[t]].min_rule) continue;
+    best = hs_match_leaf(v, v.nodes[hs_leaf_of(v.nodes, v.roots[t], f)], h, best);
+  }
   return best;
 }
 

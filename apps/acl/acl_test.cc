@@ -1,5 +1,5 @@
 // The firewall classifier: rule parsing (ClassBench and Tandem's syntax, errors with file and line,
-// --skip-bad), and HyperSplit (scalar, batched with vector steps, batched portable) against brute-force first match on random
+// --skip-bad), and HyperSplit (one at a time, and batched with vector steps) against brute-force first match on random
 // headers and on headers drawn from the rules, for the ClassBench 1k and 10k sets and random rule
 // sets with the report's protocol mix.
 #include <gtest/gtest.h>
@@ -60,27 +60,25 @@ std::vector<Header> headers_for(const std::vector<Rule>& rules, size_t n, uint64
   return hs;
 }
 
-// Every lookup of a tree built with `opts` (one header at a time, the batched walk with vector
-// steps where the CPU has them, the portable batched walk) against brute force.
+// Both lookups of a tree built with `opts` (one header at a time, as the device walks it; the
+// batched walk with vector steps where the CPU has them) against brute force.
 void check_all(const std::vector<Rule>& rules, size_t n, uint64_t seed, const char* what,
                const HyperSplit::Options& opts = {}) {
   const HyperSplit hs = HyperSplit::build(rules, opts);
   const std::vector<Header> hdr = headers_for(rules, n, seed);
-  std::vector<uint32_t> batch(n + 1, 0xABCDu), portable(n + 1, 0xABCDu);
+  std::vector<uint32_t> batch(n + 1, 0xABCDu);
   hs.classify_batch(hdr.data(), batch.data(), n);
-  hs.classify_batch_portable(hdr.data(), portable.data(), n);
   EXPECT_EQ(batch[n], 0xABCDu) << what;
-  EXPECT_EQ(portable[n], 0xABCDu) << what;
   size_t bad = 0, matched = 0;
   for (size_t i = 0; i < n; ++i) {
     const uint32_t want = brute_force(rules, hdr[i]);
     matched += want != kNoMatch;
     const uint32_t lin = classify_linear(rules.data(), static_cast<uint32_t>(rules.size()), hdr[i]);
     const uint32_t tree = hs.classify(hdr[i]);
-    if (lin != want || tree != want || batch[i] != want || portable[i] != want) {
+    if (lin != want || tree != want || batch[i] != want) {
       if (++bad <= 5) {
         ADD_FAILURE() << what << ": header " << i << ": want " << want << " linear " << lin << " tree " << tree
-                      << " batch " << batch[i] << " portable " << portable[i];
+                      << " batch " << batch[i];
       }
     }
   }
@@ -109,7 +107,7 @@ TEST(Acl, HyperSplitEqualsBruteForceOnClassBench) {
 // Leaves larger than one vector block (a leaf's rules checked eight at a time, block after block,
 // the first block with a match ending the search) and leaves of one rule (nodes cut until a rule
 // covers a region), on a real set and a random one. The vector lookup is reported, so that a run
-// on a CPU without AVX2 shows that it checked the portable walk only.
+// on a CPU without AVX2 shows that its batches were the scalar lookup.
 TEST(Acl, HyperSplitLeafSizesEqualBruteForce) {
   std::printf("vector lookup: %s\n", HyperSplit::vector_lookup_supported() ? "AVX2" : "not on this CPU");
   std::vector<RuleSet> sets;
@@ -181,8 +179,6 @@ TEST(Acl, HeadersWithoutPortsSkipPortRules) {
   EXPECT_EQ(hs.classify(h), 18u);
   uint32_t batched = 0;
   hs.classify_batch(&h, &batched, 1);
-  EXPECT_EQ(batched, 18u);
-  hs.classify_batch_portable(&h, &batched, 1);
   EXPECT_EQ(batched, 18u);
   h.proto = 1;  // ICMP: no rule without ports admits it
   EXPECT_EQ(classify_linear(s.rules.data(), 19, h), kNoMatch);

@@ -248,6 +248,16 @@ HyperSplit HyperSplit::build(const std::vector<Rule>& rules, const Options& opts
     h.roots_.push_back(0);
     h.stats_.leaves = 1;
   }
+  // Children come after their parent, so one pass from the end sees a node's children first.
+  for (size_t i = h.nodes_.size(); i-- > 0;) {
+    HsNode& x = h.nodes_[i];
+    x.min_rule = kNoMatch;
+    if (x.kind == HsNode::kLeaf) {
+      if (x.count) x.min_rule = h.leaf_rules_[x.first];
+    } else {
+      for (uint32_t c = 0; c < x.count; ++c) x.min_rule = std::min(x.min_rule, h.nodes_[x.first + c].min_rule);
+    }
+  }
   h.blocks_ = blocks_of_leaves(h.nodes_, h.leaf_rules_, h.rules_);
   h.stats_.trees = h.roots_.size();
   h.stats_.nodes = h.nodes_.size();

@@ -4,8 +4,9 @@
 // up to four parts by whether their source and destination ranges are wide (2^16 addresses or
 // more), and each part gets its own tree: a wildcard address spans every cut of that field, and in
 // one tree with narrow rules it is copied into most leaves (ClassBench fw1_10k: one tree of 280
-// MiB and 7.8 M nodes; four trees of 0.8 MiB). A lookup walks every tree and keeps the smallest
-// rule index found.
+// MiB and 7.8 M nodes; four trees of 0.8 MiB). A lookup walks the trees and keeps the smallest
+// rule index found; each node knows the smallest rule index under it, so a tree (and on the host's
+// batched path, a leaf) that cannot hold a better rule than the one found is skipped.
 //
 // The paper's nodes cut at one threshold. Here a node cuts its field at up to seven (eight
 // children): on the host the thresholds compare in one 8-lane vector and on the device in seven
@@ -50,13 +51,12 @@ class HyperSplit {
   static HyperSplit build(const std::vector<Rule>& rules) { return build(rules, Options{}); }
 
   uint32_t classify(const Header& h) const { return classify_hypersplit(view(), h); }
-  // The same for n headers, a group at a time walking the tree level by level, each level's nodes
-  // prefetched for the whole group (their reads overlap instead of following each other). With
-  // AVX2 (chosen at run time) a node's thresholds and a leaf's rules compare eight at a time;
-  // without it, classify_batch_portable.
+  // The same for n headers, a group at a time walking the trees level by level, each level's nodes
+  // prefetched for the whole group (their reads overlap instead of following each other), a
+  // node's thresholds and a leaf's rules compared eight at a time with AVX2, and a tree or leaf
+  // skipped by the headers that have already found a rule before all of its rules. Without AVX2
+  // (vector_lookup_supported), classify() per header.
   void classify_batch(const Header* h, uint32_t* out, size_t n) const;
-  // The batched walk with acl_core.h's scalar node and leaf steps, on any CPU.
-  void classify_batch_portable(const Header* h, uint32_t* out, size_t n) const;
   static bool vector_lookup_supported();
 
   // A leaf's rules, eight per block, laid out by field for one vector compare per field. Values

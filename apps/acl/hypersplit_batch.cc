@@ -1,51 +1,14 @@
-// HyperSplit's batched lookups: a group of headers walks each tree level by level, each level's
+// HyperSplit's batched lookup: a group of headers walks each tree level by level, each level's
 // nodes prefetched for the whole group, so that their reads overlap instead of following each
-// other. The vector version (AVX2, chosen at run time; the binary still runs on CPUs without it)
-// compares a node's eight thresholds and a leaf's rules, eight at a time, in one instruction per
-// field; the portable one takes acl_core.h's scalar steps. Both answer as classify_linear.
+// other; a node's eight thresholds and a leaf's rules, eight at a time, compare in one AVX2
+// instruction per field. Chosen at run time: on CPUs without AVX2 the batch is classify() per
+// header (acl_core.h's scalar steps), as rte_acl falls back to its scalar classifier.
 #include <algorithm>
 
 #include "apps/acl/hypersplit.h"
 #include "core/compiler.h"
 
 namespace tandem::acl {
-
-namespace {
-
-constexpr size_t kGroup = 32;
-
-}  // namespace
-
-void HyperSplit::classify_batch_portable(const Header* h, uint32_t* out, size_t n) const {
-  const HsView v = view();
-  uint32_t at[kGroup];
-  HeaderFields f[kGroup];
-  for (size_t base = 0; base < n; base += kGroup) {
-    const size_t g = std::min(kGroup, n - base);
-    for (size_t j = 0; j < g; ++j) {
-      out[base + j] = kNoMatch;
-      f[j] = fields_of(h[base + j]);
-    }
-    for (uint32_t t = 0; t < v.trees; ++t) {
-      for (size_t j = 0; j < g; ++j) at[j] = v.roots[t];
-      for (bool moved = true; moved;) {
-        moved = false;
-        for (size_t j = 0; j < g; ++j) {
-          const HsNode& x = v.nodes[at[j]];
-          if (x.kind == HsNode::kLeaf) continue;
-          at[j] = hs_child(x, f[j].v[x.kind]);
-          __builtin_prefetch(&v.nodes[at[j]]);
-          moved = true;
-        }
-      }
-      for (size_t j = 0; j < g; ++j) {
-        const HsNode& leaf = v.nodes[at[j]];
-        if (leaf.count) __builtin_prefetch(&v.rules[v.leaf_rules[leaf.first]]);
-      }
-      for (size_t j = 0; j < g; ++j) out[base + j] = hs_match_leaf(v, v.nodes[at[j]], h[base + j], out[base + j]);
-    }
-  }
-}
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 
@@ -57,6 +20,7 @@ namespace tandem::acl {
 
 namespace {
 
+constexpr size_t kGroup = 32;
 constexpr int32_t kFlip = INT32_MIN;  // LeafBlock: values with their top bit flipped
 
 // The first rule of the leaf matching the header (its fields broadcast in hv: source, destination,
@@ -94,7 +58,8 @@ __attribute__((target("avx2,popcnt,bmi"))) void classify_batch_avx2(const HyperS
   const HyperSplit::LeafBlock* blocks = hs.leaf_blocks().data();
   const std::vector<uint32_t>& roots = hs.roots();
   const __m256i flip = _mm256_set1_epi32(kFlip);
-  uint32_t at[kGroup];
+  uint32_t at[kGroup];     // the node each walking header is at
+  uint8_t who[kGroup];     // which header of the group each walking one is
   HeaderFields f[kGroup];
   __m256i hv[kGroup][6];  // each header's fields broadcast once for every tree's leaf
   for (size_t base = 0; base < n; base += kGroup) {
@@ -111,27 +76,41 @@ __attribute__((target("avx2,popcnt,bmi"))) void classify_batch_avx2(const HyperS
       hv[j][5] = _mm256_set1_epi32((x.flags & kNoPorts) ? -1 : 0);
     }
     for (const uint32_t root : roots) {
-      for (size_t j = 0; j < g; ++j) at[j] = root;
-      for (bool moved = true; moved;) {
+      // A header whose best rule so far comes before every rule of the tree skips it. Who walks
+      // is listed without a branch on each header's outcome: that follows the traffic, and
+      // mispredicted branches cost more than the walks they would save.
+      const uint32_t tree_min = nodes[root].min_rule;
+      size_t m = 0;
+      for (size_t j = 0; j < g; ++j) {
+        who[m] = static_cast<uint8_t>(j);
+        m += out[base + j] > tree_min;
+      }
+      for (size_t q = 0; q < m; ++q) at[q] = root;
+      for (bool moved = m != 0; moved;) {
         moved = false;
-        for (size_t j = 0; j < g; ++j) {
-          const HsNode& x = nodes[at[j]];
+        for (size_t q = 0; q < m; ++q) {
+          const HsNode& x = nodes[at[q]];
           if (x.kind == HsNode::kLeaf) continue;
           const __m256i cut = _mm256_xor_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(x.cut)), flip);
-          const __m256i value = _mm256_set1_epi32(static_cast<int32_t>(f[j].v[x.kind]) ^ kFlip);
+          const __m256i value = _mm256_set1_epi32(static_cast<int32_t>(f[who[q]].v[x.kind]) ^ kFlip);
           const int above = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(value, cut)));
-          at[j] = x.first + static_cast<uint32_t>(__builtin_popcount(static_cast<unsigned>(above)));
-          __builtin_prefetch(&nodes[at[j]]);
+          at[q] = x.first + static_cast<uint32_t>(__builtin_popcount(static_cast<unsigned>(above)));
+          __builtin_prefetch(&nodes[at[q]]);
           moved = true;
         }
       }
-      for (size_t j = 0; j < g; ++j) {
-        const HsNode& leaf = nodes[at[j]];
-        if (leaf.count) __builtin_prefetch(&blocks[leaf.block]);
+      // The same for the leaves: only those holding a rule before the header's best are checked.
+      size_t k = 0;
+      for (size_t q = 0; q < m; ++q) {
+        const HsNode& leaf = nodes[at[q]];
+        __builtin_prefetch(&blocks[leaf.block]);
+        at[k] = at[q];
+        who[k] = who[q];
+        k += leaf.min_rule < out[base + who[q]];
       }
-      for (size_t j = 0; j < g; ++j) {
-        const HsNode& leaf = nodes[at[j]];
-        out[base + j] = match_leaf_avx2(blocks + leaf.block, leaf.count, hv[j], out[base + j]);
+      for (size_t q = 0; q < k; ++q) {
+        const HsNode& leaf = nodes[at[q]];
+        out[base + who[q]] = match_leaf_avx2(blocks + leaf.block, leaf.count, hv[who[q]], out[base + who[q]]);
       }
     }
   }
@@ -149,7 +128,7 @@ void HyperSplit::classify_batch(const Header* h, uint32_t* out, size_t n) const 
   if (vector_lookup_supported()) {
     classify_batch_avx2(*this, h, out, n);
   } else {
-    classify_batch_portable(h, out, n);
+    for (size_t i = 0; i < n; ++i) out[i] = classify(h[i]);
   }
 }
 
@@ -157,7 +136,9 @@ void HyperSplit::classify_batch(const Header* h, uint32_t* out, size_t n) const 
 
 bool HyperSplit::vector_lookup_supported() { return false; }
 
-void HyperSplit::classify_batch(const Header* h, uint32_t* out, size_t n) const { classify_batch_portable(h, out, n); }
+void HyperSplit::classify_batch(const Header* h, uint32_t* out, size_t n) const {
+  for (size_t i = 0; i < n; ++i) out[i] = classify(h[i]);
+}
 
 #endif
 
