@@ -127,6 +127,38 @@ TEST(Acl, HyperSplitLeafSizesEqualBruteForce) {
   }
 }
 
+// The lookups skip a tree or leaf by the smallest rule index a node records: too high, and a
+// better rule is missed (the brute-force tests see that); too low, and nothing is skipped, which
+// only this test sees. Every node's figure must equal the smallest leaf rule under it, and a set
+// whose parts start late in the rule order must have trees that can be skipped.
+TEST(Acl, NodesKnowTheSmallestRuleUnderThem) {
+  std::vector<RuleSet> sets;
+  sets.push_back(random_rules(3000, 8));
+  const std::string path = test::shared_data_path("classbench/filters/acl1_1k.gz");
+  if (std::ifstream(path).good()) sets.push_back(load_rules(path));
+  for (const RuleSet& s : sets) {
+    const HyperSplit hs = HyperSplit::build(s.rules);
+    const std::vector<HsNode>& nodes = hs.nodes();
+    std::vector<uint32_t> want(nodes.size(), kNoMatch);
+    for (size_t i = nodes.size(); i-- > 0;) {  // children come after their parent
+      const HsNode& x = nodes[i];
+      if (x.kind == HsNode::kLeaf) {
+        for (uint32_t k = 0; k < x.count; ++k) want[i] = std::min(want[i], hs.leaf_rules()[x.first + k]);
+      } else {
+        ASSERT_GT(x.first, i) << s.path;
+        for (uint32_t c = 0; c < x.count; ++c) want[i] = std::min(want[i], want[x.first + c]);
+      }
+    }
+    size_t wrong = 0;
+    for (size_t i = 0; i < nodes.size(); ++i) wrong += nodes[i].min_rule != want[i];
+    EXPECT_EQ(wrong, 0u) << s.path;
+    uint32_t latest_root = 0;
+    for (uint32_t r : hs.roots()) latest_root = std::max(latest_root, nodes[r].min_rule);
+    EXPECT_GT(hs.roots().size(), 1u) << s.path;
+    EXPECT_GT(latest_root, 0u) << s.path << ": no tree starts after rule 0, so none can be skipped";
+  }
+}
+
 TEST(Acl, HyperSplitEqualsBruteForceOnRandomSets) {
   for (size_t n : {0, 1, 7, 100, 3000}) {
     const RuleSet s = random_rules(n, n + 3);
