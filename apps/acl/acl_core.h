@@ -120,14 +120,15 @@ struct HsView {
 
 // The header's fields as an array indexed by Field: a node reads its field with one indexed load
 // instead of a switch (a jump per level that the branch predictor cannot learn). A kNoPorts
-// header walks the tree as ports 0 and 0; its leaf then holds every rule that can match it
-// (hypersplit.cc: a rule restricting ports does not shadow the rules after it in a region with
-// ports 0 and 0), and rule_matches skips those that restrict ports.
+// header walks the tree as ports 0 and 0, whatever its port fields hold; its leaf then holds every
+// rule that can match it (hypersplit.cc: a rule restricting ports does not shadow the rules after
+// it in a region with ports 0 and 0), and rule_matches skips those that restrict ports.
 struct HeaderFields {
   uint32_t v[kFields];
 };
 TANDEM_HD_INLINE HeaderFields fields_of(const Header& h) {
-  return {{h.src, h.dst, h.sport, h.dport, h.proto}};
+  const bool ports = !(h.flags & kNoPorts);
+  return {{h.src, h.dst, ports ? h.sport : 0u, ports ? h.dport : 0u, h.proto}};
 }
 
 TANDEM_HD_INLINE uint32_t hs_leaf_of(const HsNode* nodes, uint32_t root, const HeaderFields& f) {

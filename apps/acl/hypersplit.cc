@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 namespace tandem::acl {
 
@@ -27,7 +28,7 @@ bool covers(const Rule& r, const Box& b) {
 struct Part {
   uint32_t lo, hi;
   std::vector<uint32_t> ids;
-  bool settled = false;  // no threshold makes its larger side smaller
+  bool settled = false;  // no threshold to cut at, or cutting would pass the node's copy limit
 };
 
 // A node's cut: a field and its parts, in ascending order of range.
@@ -39,9 +40,13 @@ struct Cut {
 
 class Builder {
  public:
-  Builder(const std::vector<Rule>& rules, const HyperSplit::Options& o, std::vector<HsNode>& nodes,
-          std::vector<uint32_t>& leaf_rules, HyperSplit::Stats& st)
-      : rules_(rules), o_(o), nodes_(nodes), leaf_rules_(leaf_rules), st_(st) {}
+  // spread: the most copies of a node's rules its children may hold in all; max_refs: once the
+  // leaves hold this many rule copies, no node is cut any more.
+  Builder(const std::vector<Rule>& rules, const HyperSplit::Options& o, size_t spread, size_t max_refs,
+          std::vector<HsNode>& nodes, std::vector<uint32_t>& leaf_rules, HyperSplit::Stats& st)
+      : rules_(rules), o_(o), spread_(spread), max_refs_(max_refs), nodes_(nodes), leaf_rules_(leaf_rules), st_(st) {}
+
+  bool budget_reached() const { return st_.leaf_rule_refs > max_refs_; }
 
   void build(uint32_t at, std::vector<uint32_t> ids, const Box& box, uint32_t depth) {
     for (size_t k = 0; k < ids.size(); ++k) {
@@ -51,7 +56,7 @@ class Builder {
       }
     }
     Cut c;
-    if (ids.size() > o_.leaf_rules && depth < o_.max_depth) c = best_cut(ids, box);
+    if (ids.size() > o_.leaf_rules && depth < o_.max_depth && !budget_reached()) c = best_cut(ids, box);
     if (c.field < 0) {
       HsNode leaf{};
       leaf.kind = HsNode::kLeaf;
@@ -91,7 +96,7 @@ class Builder {
   };
 
   // The threshold of field f inside [lo, hi] at a rule's range end that minimizes the larger side
-  // (then the total, i.e. the copies) of `ids`; not found when none makes the larger side smaller.
+  // (then the total, i.e. the copies) of `ids`; not found when no rule ends inside the range.
   Threshold best_threshold(const std::vector<uint32_t>& ids, int f, uint32_t lo, uint32_t hi) {
     los_.resize(ids.size());
     his_.resize(ids.size());
@@ -122,11 +127,13 @@ class Builder {
     return best;
   }
 
-  // Field f's parts: the part with the most rules cut at its best threshold, up to kCuts times.
+  // Field f's parts: the part with the most rules cut at its best threshold, up to kCuts times,
+  // while the parts hold at most kSpread copies of the node's rules in all.
   Cut cut_field(const std::vector<uint32_t>& ids, const Box& box, int f) {
     Cut c;
     c.field = f;
     c.parts.push_back({box.lo[f], box.hi[f], ids});
+    size_t total = ids.size();
     while (c.parts.size() <= static_cast<size_t>(HsNode::kCuts)) {
       size_t p = c.parts.size();
       for (size_t q = 0; q < c.parts.size(); ++q) {
@@ -140,6 +147,11 @@ class Builder {
         part.settled = true;
         continue;
       }
+      if (total - part.ids.size() + t.sum > spread_ * ids.size()) {
+        part.settled = true;
+        continue;
+      }
+      total += t.sum - part.ids.size();
       Part left{part.lo, t.t, {}}, right{t.t + 1, part.hi, {}};
       for (uint32_t id : part.ids) {
         if (std::max(rules_[id].lo[f], part.lo) <= t.t) left.ids.push_back(id);
@@ -160,7 +172,7 @@ class Builder {
     Cut best;
     for (int f = 0; f < kFields; ++f) {
       Cut c = cut_field(ids, box, f);
-      if (c.parts.size() < 2) continue;
+      if (c.parts.size() < 2 || c.largest >= ids.size()) continue;
       if (best.field < 0 || c.largest < best.largest || (c.largest == best.largest && c.total < best.total)) {
         best = std::move(c);
       }
@@ -170,6 +182,7 @@ class Builder {
 
   const std::vector<Rule>& rules_;
   const HyperSplit::Options& o_;
+  const size_t spread_, max_refs_;
   std::vector<HsNode>& nodes_;
   std::vector<uint32_t>& leaf_rules_;
   HyperSplit::Stats& st_;
@@ -217,15 +230,21 @@ std::vector<HyperSplit::LeafBlock> blocks_of_leaves(std::vector<HsNode>& nodes, 
 
 }  // namespace
 
-HyperSplit HyperSplit::build(const std::vector<Rule>& rules, const Options& opts) {
-  const auto t0 = std::chrono::steady_clock::now();
-  HyperSplit h;
-  h.rules_ = rules;
+// A tree's leaves may hold this many copies of each rule before cutting stops (ClassBench's twelve
+// 10k sets hold 1.0-42). Rule sets of many overlapping ranges would otherwise copy their rules into
+// leaves without bound: 2,000 random ranges made 3.1 M copies and 270 MB.
+constexpr size_t kCopiesPerRule = 64;
+
+void HyperSplit::build_trees(const Options& opts, size_t spread) {
+  nodes_.clear();
+  roots_.clear();
+  leaf_rules_.clear();
+  stats_ = Stats{};
   // The parts: narrow/wide source x narrow/wide destination, each in priority order.
   std::vector<uint32_t> part[kMaxTrees];
-  for (uint32_t i = 0; i < rules.size(); ++i) {
-    const bool wide_src = rules[i].hi[kSrc] - rules[i].lo[kSrc] >= (1u << 16);
-    const bool wide_dst = rules[i].hi[kDst] - rules[i].lo[kDst] >= (1u << 16);
+  for (uint32_t i = 0; i < rules_.size(); ++i) {
+    const bool wide_src = rules_[i].hi[kSrc] - rules_[i].lo[kSrc] >= (1u << 16);
+    const bool wide_dst = rules_[i].hi[kDst] - rules_[i].lo[kDst] >= (1u << 16);
     part[(wide_src ? 2 : 0) + (wide_dst ? 1 : 0)].push_back(i);
   }
   Box box;
@@ -233,13 +252,28 @@ HyperSplit HyperSplit::build(const std::vector<Rule>& rules, const Options& opts
   box.hi[kSrc] = box.hi[kDst] = 0xFFFFFFFFu;
   box.hi[kSport] = box.hi[kDport] = 0xFFFF;
   box.hi[kProto] = 0xFF;
-  Builder b(h.rules_, opts, h.nodes_, h.leaf_rules_, h.stats_);
+  Builder b(rules_, opts, spread, kCopiesPerRule * rules_.size() + 4096, nodes_, leaf_rules_, stats_);
   for (auto& ids : part) {
     if (ids.empty()) continue;
-    const uint32_t root = static_cast<uint32_t>(h.nodes_.size());
-    h.nodes_.push_back({});
-    h.roots_.push_back(root);
+    const uint32_t root = static_cast<uint32_t>(nodes_.size());
+    nodes_.push_back({});
+    roots_.push_back(root);
     b.build(root, std::move(ids), box, 0);
+  }
+  stats_.copy_budget_reached = b.budget_reached();
+}
+
+// Cut first as freely as kCuts allows. When that reaches the copy budget, build again with each
+// node's children holding at most twice its rules, as a binary cut does; should that reach it too,
+// the leaves left uncut hold their rules whole (correct, slower to check).
+HyperSplit HyperSplit::build(const std::vector<Rule>& rules, const Options& opts) {
+  const auto t0 = std::chrono::steady_clock::now();
+  HyperSplit h;
+  h.rules_ = rules;
+  h.build_trees(opts, SIZE_MAX);
+  if (h.stats_.copy_budget_reached) {
+    h.build_trees(opts, 2);
+    h.stats_.copy_budget_reached = true;
   }
   if (h.roots_.empty()) {  // no rules: one empty leaf, so that every lookup finds no match
     HsNode leaf{};

@@ -34,7 +34,7 @@ namespace tandem::acl {
 class HyperSplit {
  public:
   struct Options {
-    uint32_t leaf_rules = 8;   // binth: rules a leaf may hold
+    uint32_t leaf_rules = 8;   // binth: a node with more is cut, where a threshold separates them
     uint32_t max_depth = 64;   // a leaf is made at this depth whatever it holds
   };
   struct Stats {
@@ -43,6 +43,7 @@ class HyperSplit {
     size_t leaf_rule_refs = 0;  // rule indices over all leaves (copies included)
     size_t trees = 0;
     uint32_t depth = 0;         // the deepest leaf's depth (nodes above it)
+    bool copy_budget_reached = false;  // the tree was built again with copies limited (hypersplit.cc)
     double build_seconds = 0;
   };
 
@@ -95,6 +96,8 @@ class HyperSplit {
   std::vector<Rule> rules_;
   std::vector<LeafBlock> blocks_;
   Stats stats_;
+
+  void build_trees(const Options& opts, size_t spread);
 };
 
 }  // namespace tandem::acl

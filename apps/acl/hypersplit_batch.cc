@@ -23,8 +23,8 @@ namespace {
 constexpr size_t kGroup = 32;
 constexpr int32_t kFlip = INT32_MIN;  // LeafBlock: values with their top bit flipped
 
-// The first rule of the leaf matching the header (its fields broadcast in hv: source, destination,
-// ports flipped, protocol, all ones when it has no ports) with an index below `best`, else `best`.
+// The first rule of the leaf matching the header (its fields broadcast in hv: source, destination
+// and ports flipped, then the protocol, then all ones when it has no ports) with an index below `best`, else `best`.
 // A leaf's blocks hold its rules in priority order, so a block's first matching lane is its best
 // rule, and a block starting at `best` or after cannot improve on it.
 __attribute__((target("avx2,bmi"))) uint32_t match_leaf_avx2(const HyperSplit::LeafBlock* b, uint32_t rules,
