@@ -134,6 +134,7 @@ class Builder {
     c.field = f;
     c.parts.push_back({box.lo[f], box.hi[f], ids});
     size_t total = ids.size();
+    const size_t limit = spread_ > SIZE_MAX / ids.size() ? SIZE_MAX : spread_ * ids.size();
     while (c.parts.size() <= static_cast<size_t>(HsNode::kCuts)) {
       size_t p = c.parts.size();
       for (size_t q = 0; q < c.parts.size(); ++q) {
@@ -147,7 +148,7 @@ class Builder {
         part.settled = true;
         continue;
       }
-      if (total - part.ids.size() + t.sum > spread_ * ids.size()) {
+      if (total - part.ids.size() + t.sum > limit) {
         part.settled = true;
         continue;
       }
