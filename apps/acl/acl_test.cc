@@ -34,14 +34,15 @@ uint32_t brute_force(const std::vector<Rule>& rules, const Header& h) {
 }
 
 // A third random anywhere, the rest inside random rules; of those, one in five has no ports (as a
-// later fragment or an ICMP packet reaches the firewall: ports 0 and kNoPorts).
+// later fragment or an ICMP packet reaches the firewall: kNoPorts, half of them with ports 0 and
+// half with stray port values, which no lookup may use).
 std::vector<Header> headers_for(const std::vector<Rule>& rules, size_t n, uint64_t seed) {
   std::vector<Header> hs;
   for (size_t i = 0; i < n; ++i) {
     const uint64_t x = mix64(seed + i);
     if (i % 5 == 1) {
       Header h = rules.empty() ? Header{} : header_in_rule(rules[x % rules.size()], mix64(x));
-      h.sport = h.dport = 0;
+      if (i % 10 == 1) h.sport = h.dport = 0;  // the others keep ports the lookup must ignore
       h.flags = kNoPorts;
       hs.push_back(h);
     } else if (i % 3 == 0 || rules.empty()) {  // random anywhere
@@ -131,6 +132,32 @@ TEST(Acl, HyperSplitLeafSizesEqualBruteForce) {
 // better rule is missed (the brute-force tests see that); too low, and nothing is skipped, which
 // only this test sees. Every node's figure must equal the smallest leaf rule under it, and a set
 // whose parts start late in the rule order must have trees that can be skipped.
+// Every node's min_rule is the smallest leaf rule under it, and the stats count what the arrays
+// hold (a tree built twice must not keep the first build's figures).
+void check_tree_bookkeeping(const HyperSplit& hs, const std::string& what) {
+  const std::vector<HsNode>& nodes = hs.nodes();
+  std::vector<uint32_t> want(nodes.size(), kNoMatch);
+  size_t leaves = 0, blocks = 0;
+  for (size_t i = nodes.size(); i-- > 0;) {  // children come after their parent
+    const HsNode& x = nodes[i];
+    if (x.kind == HsNode::kLeaf) {
+      ++leaves;
+      blocks += (x.count + 7) / 8;
+      for (uint32_t k = 0; k < x.count; ++k) want[i] = std::min(want[i], hs.leaf_rules()[x.first + k]);
+    } else {
+      ASSERT_GT(x.first, i) << what;
+      for (uint32_t c = 0; c < x.count; ++c) want[i] = std::min(want[i], want[x.first + c]);
+    }
+  }
+  size_t wrong = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) wrong += nodes[i].min_rule != want[i];
+  EXPECT_EQ(wrong, 0u) << what;
+  EXPECT_EQ(hs.stats().nodes, nodes.size()) << what;
+  EXPECT_EQ(hs.stats().leaves, leaves) << what;
+  EXPECT_EQ(hs.stats().leaf_rule_refs, hs.leaf_rules().size()) << what;
+  EXPECT_EQ(hs.leaf_blocks().size(), blocks) << what;
+}
+
 TEST(Acl, NodesKnowTheSmallestRuleUnderThem) {
   std::vector<RuleSet> sets;
   sets.push_back(random_rules(3000, 8));
@@ -139,19 +166,7 @@ TEST(Acl, NodesKnowTheSmallestRuleUnderThem) {
   for (const RuleSet& s : sets) {
     const HyperSplit hs = HyperSplit::build(s.rules);
     const std::vector<HsNode>& nodes = hs.nodes();
-    std::vector<uint32_t> want(nodes.size(), kNoMatch);
-    for (size_t i = nodes.size(); i-- > 0;) {  // children come after their parent
-      const HsNode& x = nodes[i];
-      if (x.kind == HsNode::kLeaf) {
-        for (uint32_t k = 0; k < x.count; ++k) want[i] = std::min(want[i], hs.leaf_rules()[x.first + k]);
-      } else {
-        ASSERT_GT(x.first, i) << s.path;
-        for (uint32_t c = 0; c < x.count; ++c) want[i] = std::min(want[i], want[x.first + c]);
-      }
-    }
-    size_t wrong = 0;
-    for (size_t i = 0; i < nodes.size(); ++i) wrong += nodes[i].min_rule != want[i];
-    EXPECT_EQ(wrong, 0u) << s.path;
+    check_tree_bookkeeping(hs, s.path);
     uint32_t latest_root = 0;
     for (uint32_t r : hs.roots()) latest_root = std::max(latest_root, nodes[r].min_rule);
     EXPECT_GT(hs.roots().size(), 1u) << s.path;
@@ -182,6 +197,7 @@ TEST(Acl, OverlappingRangesStayWithinTheCopyBudget) {
   }
   const HyperSplit hs = HyperSplit::build(rules);
   EXPECT_TRUE(hs.stats().copy_budget_reached);
+  check_tree_bookkeeping(hs, "2000 overlapping random ranges");
   EXPECT_LT(hs.stats().leaf_rule_refs, 80 * rules.size());
   EXPECT_LT(hs.memory_bytes(), size_t{64} << 20);
   check_all(rules, 20003, 5, "2000 overlapping random ranges");

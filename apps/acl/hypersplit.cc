@@ -40,8 +40,10 @@ struct Cut {
 
 class Builder {
  public:
-  // spread: the most copies of a node's rules its children may hold in all; max_refs: once the
-  // leaves hold this many rule copies, no node is cut any more.
+  // spread: a node's children may hold at most `spread` times its rules in all; once the leaves
+  // of all the trees hold max_refs rule copies, no node is cut any more. The budget is shared,
+  // not per tree: a budget per tree reshaped ClassBench's trees, whose small parts copy their
+  // rules more often than 64 times.
   Builder(const std::vector<Rule>& rules, const HyperSplit::Options& o, size_t spread, size_t max_refs,
           std::vector<HsNode>& nodes, std::vector<uint32_t>& leaf_rules, HyperSplit::Stats& st)
       : rules_(rules), o_(o), spread_(spread), max_refs_(max_refs), nodes_(nodes), leaf_rules_(leaf_rules), st_(st) {}
@@ -56,7 +58,9 @@ class Builder {
       }
     }
     Cut c;
-    if (ids.size() > o_.leaf_rules && depth < o_.max_depth && !budget_reached()) c = best_cut(ids, box);
+    if (ids.size() > o_.leaf_rules && depth < o_.max_depth && st_.leaf_rule_refs <= max_refs_) {
+      c = best_cut(ids, box);
+    }
     if (c.field < 0) {
       HsNode leaf{};
       leaf.kind = HsNode::kLeaf;
@@ -128,7 +132,7 @@ class Builder {
   }
 
   // Field f's parts: the part with the most rules cut at its best threshold, up to kCuts times,
-  // while the parts hold at most kSpread copies of the node's rules in all.
+  // while the parts hold at most spread_ times the node's rules in all.
   Cut cut_field(const std::vector<uint32_t>& ids, const Box& box, int f) {
     Cut c;
     c.field = f;
@@ -190,9 +194,8 @@ class Builder {
   std::vector<uint32_t> los_, his_, cand_;  // best_threshold's scratch
 };
 
-constexpr uint32_t kFlip = 0x80000000u;
 
-int32_t flipped(uint32_t v) { return static_cast<int32_t>(v ^ kFlip); }
+int32_t flipped(uint32_t v) { return static_cast<int32_t>(v ^ HyperSplit::LeafBlock::kFlip); }
 
 // The leaves' rules as LeafBlocks; each leaf's `block` names its first.
 std::vector<HyperSplit::LeafBlock> blocks_of_leaves(std::vector<HsNode>& nodes, const std::vector<uint32_t>& leaf_rules,
@@ -231,8 +234,8 @@ std::vector<HyperSplit::LeafBlock> blocks_of_leaves(std::vector<HsNode>& nodes, 
 
 }  // namespace
 
-// A tree's leaves may hold this many copies of each rule before cutting stops (ClassBench's twelve
-// 10k sets hold 1.0-42). Rule sets of many overlapping ranges would otherwise copy their rules into
+// The trees' leaves may hold this many copies of each rule (plus 4,096) before cutting stops
+// (ClassBench's twelve 10k sets hold 1.0-42). Rule sets of many overlapping ranges would otherwise copy their rules into
 // leaves without bound: 2,000 random ranges made 3.1 M copies and 270 MB.
 constexpr size_t kCopiesPerRule = 64;
 
@@ -264,9 +267,9 @@ void HyperSplit::build_trees(const Options& opts, size_t spread) {
   stats_.copy_budget_reached = b.budget_reached();
 }
 
-// Cut first as freely as kCuts allows. When that reaches the copy budget, build again with each
-// node's children holding at most twice its rules, as a binary cut does; should that reach it too,
-// the leaves left uncut hold their rules whole (correct, slower to check).
+// Cut first as freely as kCuts allows. When the trees reach the copy budget, build them again with each node's children holding at most twice its rules, as a binary cut does; should
+// that reach a budget too, the nodes left uncut stay leaves with all their rules (correct, slower
+// to check).
 HyperSplit HyperSplit::build(const std::vector<Rule>& rules, const Options& opts) {
   const auto t0 = std::chrono::steady_clock::now();
   HyperSplit h;

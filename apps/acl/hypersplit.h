@@ -3,24 +3,25 @@
 // thresholds of one field per node. As in EffiCuts and CutSplit, the rules are first split into
 // up to four parts by whether their source and destination ranges are wide (2^16 addresses or
 // more), and each part gets its own tree: a wildcard address spans every cut of that field, and in
-// one tree with narrow rules it is copied into most leaves (ClassBench fw1_10k: one tree of 280
-// MiB and 7.8 M nodes; four trees of 0.8 MiB). A lookup walks the trees and keeps the smallest
-// rule index found; each node knows the smallest rule index under it, so a tree (and on the host's
-// batched path, a leaf) that cannot hold a better rule than the one found is skipped.
+// one tree with narrow rules it is copied into most leaves (ClassBench fw1_10k with binary nodes:
+// one tree of 280 MiB and 7.8 M nodes; four trees of 0.8 MiB). A lookup walks the trees and keeps
+// the smallest rule index found; each node knows the smallest rule index under it, so a tree (and
+// on the host's batched path, a leaf) that cannot hold a better rule than the one found is skipped.
 //
 // The paper's nodes cut at one threshold. Here a node cuts its field at up to seven (eight
 // children): on the host the thresholds compare in one 8-lane vector and on the device in seven
-// branch-free steps, so a level costs about what a binary one does, and the walk is two to three
-// times shorter (ClassBench 10k sets: 25-39 binary nodes per header over the trees). The build
-// picks, at each node and for each field, thresholds by cutting the part with the most rules at
-// its most balanced threshold (the smallest larger side, then the fewest copies), up to seven
-// times; the field whose largest part is smallest (then the fewest copies) wins. A rule that
-// spans a threshold goes to both sides. A node stops cutting when it holds at most `leaf_rules`
-// rules, when its highest-priority rule covers its whole region (everything after it is shadowed
-// there), or when no threshold separates anything. The lookup (acl_core.h) is `__host__
-// __device__`: one node per level, then a short linear scan of the leaf's rules. The host's
-// batched lookup checks a leaf's rules eight at a time from a copy of them laid out by field
-// (LeafBlock).
+// branch-free steps, so a level costs about what a binary one does, and far fewer are walked
+// (ClassBench's acl1, fw1 and ipc1 10k sets: 25-39 binary nodes per header over the trees, 5.5-11.3
+// multiway ones with the skipping). The build picks, at each node and for each field, thresholds
+// by cutting the part with the most rules at its most balanced threshold (the smallest larger
+// side, then the fewest copies), up to seven times; the field whose largest part is smallest
+// (then the fewest copies) wins, if that part is smaller than the node. A rule that spans a
+// threshold goes to both sides. A node stays a leaf when it holds at most `leaf_rules` rules, when
+// its highest-priority rule covers its whole region (everything after it is shadowed there), when
+// no cut makes its largest part smaller, at `max_depth`, or once the trees' leaves hold their copy
+// budget (hypersplit.cc; such leaves may hold many rules). The lookup (acl_core.h) is `__host__
+// __device__`: one node per level, then a linear scan of the leaf's rules. The host's batched
+// lookup checks a leaf's rules eight at a time from a copy of them laid out by field (LeafBlock).
 #pragma once
 
 #include <cstddef>
@@ -70,6 +71,7 @@ class HyperSplit {
     uint32_t proto_value[8];
     uint32_t names_ports[8];  // ~0 where the rule restricts ports (it never matches a kNoPorts header)
     uint32_t rule[8];         // rule indices, ascending; kNoMatch past the leaf's rules
+    static constexpr uint32_t kFlip = 0x80000000u;  // what lo and hi are stored xor'ed with
   };
 
   HsView view() const {

@@ -21,7 +21,7 @@ namespace tandem::acl {
 namespace {
 
 constexpr size_t kGroup = 32;
-constexpr int32_t kFlip = INT32_MIN;  // LeafBlock: values with their top bit flipped
+constexpr int32_t kFlip = static_cast<int32_t>(HyperSplit::LeafBlock::kFlip);
 
 // The first rule of the leaf matching the header (its fields broadcast in hv: source, destination
 // and ports flipped, then the protocol, then all ones when it has no ports) with an index below `best`, else `best`.
@@ -103,7 +103,7 @@ __attribute__((target("avx2,popcnt,bmi"))) void classify_batch_avx2(const HyperS
       size_t k = 0;
       for (size_t q = 0; q < m; ++q) {
         const HsNode& leaf = nodes[at[q]];
-        __builtin_prefetch(&blocks[leaf.block]);
+        __builtin_prefetch(blocks + leaf.block);
         at[k] = at[q];
         who[k] = who[q];
         k += leaf.min_rule < out[base + who[q]];
