@@ -194,7 +194,6 @@ class Builder {
   std::vector<uint32_t> los_, his_, cand_;  // best_threshold's scratch
 };
 
-
 int32_t flipped(uint32_t v) { return static_cast<int32_t>(v ^ HyperSplit::LeafBlock::kFlip); }
 
 // The leaves' rules as LeafBlocks; each leaf's `block` names its first.
@@ -235,8 +234,9 @@ std::vector<HyperSplit::LeafBlock> blocks_of_leaves(std::vector<HsNode>& nodes, 
 }  // namespace
 
 // The trees' leaves may hold this many copies of each rule (plus 4,096) before cutting stops
-// (ClassBench's twelve 10k sets hold 1.0-42). Rule sets of many overlapping ranges would otherwise copy their rules into
-// leaves without bound: 2,000 random ranges made 3.1 M copies and 270 MB.
+// (ClassBench's twelve 10k sets hold 1.0-42). Rule sets of many overlapping ranges would
+// otherwise copy their rules into leaves without bound: 2,000 random ranges made 3.1 M copies
+// and 270 MB.
 constexpr size_t kCopiesPerRule = 64;
 
 void HyperSplit::build_trees(const Options& opts, size_t spread) {
@@ -267,9 +267,10 @@ void HyperSplit::build_trees(const Options& opts, size_t spread) {
   stats_.copy_budget_reached = b.budget_reached();
 }
 
-// Cut first as freely as kCuts allows. When the trees reach the copy budget, build them again with each node's children holding at most twice its rules, as a binary cut does; should
-// that reach a budget too, the nodes left uncut stay leaves with all their rules (correct, slower
-// to check).
+// Cut first as freely as kCuts allows. When the trees reach the copy budget, build them again
+// with each node's children holding at most twice its rules, as a binary cut does; should that
+// reach the budget too, the nodes left uncut stay leaves with all their rules (correct, slower to
+// check).
 HyperSplit HyperSplit::build(const std::vector<Rule>& rules, const Options& opts) {
   const auto t0 = std::chrono::steady_clock::now();
   HyperSplit h;
