@@ -1,4 +1,7 @@
-# usage: mkab.py TRANSFORM.py  -> writes /tmp/fw/ab.cc with cur (production) and exp (transformed)
+# usage: mkab.py TRANSFORM.py [OUT.cc]: OUT holds the production batched lookup (cur) and the transformed
+# one (exp) with a timing main; run as ab_V_leafN RULES N. device.log came from ab_id (also as ab_id_leaf12,
+# ab_id_leaf16), ab_pA, ab_pB, ab_nobreak and ab_avx512 (as ab_avx512_leaf8, ab_avx512_leaf16), made
+# against apps/acl/hypersplit_batch.cc of dbb5a0b with the nodes' min_rule added.
 import sys, os
 src=open('/work/main/apps/acl/hypersplit_batch.cc').read()
 a=src.index('constexpr int32_t kFlip')

@@ -1,0 +1,1 @@
+s = s.replace("    if (b->rule[0] >= best) break;  // the rest of the leaf comes after a rule already found\n", "")
