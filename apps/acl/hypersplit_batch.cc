@@ -6,17 +6,15 @@
 #include <algorithm>
 
 #include "apps/acl/hypersplit.h"
-#include "core/compiler.h"
-
-namespace tandem::acl {
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-
-}  // namespace tandem::acl
-
 #include <immintrin.h>
+#define TANDEM_ACL_X86 1
+#endif
 
 namespace tandem::acl {
+
+#ifdef TANDEM_ACL_X86
 
 namespace {
 
@@ -24,8 +22,8 @@ constexpr size_t kGroup = 32;
 constexpr int32_t kFlip = static_cast<int32_t>(HyperSplit::LeafBlock::kFlip);
 
 // The first rule of the leaf matching the header (its fields broadcast in hv: source, destination
-// and ports flipped, then the protocol, then all ones when it has no ports) with an index below `best`, else `best`.
-// A leaf's blocks hold its rules in priority order, so a block's first matching lane is its best
+// and ports flipped, then the protocol, then all ones when it has no ports) with an index below
+// `best`, else `best`. A leaf's blocks hold its rules in priority order, so a block's first matching lane is its best
 // rule, and a block starting at `best` or after cannot improve on it.
 __attribute__((target("avx2,bmi"))) uint32_t match_leaf_avx2(const HyperSplit::LeafBlock* b, uint32_t rules,
                                                              const __m256i* hv, uint32_t best) {
@@ -67,13 +65,9 @@ __attribute__((target("avx2,popcnt,bmi"))) void classify_batch_avx2(const HyperS
     for (size_t j = 0; j < g; ++j) {
       out[base + j] = kNoMatch;
       f[j] = fields_of(h[base + j]);
-      const Header& x = h[base + j];
-      hv[j][0] = _mm256_set1_epi32(static_cast<int32_t>(x.src) ^ kFlip);
-      hv[j][1] = _mm256_set1_epi32(static_cast<int32_t>(x.dst) ^ kFlip);
-      hv[j][2] = _mm256_set1_epi32(static_cast<int32_t>(x.sport) ^ kFlip);
-      hv[j][3] = _mm256_set1_epi32(static_cast<int32_t>(x.dport) ^ kFlip);
-      hv[j][4] = _mm256_set1_epi32(x.proto);
-      hv[j][5] = _mm256_set1_epi32((x.flags & kNoPorts) ? -1 : 0);
+      for (int q = 0; q < 4; ++q) hv[j][q] = _mm256_set1_epi32(static_cast<int32_t>(f[j].v[q]) ^ kFlip);
+      hv[j][4] = _mm256_set1_epi32(static_cast<int32_t>(f[j].v[kProto]));
+      hv[j][5] = _mm256_set1_epi32((h[base + j].flags & kNoPorts) ? -1 : 0);
     }
     for (const uint32_t root : roots) {
       // A header whose best rule so far comes before every rule of the tree skips it. Who walks
