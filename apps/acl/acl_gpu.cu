@@ -1,5 +1,7 @@
 #include "apps/acl/acl_gpu.h"
 
+#include "apps/acl/hypersplit_device.cuh"
+
 #include "gpu/cuda_util.cuh"
 #include "gpu/offload_runner.cuh"
 
@@ -16,26 +18,14 @@ struct ClassifyOp {
 
 class AclGpuTableImpl final : public AclGpuTable {
  public:
-  explicit AclGpuTableImpl(const HyperSplit& tree) {
-    gpu::require_available();
-    nodes_.upload(tree.nodes());
-    leaf_rules_.upload(tree.leaf_rules());
-    rules_.upload(tree.rules());
-    view_ = tree.view();
-    view_.nodes = nodes_.get();
-    view_.leaf_rules = leaf_rules_.get();
-    view_.rules = rules_.get();
-  }
+  explicit AclGpuTableImpl(const HyperSplit& tree) : tree_((gpu::require_available(), tree)) {}
 
   std::unique_ptr<gpu::OffloadRunner> make_runner(const gpu::OffloadOptions& opts) const override {
-    return std::make_unique<gpu::OffloadRunnerImpl<ClassifyOp>>(ClassifyOp{view_}, opts);
+    return std::make_unique<gpu::OffloadRunnerImpl<ClassifyOp>>(ClassifyOp{tree_.view()}, opts);
   }
 
  private:
-  gpu::DeviceBuffer<HsNode> nodes_;
-  gpu::DeviceBuffer<uint32_t> leaf_rules_;
-  gpu::DeviceBuffer<Rule> rules_;
-  HsView view_{};  // the device arrays, the host tree's roots
+  DeviceHyperSplit tree_;
 };
 
 const AclGpuTable::Factory::Registrar registered{&AclGpuTable::Factory::make<AclGpuTableImpl>};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "apps/acl/hypersplit_device.cuh"
 #include "apps/fwrouter/fw_router_core.h"
 #include "gpu/cuda_util.cuh"
 #include "apps/registry.h"
@@ -24,31 +25,20 @@ struct FwRouterOp {
   }
 };
 
-// The device copy of one rule set: the tree's arrays and the action bytes.
+// The device copy of one rule set: the tree and the action bytes.
 struct DeviceRules {
-  gpu::DeviceBuffer<acl::HsNode> nodes;
-  gpu::DeviceBuffer<uint32_t> leaf_rules;
-  gpu::DeviceBuffer<acl::Rule> rules;
+  acl::DeviceHyperSplit tree;
   gpu::DeviceBuffer<uint8_t> actions;
 
   // Uploads `tables`' rules; `t` gets their device pointers (its routes' are left as they are).
-  DeviceRules(const FwRouterTables& tables, FwRouterGpu::DeviceTables* t) {
-    const acl::HyperSplit& hs = *tables.tree;
-    nodes.upload(hs.nodes());
-    leaf_rules.upload(hs.leaf_rules());
-    rules.upload(hs.rules());
+  DeviceRules(const FwRouterTables& tables, FwRouterGpu::DeviceTables* t) : tree(*tables.tree) {
     actions.upload(tables.actions);
-    t->tree = hs.view();
-    t->tree.nodes = nodes.get();
-    t->tree.leaf_rules = leaf_rules.get();
-    t->tree.rules = rules.get();
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(0));  // as DeviceHyperSplit's copies
+    t->tree = tree.view();
     t->actions = actions.get();
     t->default_action = tables.default_action;
   }
-  size_t bytes() const {
-    return nodes.size() * sizeof(acl::HsNode) + leaf_rules.size() * sizeof(uint32_t) + rules.size() * sizeof(acl::Rule) +
-           actions.size();
-  }
+  size_t bytes() const { return tree.bytes() + actions.size(); }
 };
 
 class FwRouterGpuImpl final : public FwRouterGpu {
