@@ -142,6 +142,9 @@ inline const char* check_acl_rules_input(const uint8_t* data, size_t size) {
     x.sport = static_cast<uint16_t>(data[off + 8] << 8 | data[off + 9]);
     x.dport = static_cast<uint16_t>(data[off + 10] << 8 | data[off + 11]);
     x.proto = data[off + 12];
+    // About half say they have no ports (a fragment, a protocol without them), whatever their
+    // port fields hold: such a header never matches a rule that restricts ports.
+    x.flags = (data[off + 8] ^ data[off + 12]) & acl::kNoPorts;
     h.push_back(x);
   }
   std::vector<uint32_t> batched(h.size());
