@@ -136,6 +136,7 @@ int run_bench(const BenchClassifyOptions& o) {
         {"hypersplit", {{"nodes", st.nodes}, {"leaves", st.leaves}, {"depth", st.depth}, {"rule_copies", st.leaf_rule_refs},
                         {"trees", st.trees}, {"bytes", tree.memory_bytes()}, {"build_seconds", st.build_seconds},
                         {"copy_budget_reached", st.copy_budget_reached},
+                        {"leaves_left_uncut", st.leaves_left_uncut},
                         {"vector_lookup", vector ? "avx2" : "none"}}},
         {"results", bench::rows_json(rows)},
         {"dpdk", dpdk},

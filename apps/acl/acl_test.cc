@@ -122,7 +122,9 @@ TEST(Acl, HyperSplitLeafSizesEqualBruteForce) {
       const HyperSplit hs = HyperSplit::build(s.rules, o);
       uint32_t largest = 0;
       for (const HsNode& x : hs.nodes()) largest = std::max(largest, x.kind == HsNode::kLeaf ? x.count : 0u);
-      if (leaf > 8) EXPECT_GT(largest, 8u) << "leaves of " << leaf << " must hold more than one block";
+      if (leaf > 8) {
+        EXPECT_GT(largest, 8u) << "leaves of " << leaf << " must hold more than one block";
+      }
       check_all(s.rules, 20003, leaf, ("leaves of " + std::to_string(leaf) + ", " + s.path).c_str(), o);
     }
   }
@@ -201,6 +203,58 @@ TEST(Acl, OverlappingRangesStayWithinTheCopyBudget) {
   EXPECT_LT(hs.stats().leaf_rule_refs, 80 * rules.size());
   EXPECT_LT(hs.memory_bytes(), size_t{64} << 20);
   check_all(rules, 20003, 5, "2000 overlapping random ranges");
+}
+
+// Crossing rules in one part of the trees (all narrow): half span the box's source range at one
+// destination, half the reverse. Every cut of one field copies the rules spanning it, so
+// separating them takes about (n/2)^2 copies, far over the budget even with binary-like cuts:
+// both builds reach it, the nodes left stay leaves with all their rules, and the tree stays
+// bounded and correct.
+TEST(Acl, CrossingRulesReachTheCopyBudgetTwice) {
+  std::vector<Rule> rules(3000);
+  for (size_t i = 0; i < rules.size(); ++i) {
+    Rule& r = rules[i];
+    const uint32_t at = static_cast<uint32_t>(i / 2) * 43;  // within [0, 65534)
+    const int point = i % 2 ? kSrc : kDst, span = i % 2 ? kDst : kSrc;
+    r.lo[point] = r.hi[point] = at;
+    r.lo[span] = 0;
+    r.hi[span] = 65534;
+    r.lo[kSport] = r.lo[kDport] = 0;
+    r.hi[kSport] = r.hi[kDport] = 0xFFFF;
+    r.lo[kProto] = 0;
+    r.hi[kProto] = 255;
+  }
+  const HyperSplit hs = HyperSplit::build(rules);
+  EXPECT_TRUE(hs.stats().copy_budget_reached);
+  EXPECT_TRUE(hs.stats().leaves_left_uncut);
+  EXPECT_EQ(hs.stats().trees, 1u);
+  check_tree_bookkeeping(hs, "crossing rules");
+  std::printf("crossing rules: %zu nodes, %zu rule copies, %.2f MiB\n", hs.stats().nodes, hs.stats().leaf_rule_refs,
+              hs.memory_bytes() / 1048576.0);
+  EXPECT_GT(hs.stats().leaf_rule_refs, 64 * rules.size());
+  EXPECT_LT(hs.memory_bytes(), size_t{64} << 20);
+  // Headers on the crossings' lines and between them.
+  std::vector<Header> hdr;
+  uint64_t x = 7;
+  for (int i = 0; i < 20000; ++i) {
+    x = mix64(x);
+    Header h{};
+    h.src = static_cast<uint32_t>(x % 65536);
+    h.dst = i % 2 ? static_cast<uint32_t>((x >> 20) % 1500) * 43 : static_cast<uint32_t>((x >> 20) % 65536);
+    if (i % 4 == 0) std::swap(h.src, h.dst);
+    h.proto = 6;
+    hdr.push_back(h);
+  }
+  std::vector<uint32_t> batch(hdr.size());
+  hs.classify_batch(hdr.data(), batch.data(), hdr.size());
+  size_t matched = 0;
+  for (size_t i = 0; i < hdr.size(); ++i) {
+    const uint32_t want = classify_linear(rules.data(), static_cast<uint32_t>(rules.size()), hdr[i]);
+    ASSERT_EQ(hs.classify(hdr[i]), want) << i;
+    ASSERT_EQ(batch[i], want) << i;
+    matched += want != kNoMatch;
+  }
+  EXPECT_GT(matched, hdr.size() / 4);
 }
 
 TEST(Acl, HyperSplitEqualsBruteForceOnRandomSets) {

@@ -278,6 +278,7 @@ HyperSplit HyperSplit::build(const std::vector<Rule>& rules, const Options& opts
   h.build_trees(opts, SIZE_MAX);
   if (h.stats_.copy_budget_reached) {
     h.build_trees(opts, 2);
+    h.stats_.leaves_left_uncut = h.stats_.copy_budget_reached;
     h.stats_.copy_budget_reached = true;
   }
   if (h.roots_.empty()) {  // no rules: one empty leaf, so that every lookup finds no match
