@@ -5,6 +5,7 @@
 //   stage1_baseline   one packet at a time through the Aho-Corasick DFA of every pattern;
 //   stage1_batched    the G-Opt paper's optimizations: batches of 8192 sorted by length, 32 payloads
 //                     walked in lockstep (AhoCorasick::patterns_in_batch);
+//   stage1_literal    the literal filter (bench/variants/dpi_literal_filter.h): pair tables, then confirmation;
 //   hyperscan         the same literals in Hyperscan, block mode (where Hyperscan was built);
 //   gpu               the Aho-Corasick kernel (dpi_gpu.h), host to host: packing, copies, kernels
 //                     and unpacking (gpu_kernels: the kernels alone), where a GPU is usable;
@@ -26,6 +27,7 @@
 #include "apps/dpi/dpi_match.h"
 #include "apps/dpi/hyperscan_patterns.h"
 #include "apps/dpi/ids_rules.h"
+#include "bench/variants/dpi_literal_filter.h"
 #include "bench/bench_report.h"
 #include "cli/commands.h"
 #include "cli/table_setup.h"
@@ -109,6 +111,10 @@ int run_bench(const BenchDpiOptions& o) {
   const size_t table = ac.delta_entries() * sizeof(uint32_t), huge = std::min(ac.table_huge_bytes(), table);
   std::printf("transition table: %.1f of %.1f MiB on 2 MiB pages (THP %s)\n", huge / 1048576.0, table / 1048576.0,
               transparent_hugepage_mode());
+  const auto t_filter = std::chrono::steady_clock::now();
+  const dpi::LiteralFilter filter = dpi::LiteralFilter::build(set.patterns);
+  std::printf("literal filter: %.1f MiB, built in %.2f s\n", filter.memory_bytes() / 1048576.0,
+              bench::seconds_since(t_filter));
   std::unique_ptr<dpi::HyperscanPatterns> hs;
   if (dpi::hyperscan_built()) {
     try {
@@ -194,6 +200,14 @@ int run_bench(const BenchDpiOptions& o) {
       check("stage1_batched" + sfx, want);
       rows.push_back({"stage1_batched" + sfx, "batches of " + std::to_string(o.batch) + " sorted by length, " +
                                                    std::to_string(o.group) + " in lockstep" + on, double(n), secs});
+      secs.clear();
+      for (int r = 0; r < o.reps; ++r) {
+        secs.push_back(rep_seconds([&] { return parallel(n, t, o.core, [&](size_t b, size_t e) {
+          for (size_t i = b; i < e; ++i) filter.patterns_in(ptr[i], len[i], &got[i]);
+        }); }));
+      }
+      check("stage1_literal" + sfx, want);
+      rows.push_back({"stage1_literal" + sfx, "literal filter: pair tables, then confirmation" + on, double(n), secs});
       if (hs) {
         secs.clear();
         for (int r = 0; r < o.reps; ++r) {
