@@ -5,7 +5,7 @@
 //   stage1_baseline   one packet at a time through the Aho-Corasick DFA of every pattern;
 //   stage1_batched    the G-Opt paper's optimizations: batches of 8192 sorted by length, 32 payloads
 //                     walked in lockstep (AhoCorasick::patterns_in_batch);
-//   stage1_literal    the literal filter (bench/variants/dpi_literal_filter.h): pair tables, then confirmation;
+//   stage1_literal    the literal filter (bench/variants/dpi_literal_filter.h): shift-or, then confirmation;
 //   hyperscan         the same literals in Hyperscan, block mode (where Hyperscan was built);
 //   gpu               the Aho-Corasick kernel (dpi_gpu.h), host to host: packing, copies, kernels
 //                     and unpacking (gpu_kernels: the kernels alone), where a GPU is usable;
@@ -207,7 +207,7 @@ int run_bench(const BenchDpiOptions& o) {
         }); }));
       }
       check("stage1_literal" + sfx, want);
-      rows.push_back({"stage1_literal" + sfx, "literal filter: pair tables, then confirmation" + on, double(n), secs});
+      rows.push_back({"stage1_literal" + sfx, "literal filter: shift-or over eight-byte blocks, then confirmation" + on, double(n), secs});
       if (hs) {
         secs.clear();
         for (int r = 0; r < o.reps; ++r) {

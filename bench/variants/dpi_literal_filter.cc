@@ -30,9 +30,9 @@ inline uint64_t hash_of(uint64_t key) { return (key * 0x9E3779B97F4A7C15ull) >> 
 }  // namespace
 
 LiteralFilter::LiteralFilter() {
-  // The previous byte's five bits: a multiplicative hash, so that bytes differing only in their
+  // The previous byte's six bits: a multiplicative hash, so that bytes differing only in their
   // high bits (a letter's two cases among them) spread.
-  for (uint32_t c = 0; c < 256; ++c) prev_slot_[c] = static_cast<uint8_t>(((c * 0x9Du) >> 3) & 31);
+  for (uint32_t c = 0; c < 256; ++c) prev_slot_[c] = static_cast<uint8_t>(((c * 0x9Du) >> 3) & ((1u << kPrevBits) - 1));
 }
 
 LiteralFilter LiteralFilter::build(const std::vector<Pattern>& patterns) {

@@ -1,27 +1,25 @@
 // A benchmark variant of DPI's stage 1 (`bench dpi`'s stage1_literal row): a literal prefilter
-// and confirmation, after Hyperscan's FDR, giving the same answer as AhoCorasick::patterns_in (the
-// sorted, unique ids of the patterns occurring in a payload) from a scan that reads three 64 KiB
-// tables per payload byte instead of a transition table far larger than the caches. It is not a
-// product engine: Hyperscan, which the dpi app and `tandem match` offer, is faster on both kinds
-// of traffic (docs/RESULTS.md).
+// and confirmation after Hyperscan's FDR, giving the same answer as AhoCorasick::patterns_in (the
+// sorted, unique ids of the patterns occurring in a payload) from one read of a 128 KiB table
+// per payload byte instead of a walk through a transition table far larger than the caches.
 //
-// Filter. Patterns are put in eight buckets: bucket 0 holds those of 1-2 bytes, buckets 1-2 those
-// of 3 (by their third byte, the one byte of them the second table sees), bucket 3 those of 4-5,
-// buckets 4-7 the longer ones (by their first four bytes, so that equal prefixes share one).
-// Three tables of 65,536 bucket masks are indexed by the payload's byte pairs at a position i,
-// i + 2 and i + 4: table k has bucket b's bit for a pair where some pattern of b has that pair at
-// its bytes 2k, 2k + 1 (every case of them for a nocase pattern; for a pattern with only the
-// first of those bytes, every pair starting with it; for one with neither, every pair). A
-// position is a candidate for the buckets whose bit all three masks keep.
-// Confirmation. Buckets 0-2's candidates first test their 1, 2 and 3 bytes, case folded, in exact
-// bitmaps of the short patterns. A candidate then looks its case-folded bytes up in a hash table
-// of the patterns' first four bytes (of their 1-3 for the short ones) and compares each pattern
-// listed there whole: case folded where it is nocase, byte for byte where it is not.
+// Filter (shift-or). Patterns are put in eight buckets: buckets 0-2 hold those of 1, 2 and 3
+// bytes, bucket 3 those of 4-5, buckets 4-7 the longer ones (by their last four bytes, so that
+// equal suffixes share one). The table has an entry of 64 bits per payload byte value and six bits
+// of the byte before it; in it, bit 8t + b is clear where some pattern of bucket b has that byte
+// (after such a byte) t bytes before its last, t < 8 (every case of them for a nocase pattern;
+// for a pattern's first byte, after any byte; for t past a short pattern's start, everywhere). The
+// scan ORs each byte's entry, shifted to line its offsets up with the ends they concern, into the
+// ends of an eight-byte block: a bucket bit still clear at an end is a candidate, a pattern of
+// that bucket whose last eight bytes (or all of them) each may be where they are.
+// Confirmation. Buckets 0-2's candidates first test their last 1, 2 or 3 bytes, case folded, in
+// exact bitmaps of the short patterns. A candidate then looks its last four case-folded bytes up
+// in a hash table of the patterns' last four bytes (all of them for the short ones) and compares
+// each pattern listed there whole: case folded where it is nocase, byte for byte where it is not.
 //
-// On match-free traffic a position passes the filter rarely (three pair tests must pass for one
-// bucket), so the scan costs four loads a byte, three of them from tables beyond the L1 cache.
-// On traffic dense with matches every match is confirmed; the automaton's cost does not depend
-// on matches.
+// On match-free traffic an end is rarely a candidate (eight offsets must agree for one bucket),
+// so a byte costs one table read and a few shifts. On traffic dense with matches every match is
+// confirmed, a hash lookup and a compare each; the automaton's cost does not depend on matches.
 #pragma once
 
 #include <cstddef>
@@ -57,10 +55,10 @@ class LiteralFilter {
     uint64_t key = 0;
     uint32_t begin = 0, end = 0;
   };
-  static constexpr int kPrevBits = 5;
+  static constexpr int kPrevBits = 6;
   static constexpr uint32_t kShortBuckets = 0x07;  // buckets 0-2: patterns of 1-3 bytes
 
-  // The shift-or table's entry for byte c after byte prev: c, then five bits of prev.
+  // The shift-or table's entry for byte c after byte prev: c, then six bits of prev.
   uint32_t entry(uint8_t prev, uint8_t c) const { return uint32_t{c} << kPrevBits | prev_slot_[prev]; }
   const Slot* find(uint64_t key) const;
   // `seen`: a bit per pattern, set for those in *out.
@@ -68,8 +66,8 @@ class LiteralFilter {
   void confirm(const Slot* s, const uint8_t* p, size_t e, uint64_t* seen, std::vector<uint32_t>* out) const;
 
   uint8_t prev_slot_[256];
-  // 8,192 entries of 64 bits: bit 8 * t + b clear where bucket b has a pattern whose byte t
-  // before its last is this entry's byte, after a byte with this entry's five bits.
+  // 16,384 entries of 64 bits: bit 8 * t + b clear where bucket b has a pattern whose byte t
+  // before its last is this entry's byte, after a byte with this entry's six bits.
   std::vector<uint64_t> reach_;
   // Bit x of short_[len - 1] is set where the lowercased bytes x (little-endian) are a pattern of
   // len bytes: 2^8, 2^16 and 2^24 bits.
