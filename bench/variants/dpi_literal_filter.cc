@@ -4,6 +4,10 @@
 #include <cstring>
 #include <stdexcept>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace tandem::dpi {
 
 namespace {
@@ -27,17 +31,51 @@ inline uint64_t key_of(const uint8_t* p, uint32_t len) {
 
 inline uint64_t hash_of(uint64_t key) { return (key * 0x9E3779B97F4A7C15ull) >> 29; }
 
-}  // namespace
-
-LiteralFilter::LiteralFilter() {
-  // The previous byte's six bits: a multiplicative hash, so that bytes differing only in their
-  // high bits (a letter's two cases among them) spread.
-  for (uint32_t c = 0; c < 256; ++c) prev_slot_[c] = static_cast<uint8_t>(((c * 0x9Du) >> 3) & ((1u << kPrevBits) - 1));
+inline uint32_t index_at(const uint8_t* b) {
+  return b[0] | uint32_t{b[1]} << 8;  // one 16-bit load on a little-endian machine
 }
+
+#if defined(__SSE2__)
+template <int K>
+inline __m128i or_entry(__m128i acc, const uint64_t* reach, const uint8_t* b) {
+  const __m128i r = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(reach + index_at(b + K - 1)));
+  return _mm_or_si128(acc, _mm_slli_si128(r, K));
+}
+#endif
+
+// The block at b (b[-1 .. 8) readable): `carry` ORed with each byte k's entry shifted left by k
+// bytes, as a 128-bit value in *lo and *hi. With SSE2 a byte costs one whole-byte shift of a
+// 128-bit register (two 64-bit shifts without).
+inline void ors_of_block(const uint64_t* reach, const uint8_t* b, uint64_t carry, uint64_t* lo, uint64_t* hi) {
+#if defined(__SSE2__)
+  __m128i acc = _mm_cvtsi64_si128(static_cast<long long>(carry));
+  acc = or_entry<0>(acc, reach, b);
+  acc = or_entry<1>(acc, reach, b);
+  acc = or_entry<2>(acc, reach, b);
+  acc = or_entry<3>(acc, reach, b);
+  acc = or_entry<4>(acc, reach, b);
+  acc = or_entry<5>(acc, reach, b);
+  acc = or_entry<6>(acc, reach, b);
+  acc = or_entry<7>(acc, reach, b);
+  *lo = static_cast<uint64_t>(_mm_cvtsi128_si64(acc));
+  *hi = static_cast<uint64_t>(_mm_cvtsi128_si64(_mm_unpackhi_epi64(acc, acc)));
+#else
+  uint64_t l = carry, h = 0;
+  for (int k = 0; k < 8; ++k) {
+    const uint64_t r = reach[index_at(b + k - 1)];
+    l |= r << (8 * k);
+    if (k) h |= r >> (64 - 8 * k);
+  }
+  *lo = l;
+  *hi = h;
+#endif
+}
+
+}  // namespace
 
 LiteralFilter LiteralFilter::build(const std::vector<Pattern>& patterns) {
   LiteralFilter f;
-  f.reach_.assign(size_t{256} << kPrevBits, ~uint64_t{0});
+  f.reach_.assign(size_t{1} << 16, ~uint64_t{0});
   uint64_t anywhere = ~uint64_t{0};  // the (offset, bucket) bits cleared in every entry
   for (uint32_t len = 1; len <= 3; ++len) f.short_[len - 1].assign((size_t{1} << (8 * len)) / 64, 0);
   std::vector<std::pair<uint64_t, uint32_t>> keyed;  // (key, pattern index)
@@ -78,9 +116,9 @@ LiteralFilter LiteralFilter::build(const std::vector<Pattern>& patterns) {
       const uint32_t j = len - 1 - t;  // the pattern's byte at offset t
       for (const uint8_t c : cases_of(own[j], nocase)) {
         if (j == 0) {
-          for (uint32_t s = 0; s < (1u << kPrevBits); ++s) f.reach_[uint32_t{c} << kPrevBits | s] &= ~bit;
+          for (uint32_t prev = 0; prev < 256; ++prev) f.reach_[entry(static_cast<uint8_t>(prev), c)] &= ~bit;
         } else {
-          for (const uint8_t prev : cases_of(own[j - 1], nocase)) f.reach_[f.entry(prev, c)] &= ~bit;
+          for (const uint8_t prev : cases_of(own[j - 1], nocase)) f.reach_[entry(prev, c)] &= ~bit;
         }
       }
     }
@@ -164,17 +202,13 @@ void LiteralFilter::patterns_in(const uint8_t* p, size_t n, std::vector<uint32_t
   // after it; shifted left by as many bytes as it lies into the block, it lands on the byte of
   // the block's 128-bit word that stands for that end. The low 64 bits, with what the previous
   // block left for them, then hold every entry's say on the ends in this block: a bucket bit
-  // still clear there is a candidate. Before the payload nothing is excluded.
+  // still clear there is a candidate. Before the payload nothing is excluded, and the byte before
+  // it reads as 0.
   uint64_t carry = 0;
-  uint8_t prev = 0;
+  // b[-1 .. count) readable; b[k - 1] and b[k] little-endian are byte k's entry index.
   const auto block = [&](size_t i, const uint8_t* b, size_t count) {
-    uint64_t lo = carry, hi = 0;
-    for (size_t k = 0; k < count; ++k) {
-      const uint64_t r = reach[entry(prev, b[k])];
-      prev = b[k];
-      lo |= r << (8 * k);
-      if (k) hi |= r >> (64 - 8 * k);
-    }
+    uint64_t lo, hi;
+    ors_of_block(reach, b, carry, &lo, &hi);
     carry = hi;
     uint64_t cand = ~lo;
     if (count < 8) cand &= (uint64_t{1} << (8 * count)) - 1;  // ends past the payload
@@ -184,9 +218,20 @@ void LiteralFilter::patterns_in(const uint8_t* p, size_t n, std::vector<uint32_t
       cand &= ~(uint64_t{0xFF} << (8 * q));
     }
   };
+  // The first block and the last, partial one read a copy with the byte before them and zeros
+  // after (entries of bytes past the payload only concern ends past it).
+  const auto padded = [&](size_t i, size_t count) {
+    uint8_t buf[17] = {};
+    buf[0] = i ? p[i - 1] : 0;
+    std::memcpy(buf + 1, p + i, count);
+    block(i, buf + 1, count);
+  };
   size_t i = 0;
-  for (; i + 8 <= n; i += 8) block(i, p + i, 8);  // a constant count: the compiler unrolls it
-  if (i < n) block(i, p + i, n - i);
+  if (n >= 8) {
+    padded(0, 8);
+    for (i = 8; i + 8 <= n; i += 8) block(i, p + i, 8);
+  }
+  if (i < n) padded(i, n - i);
   for (const uint32_t id : *out) seen[(id - 1) / 64] = 0;
   std::sort(out->begin(), out->end());
 }

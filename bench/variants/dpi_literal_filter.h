@@ -1,17 +1,19 @@
 // A benchmark variant of DPI's stage 1 (`bench dpi`'s stage1_literal row): a literal prefilter
 // and confirmation after Hyperscan's FDR, giving the same answer as AhoCorasick::patterns_in (the
-// sorted, unique ids of the patterns occurring in a payload) from one read of a 128 KiB table
+// sorted, unique ids of the patterns occurring in a payload) from one read of a 512 KiB table
 // per payload byte instead of a walk through a transition table far larger than the caches.
 //
 // Filter (shift-or). Patterns are put in eight buckets: buckets 0-2 hold those of 1, 2 and 3
 // bytes, bucket 3 those of 4-5, buckets 4-7 the longer ones (by their last four bytes, so that
-// equal suffixes share one). The table has an entry of 64 bits per payload byte value and six bits
-// of the byte before it; in it, bit 8t + b is clear where some pattern of bucket b has that byte
-// (after such a byte) t bytes before its last, t < 8 (every case of them for a nocase pattern;
-// for a pattern's first byte, after any byte; for t past a short pattern's start, everywhere). The
-// scan ORs each byte's entry, shifted to line its offsets up with the ends they concern, into the
-// ends of an eight-byte block: a bucket bit still clear at an end is a candidate, a pattern of
-// that bucket whose last eight bytes (or all of them) each may be where they are.
+// equal suffixes share one). The table has an entry of 64 bits per payload byte and the byte
+// before it (one 16-bit load gives the index); in it, bit 8t + b is clear where some pattern of
+// bucket b has that byte, after that byte before, t bytes before its last, t < 8 (every case of
+// them for a nocase pattern; for a pattern's first byte, after any byte; for t past a short
+// pattern's start, everywhere). The scan ORs each byte's entry, shifted to line its offsets up
+// with the ends they concern, into the ends of an eight-byte block: a bucket bit still clear at an
+// end is a candidate, a pattern of that bucket whose last eight bytes (or all of them) each may be
+// where they are. The byte-to-byte work is one load and one 128-bit byte shift (Hyperscan's FDR
+// does the same with SIMD on several bytes at once).
 // Confirmation. Buckets 0-2's candidates first test their last 1, 2 or 3 bytes, case folded, in
 // exact bitmaps of the short patterns. A candidate then looks its last four case-folded bytes up
 // in a hash table of the patterns' last four bytes (all of them for the short ones) and compares
@@ -43,7 +45,6 @@ class LiteralFilter {
   size_t patterns() const { return pats_.size(); }
 
  private:
-  LiteralFilter();
   struct Pat {
     uint32_t bytes;  // offset of the pattern's bytes in raw_ and lowered_
     uint16_t len;
@@ -55,19 +56,18 @@ class LiteralFilter {
     uint64_t key = 0;
     uint32_t begin = 0, end = 0;
   };
-  static constexpr int kPrevBits = 6;
   static constexpr uint32_t kShortBuckets = 0x07;  // buckets 0-2: patterns of 1-3 bytes
 
-  // The shift-or table's entry for byte c after byte prev: c, then six bits of prev.
-  uint32_t entry(uint8_t prev, uint8_t c) const { return uint32_t{c} << kPrevBits | prev_slot_[prev]; }
+  // The shift-or table's entry for byte c after byte prev.
+  static uint32_t entry(uint8_t prev, uint8_t c) { return uint32_t{c} << 8 | prev; }
   const Slot* find(uint64_t key) const;
   // `seen`: a bit per pattern, set for those in *out.
   void candidate(const uint8_t* p, size_t e, uint32_t m, uint64_t* seen, std::vector<uint32_t>* out) const;
   void confirm(const Slot* s, const uint8_t* p, size_t e, uint64_t* seen, std::vector<uint32_t>* out) const;
 
-  uint8_t prev_slot_[256];
-  // 16,384 entries of 64 bits: bit 8 * t + b clear where bucket b has a pattern whose byte t
-  // before its last is this entry's byte, after a byte with this entry's six bits.
+  // 65,536 entries of 64 bits, by the byte and the one before it: bit 8 * t + b clear where
+  // bucket b has a pattern whose byte t before its last is this entry's byte, after this entry's
+  // byte before (any byte for the pattern's first).
   std::vector<uint64_t> reach_;
   // Bit x of short_[len - 1] is set where the lowercased bytes x (little-endian) are a pattern of
   // len bytes: 2^8, 2^16 and 2^24 bits.
