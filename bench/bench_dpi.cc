@@ -6,6 +6,7 @@
 //   stage1_batched    the G-Opt paper's optimizations: batches of 8192 sorted by length, 32 payloads
 //                     walked in lockstep (AhoCorasick::patterns_in_batch);
 //   stage1_literal    the literal filter (bench/variants/dpi_literal_filter.h): shift-or, then confirmation;
+//   stage1_literal_hybrid  the filter, with payloads dense in candidates handed to the batched walk;
 //   hyperscan         the same literals in Hyperscan, block mode (where Hyperscan was built);
 //   gpu               the Aho-Corasick kernel (dpi_gpu.h), host to host: packing, copies, kernels
 //                     and unpacking (gpu_kernels: the kernels alone), where a GPU is usable;
@@ -208,6 +209,15 @@ int run_bench(const BenchDpiOptions& o) {
       }
       check("stage1_literal" + sfx, want);
       rows.push_back({"stage1_literal" + sfx, "literal filter: shift-or over eight-byte blocks, then confirmation" + on, double(n), secs});
+      secs.clear();
+      for (int r = 0; r < o.reps; ++r) {
+        secs.push_back(rep_seconds([&] { return parallel(n, t, o.core, [&](size_t b, size_t e) {
+          dpi::patterns_in_hybrid(filter, ac, ptr.data() + b, len.data() + b, e - b, got.data() + b, o.batch, o.group);
+        }); }));
+      }
+      check("stage1_literal_hybrid" + sfx, want);
+      rows.push_back({"stage1_literal_hybrid" + sfx, "literal filter; payloads with many candidates to the batched walk" + on,
+                      double(n), secs});
       if (hs) {
         secs.clear();
         for (int r = 0; r < o.reps; ++r) {

@@ -191,8 +191,17 @@ void LiteralFilter::candidate(const uint8_t* p, size_t e, uint32_t m, uint64_t* 
 }
 
 void LiteralFilter::patterns_in(const uint8_t* p, size_t n, std::vector<uint32_t>* out) const {
+  scan(p, n, false, out);
+}
+
+bool LiteralFilter::patterns_in_if_sparse(const uint8_t* p, size_t n, std::vector<uint32_t>* out) const {
+  return scan(p, n, true, out);
+}
+
+bool LiteralFilter::scan(const uint8_t* p, size_t n, bool bounded, std::vector<uint32_t>* out) const {
   out->clear();
-  if (n == 0 || pats_.empty()) return;
+  if (n == 0 || pats_.empty()) return true;
+  size_t candidates = 0;
   const uint64_t* reach = reach_.data();
   // The patterns found so far, a bit each: one bitmap per thread, all clear between calls.
   thread_local std::vector<uint64_t> seen_bits;
@@ -206,6 +215,8 @@ void LiteralFilter::patterns_in(const uint8_t* p, size_t n, std::vector<uint32_t
   // it reads as 0.
   uint64_t carry = 0;
   // b[-1 .. count) readable; b[k - 1] and b[k] little-endian are byte k's entry index.
+  // False once a bounded scan has met more than kDenseSlack candidates plus one per
+  // 2^kDenseShift bytes before this block.
   const auto block = [&](size_t i, const uint8_t* b, size_t count) {
     uint64_t lo, hi;
     ors_of_block(reach, b, carry, &lo, &hi);
@@ -213,10 +224,12 @@ void LiteralFilter::patterns_in(const uint8_t* p, size_t n, std::vector<uint32_t
     uint64_t cand = ~lo;
     if (count < 8) cand &= (uint64_t{1} << (8 * count)) - 1;  // ends past the payload
     while (__builtin_expect(cand != 0, 0)) {
+      if (++candidates > kDenseSlack + (i >> kDenseShift) && bounded) return false;
       const uint32_t q = static_cast<uint32_t>(__builtin_ctzll(cand)) / 8;
       candidate(p, i + q, static_cast<uint32_t>(cand >> (8 * q)) & 0xFF, seen, out);
       cand &= ~(uint64_t{0xFF} << (8 * q));
     }
+    return true;
   };
   // The first block and the last, partial one read a copy with the byte before them and zeros
   // after (entries of bytes past the payload only concern ends past it).
@@ -224,16 +237,47 @@ void LiteralFilter::patterns_in(const uint8_t* p, size_t n, std::vector<uint32_t
     uint8_t buf[17] = {};
     buf[0] = i ? p[i - 1] : 0;
     std::memcpy(buf + 1, p + i, count);
-    block(i, buf + 1, count);
+    return block(i, buf + 1, count);
   };
+  bool within = true;
   size_t i = 0;
   if (n >= 8) {
-    padded(0, 8);
-    for (i = 8; i + 8 <= n; i += 8) block(i, p + i, 8);
+    within = padded(0, 8);
+    for (i = 8; within && i + 8 <= n; i += 8) within = block(i, p + i, 8);
   }
-  if (i < n) padded(i, n - i);
+  if (within && i < n) within = padded(i, n - i);
   for (const uint32_t id : *out) seen[(id - 1) / 64] = 0;
+  if (!within) {
+    out->clear();
+    return false;
+  }
   std::sort(out->begin(), out->end());
+  return true;
+}
+
+void patterns_in_hybrid(const LiteralFilter& filter, const AhoCorasick& ac, const uint8_t* const* p, const uint32_t* len,
+                        size_t n, std::vector<uint32_t>* out, size_t batch, size_t group) {
+  std::vector<const uint8_t*> dense_p;
+  std::vector<uint32_t> dense_len;
+  std::vector<size_t> dense_at;
+  std::vector<std::vector<uint32_t>> dense_out;
+  for (size_t b = 0; b < n; b += batch) {
+    const size_t e = std::min(n, b + batch);
+    dense_p.clear();
+    dense_len.clear();
+    dense_at.clear();
+    for (size_t i = b; i < e; ++i) {
+      if (!filter.patterns_in_if_sparse(p[i], len[i], &out[i])) {
+        dense_p.push_back(p[i]);
+        dense_len.push_back(len[i]);
+        dense_at.push_back(i);
+      }
+    }
+    if (dense_at.empty()) continue;
+    if (dense_out.size() < dense_at.size()) dense_out.resize(dense_at.size());
+    ac.patterns_in_batch(dense_p.data(), dense_len.data(), dense_at.size(), dense_out.data(), batch, group);
+    for (size_t k = 0; k < dense_at.size(); ++k) out[dense_at[k]].swap(dense_out[k]);
+  }
 }
 
 size_t LiteralFilter::memory_bytes() const {

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "apps/dpi/aho_corasick.h"
 #include "apps/dpi/ids_rules.h"
 
 namespace tandem::dpi {
@@ -43,6 +44,10 @@ class LiteralFilter {
 
   // The sorted, unique ids of the patterns that occur in p[0..n): `out` is cleared first.
   void patterns_in(const uint8_t* p, size_t n, std::vector<uint32_t>* out) const;
+  // The same, unless the payload is dense with candidates (more than one, plus one per 64 bytes
+  // scanned): then false, and `out` empty, early in the payload (the caller searches it another
+  // way).
+  bool patterns_in_if_sparse(const uint8_t* p, size_t n, std::vector<uint32_t>* out) const;
 
   size_t memory_bytes() const;
   size_t patterns() const { return pats_.size(); }
@@ -60,6 +65,14 @@ class LiteralFilter {
     uint32_t begin = 0, end = 0;
   };
   static constexpr uint32_t kShortBuckets = 0x07;  // buckets 0-2: patterns of 1-3 bytes
+  // patterns_in_if_sparse's bound: kDenseSlack candidates plus one per 2^kDenseShift bytes.
+  // Match-free ET traffic meets about one per 130 bytes, payloads with patterns over a fifth of
+  // their bytes about one per 45 (bench dpi's traffic). Looser bounds measured slower on the
+  // latter, tighter ones on the former.
+  static constexpr size_t kDenseSlack = 1;
+  static constexpr int kDenseShift = 6;
+
+  bool scan(const uint8_t* p, size_t n, bool bounded, std::vector<uint32_t>* out) const;
 
   // The shift-or table's entry for byte c after byte prev.
   static uint32_t entry(uint8_t prev, uint8_t c) { return uint32_t{c} << 8 | prev; }
@@ -81,5 +94,12 @@ class LiteralFilter {
   std::vector<Pat> pats_;
   std::vector<uint8_t> raw_, lowered_;
 };
+
+// Stage 1 of n payloads (bench dpi's stage1_literal_hybrid): the filter on each
+// (patterns_in_if_sparse); the payloads dense with candidates go, per batch of
+// `batch`, to the automaton's batched walk (AhoCorasick::patterns_in_batch, groups of `group`),
+// whose cost does not grow with matches. out[i] as AhoCorasick::patterns_in gives it.
+void patterns_in_hybrid(const LiteralFilter& filter, const AhoCorasick& ac, const uint8_t* const* p, const uint32_t* len,
+                        size_t n, std::vector<uint32_t>* out, size_t batch, size_t group);
 
 }  // namespace tandem::dpi

@@ -101,14 +101,23 @@ TEST(LiteralFilter, EqualsTheAutomatonOnEmergingThreats) {
   const LiteralFilter f = LiteralFilter::build(pats);
   std::printf("literal filter: %zu patterns, %.2f MiB\n", f.patterns(), f.memory_bytes() / 1048576.0);
   std::vector<uint32_t> want, got;
-  size_t payloads = 0, with_match = 0;
+  size_t payloads = 0, with_match = 0, sparse = 0;
+  std::vector<std::string> kept;  // every payload, for the hybrid below
   auto compare = [&](const uint8_t* p, size_t n, const std::string& what) {
     ac.patterns_in(p, n, &want);
     got.assign(1, 999999);
     f.patterns_in(p, n, &got);
     ASSERT_EQ(got, want) << what;
+    got.assign(1, 999999);
+    if (f.patterns_in_if_sparse(p, n, &got)) {
+      ASSERT_EQ(got, want) << what << " (sparse)";
+      ++sparse;
+    } else {
+      ASSERT_TRUE(got.empty()) << what << " (dense)";
+    }
     ++payloads;
     with_match += !want.empty();
+    kept.emplace_back(reinterpret_cast<const char*>(p), n);
   };
   std::vector<PacketStore> stores;
   for (const char* cap : {"example", "many-protocols", "tls2"}) {
@@ -143,7 +152,25 @@ TEST(LiteralFilter, EqualsTheAutomatonOnEmergingThreats) {
   }
   EXPECT_GT(with_match, 5000u);
   EXPECT_LT(with_match, payloads);
-  std::printf("%zu payloads, %zu with a pattern\n", payloads, with_match);
+  EXPECT_GT(sparse, payloads / 4);
+  EXPECT_LT(sparse, payloads);
+  std::printf("%zu payloads, %zu with a pattern, %zu sparse\n", payloads, with_match, sparse);
+  // The hybrid: sparse payloads through the filter, dense ones through the batched walk, in
+  // batches that split the two kinds in every way; outputs start stale.
+  std::vector<const uint8_t*> ptr;
+  std::vector<uint32_t> lens;
+  for (const std::string& k : kept) {
+    ptr.push_back(reinterpret_cast<const uint8_t*>(k.data()));
+    lens.push_back(static_cast<uint32_t>(k.size()));
+  }
+  std::vector<std::vector<uint32_t>> outs(kept.size(), std::vector<uint32_t>{999999});
+  for (const size_t batch : {size_t{8192}, size_t{7}, size_t{1}}) {
+    patterns_in_hybrid(f, ac, ptr.data(), lens.data(), kept.size(), outs.data(), batch, 32);
+    for (size_t i = 0; i < kept.size(); ++i) {
+      ac.patterns_in(ptr[i], lens[i], &want);
+      ASSERT_EQ(outs[i], want) << "payload " << i << ", batches of " << batch;
+    }
+  }
 }
 
 }  // namespace
