@@ -45,8 +45,8 @@ class HyperSplit {
     size_t trees = 0;
     uint32_t depth = 0;         // the deepest leaf's depth (nodes above it)
     bool copy_budget_reached = false;  // the tree was built again with copies limited (hypersplit.cc)
-    bool leaves_left_uncut = false;    // that build reached the budget too: some leaves hold rules
-                                       // a cut would have separated
+    bool leaves_left_uncut = false;    // that build's leaves passed the budget too, after which no
+                                       // node was cut
     double build_seconds = 0;
   };
 

@@ -33,7 +33,8 @@ struct DeviceRules {
   // Uploads `tables`' rules; `t` gets their device pointers (its routes' are left as they are).
   DeviceRules(const FwRouterTables& tables, FwRouterGpu::DeviceTables* t) : tree(*tables.tree) {
     actions.upload(tables.actions);
-    TANDEM_CUDA_CHECK(cudaStreamSynchronize(0));  // as DeviceHyperSplit's copies
+    // The actions' copy complete too before runners read it (DeviceHyperSplit says why).
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(0));
     t->tree = tree.view();
     t->actions = actions.get();
     t->default_action = tables.default_action;

@@ -4,7 +4,9 @@
 #include <cstring>
 #include <stdexcept>
 
-#if defined(__SSE2__)
+// The 128-bit path moves 64-bit values in and out of vector registers: x86-64 only.
+#if defined(__SSE2__) && defined(__x86_64__)
+#define TANDEM_LITERAL_FILTER_SSE2 1
 #include <emmintrin.h>
 #endif
 
@@ -35,7 +37,7 @@ inline uint32_t index_at(const uint8_t* b) {
   return b[0] | uint32_t{b[1]} << 8;  // one 16-bit load on a little-endian machine
 }
 
-#if defined(__SSE2__)
+#if defined(TANDEM_LITERAL_FILTER_SSE2)
 template <int K>
 inline __m128i or_entry(__m128i acc, const uint64_t* reach, const uint8_t* b) {
   const __m128i r = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(reach + index_at(b + K - 1)));
@@ -47,7 +49,7 @@ inline __m128i or_entry(__m128i acc, const uint64_t* reach, const uint8_t* b) {
 // bytes, as a 128-bit value in *lo and *hi. With SSE2 a byte costs one whole-byte shift of a
 // 128-bit register (two 64-bit shifts without).
 inline void ors_of_block(const uint64_t* reach, const uint8_t* b, uint64_t carry, uint64_t* lo, uint64_t* hi) {
-#if defined(__SSE2__)
+#if defined(TANDEM_LITERAL_FILTER_SSE2)
   __m128i acc = _mm_cvtsi64_si128(static_cast<long long>(carry));
   acc = or_entry<0>(acc, reach, b);
   acc = or_entry<1>(acc, reach, b);
@@ -169,8 +171,8 @@ void LiteralFilter::confirm(const Slot* s, const uint8_t* p, size_t e, uint64_t*
       same = std::memcmp(at, raw_.data() + pat.bytes, pat.len) == 0;
     }
     if (same) {
+      out->push_back(id + 1);  // first: a bit is set only for an id the output holds
       seen[id / 64] |= uint64_t{1} << (id % 64);
-      out->push_back(id + 1);
     }
   }
 }
@@ -203,10 +205,19 @@ bool LiteralFilter::scan(const uint8_t* p, size_t n, bool bounded, std::vector<u
   if (n == 0 || pats_.empty()) return true;
   size_t candidates = 0;
   const uint64_t* reach = reach_.data();
-  // The patterns found so far, a bit each: one bitmap per thread, all clear between calls.
+  // The patterns found so far, a bit each: one bitmap per thread, all clear between calls, also
+  // when a call leaves by an exception (a bit stuck set would hide its pattern from every later
+  // call on the thread).
   thread_local std::vector<uint64_t> seen_bits;
   if (seen_bits.size() < pats_.size() / 64 + 1) seen_bits.assign(pats_.size() / 64 + 1, 0);
   uint64_t* seen = seen_bits.data();
+  struct ClearSeen {
+    uint64_t* seen;
+    const std::vector<uint32_t>* ids;
+    ~ClearSeen() {
+      for (const uint32_t id : *ids) seen[(id - 1) / 64] = 0;
+    }
+  } clear_seen{seen, out};
   // Shift-or, eight bytes at a time. Byte d of a byte's entry concerns patterns ending d bytes
   // after it; shifted left by as many bytes as it lies into the block, it lands on the byte of
   // the block's 128-bit word that stands for that end. The low 64 bits, with what the previous
@@ -246,8 +257,8 @@ bool LiteralFilter::scan(const uint8_t* p, size_t n, bool bounded, std::vector<u
     for (i = 8; within && i + 8 <= n; i += 8) within = block(i, p + i, 8);
   }
   if (within && i < n) within = padded(i, n - i);
-  for (const uint32_t id : *out) seen[(id - 1) / 64] = 0;
   if (!within) {
+    for (const uint32_t id : *out) seen[(id - 1) / 64] = 0;
     out->clear();
     return false;
   }

@@ -19,7 +19,8 @@
 // in a hash table of the patterns' last four bytes (all of them for the short ones) and compares
 // each pattern listed there whole: case folded where it is nocase, byte for byte where it is not.
 //
-// On match-free traffic an end is rarely a candidate (eight offsets must agree for one bucket),
+// On match-free traffic an end is rarely a candidate (for a long pattern's bucket eight offsets
+// must agree; the short patterns' buckets, fewer, are checked exactly by their bitmaps),
 // so a byte costs one table read and a few shifts. On traffic dense with matches every match is
 // confirmed, a hash lookup and a compare each; the automaton's cost does not depend on matches.
 // So patterns_in_hybrid below hands the payloads dense with candidates to the automaton's batched
