@@ -163,8 +163,9 @@ TEST(LiteralFilter, EqualsTheAutomatonOnEmergingThreats) {
     ptr.push_back(reinterpret_cast<const uint8_t*>(k.data()));
     lens.push_back(static_cast<uint32_t>(k.size()));
   }
-  std::vector<std::vector<uint32_t>> outs(kept.size(), std::vector<uint32_t>{999999});
+  std::vector<std::vector<uint32_t>> outs;
   for (const size_t batch : {size_t{8192}, size_t{7}, size_t{1}}) {
+    outs.assign(kept.size(), std::vector<uint32_t>{999999});
     patterns_in_hybrid(f, ac, ptr.data(), lens.data(), kept.size(), outs.data(), batch, 32);
     for (size_t i = 0; i < kept.size(); ++i) {
       ac.patterns_in(ptr[i], lens[i], &want);
