@@ -185,49 +185,38 @@ int run_bench(const BenchDpiOptions& o) {
       const std::string sfx = "_t" + std::to_string(t);
       const std::string on = ", " + std::to_string(t) + " thread" + (t > 1 ? "s" : "");
       std::vector<double> secs;
-      for (int r = 0; r < o.reps; ++r) {
-        secs.push_back(rep_seconds([&] { return parallel(n, t, o.core, [&](size_t b, size_t e) {
-          for (size_t i = b; i < e; ++i) ac.patterns_in(ptr[i], len[i], &got[i]);
-        }); }));
-      }
-      check("stage1_baseline" + sfx, want);
-      rows.push_back({"stage1_baseline" + sfx, "Aho-Corasick, one packet at a time" + on, double(n), secs});
-      secs.clear();
-      for (int r = 0; r < o.reps; ++r) {
-        secs.push_back(rep_seconds([&] { return parallel(n, t, o.core, [&](size_t b, size_t e) {
-          ac.patterns_in_batch(ptr.data() + b, len.data() + b, e - b, got.data() + b, o.batch, o.group);
-        }); }));
-      }
-      check("stage1_batched" + sfx, want);
-      rows.push_back({"stage1_batched" + sfx, "batches of " + std::to_string(o.batch) + " sorted by length, " +
-                                                   std::to_string(o.group) + " in lockstep" + on, double(n), secs});
-      secs.clear();
-      for (int r = 0; r < o.reps; ++r) {
-        secs.push_back(rep_seconds([&] { return parallel(n, t, o.core, [&](size_t b, size_t e) {
-          for (size_t i = b; i < e; ++i) filter.patterns_in(ptr[i], len[i], &got[i]);
-        }); }));
-      }
-      check("stage1_literal" + sfx, want);
-      rows.push_back({"stage1_literal" + sfx, "literal filter: shift-or over eight-byte blocks, then confirmation" + on, double(n), secs});
-      secs.clear();
-      for (int r = 0; r < o.reps; ++r) {
-        secs.push_back(rep_seconds([&] { return parallel(n, t, o.core, [&](size_t b, size_t e) {
-          dpi::patterns_in_hybrid(filter, ac, ptr.data() + b, len.data() + b, e - b, got.data() + b, o.batch, o.group);
-        }); }));
-      }
-      check("stage1_literal_hybrid" + sfx, want);
-      rows.push_back({"stage1_literal_hybrid" + sfx, "literal filter; payloads with many candidates to the batched walk" + on,
-                      double(n), secs});
-      if (hs) {
+      // A stage-1 row: o.reps repetitions of `range` over the packets split among t threads, each
+      // packet's ids checked against the baseline's.
+      const auto stage1_row = [&](const std::string& path, const std::string& note, const auto& range) {
         secs.clear();
         for (int r = 0; r < o.reps; ++r) {
-          secs.push_back(rep_seconds([&] { return parallel(n, t, o.core, [&](size_t b, size_t e) {
-            const dpi::HyperscanPatterns::Scratch scratch(*hs);
-            for (size_t i = b; i < e; ++i) hs->patterns_in(ptr[i], len[i], scratch, &got[i]);
-          }); }));
+          secs.push_back(rep_seconds([&] { return parallel(n, t, o.core, range); }));
         }
-        check("hyperscan" + sfx, want);
-        rows.push_back({"hyperscan" + sfx, "Hyperscan block mode, the same literals" + on, double(n), secs});
+        check(path + sfx, want);
+        rows.push_back({path + sfx, note + on, double(n), secs});
+      };
+      stage1_row("stage1_baseline", "Aho-Corasick, one packet at a time", [&](size_t b, size_t e) {
+        for (size_t i = b; i < e; ++i) ac.patterns_in(ptr[i], len[i], &got[i]);
+      });
+      stage1_row("stage1_batched",
+                 "batches of " + std::to_string(o.batch) + " sorted by length, " + std::to_string(o.group) + " in lockstep",
+                 [&](size_t b, size_t e) {
+                   ac.patterns_in_batch(ptr.data() + b, len.data() + b, e - b, got.data() + b, o.batch, o.group);
+                 });
+      stage1_row("stage1_literal", "literal filter: shift-or over eight-byte blocks, then confirmation",
+                 [&](size_t b, size_t e) {
+                   for (size_t i = b; i < e; ++i) filter.patterns_in(ptr[i], len[i], &got[i]);
+                 });
+      stage1_row("stage1_literal_hybrid", "literal filter; payloads with many candidates to the batched walk",
+                 [&](size_t b, size_t e) {
+                   dpi::patterns_in_hybrid(filter, ac, ptr.data() + b, len.data() + b, e - b, got.data() + b, o.batch,
+                                           o.group);
+                 });
+      if (hs) {
+        stage1_row("hyperscan", "Hyperscan block mode, the same literals", [&](size_t b, size_t e) {
+          const dpi::HyperscanPatterns::Scratch scratch(*hs);
+          for (size_t i = b; i < e; ++i) hs->patterns_in(ptr[i], len[i], scratch, &got[i]);
+        });
       } else if (!dpi::hyperscan_built()) {
         rows.push_back({"hyperscan" + sfx, "skipped: built without Hyperscan", double(n), {}});
       }

@@ -1,4 +1,4 @@
-PRUNE=""
+PRUNE = globals().get("PRUNE", "")  # t_pB.py sets it
 old_walk = s[s.index('    for (const uint32_t root : roots) {'):s.index('  }\n}\n', s.index('    for (const uint32_t root : roots) {'))]
 new_walk = '''    for (const uint32_t root : roots) {
       const HsNode* r = &nodes[root];
