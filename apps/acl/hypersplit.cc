@@ -58,9 +58,7 @@ class Builder {
       }
     }
     Cut c;
-    if (ids.size() > o_.leaf_rules && depth < o_.max_depth && st_.leaf_rule_refs <= max_refs_) {
-      c = best_cut(ids, box);
-    }
+    if (ids.size() > o_.leaf_rules && depth < o_.max_depth && !budget_reached()) c = best_cut(ids, box);
     if (c.field < 0) {
       HsNode leaf{};
       leaf.kind = HsNode::kLeaf;
