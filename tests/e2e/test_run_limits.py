@@ -118,12 +118,16 @@ def main():
         rc, so, se = run([T, "run", "--fib", fib, "--gen", "count=200000,dst=fib,flows=1000,seed=5", "--repeat", str(repeat),
                           "--device", "cpu", "--workers", "64", "--verify", "--json", js])
         return rc, so, se, time.time() - t0, (json.load(open(js)) if rc == 0 else {})
+    # The fixed costs jitter under a loaded test run (other suites busy-polling every core): they
+    # are the larger of two one-pass runs, before and after, and the measured run forwards for
+    # about 2 s (passes timed by a 20-pass run: one pass alone is mostly thread start), so that a
+    # second of jitter still leaves the 3x misreport this check is for far outside the bound.
     _, _, _, wall1, r1 = timed(1, os.path.join(d, "verify1.json"))
-    # Enough passes for about a second of forwarding, so that the jitter of the fixed costs (64
-    # threads started under a loaded test run) stays small beside it.
-    per_pass = max(r1.get("seconds", 0), 1e-4)
-    rc, so, se, wall, r = timed(min(2000, max(100, int(1.0 / per_pass) + 1)), os.path.join(d, "verify.json"))
-    fixed = wall1 - r1.get("seconds", 0)
+    _, _, _, _, r20 = timed(20, os.path.join(d, "verify20.json"))
+    per_pass = max(r20.get("seconds", 0) / 20, 1e-4)
+    rc, so, se, wall, r = timed(min(5000, max(100, int(2.0 / per_pass) + 1)), os.path.join(d, "verify.json"))
+    _, _, _, wall2, r2 = timed(1, os.path.join(d, "verify2.json"))
+    fixed = max(wall1 - r1.get("seconds", 0), wall2 - r2.get("seconds", 0))
     c.check(rc == 0 and "verification included" in so and "spent" in so, f"--verify run: {rc} {so} {se}")
     c.check(r and r["seconds"] <= wall and r["seconds"] >= 0.5 * (wall - fixed),
             f"--verify run: reported {r.get('seconds')} s, the command took {wall:.2f} s, of which {fixed:.2f} s fixed costs")
