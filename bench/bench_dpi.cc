@@ -5,13 +5,15 @@
 //   stage1_baseline   one packet at a time through the Aho-Corasick DFA of every pattern;
 //   stage1_batched    the G-Opt paper's optimizations: batches of 8192 sorted by length, 32 payloads
 //                     walked in lockstep (AhoCorasick::patterns_in_batch);
-//   stage1_literal    the literal filter (bench/variants/dpi_literal_filter.h): shift-or, then confirmation;
+//   stage1_literal    the literal filter (apps/dpi/literal_filter.h): shift-or, then confirmation;
 //   stage1_literal_hybrid  the filter, with payloads dense in candidates handed to the batched walk;
 //   hyperscan         the same literals in Hyperscan, block mode (where Hyperscan was built);
 //   gpu               the Aho-Corasick kernel (dpi_gpu.h), host to host: packing, copies, kernels
 //                     and unpacking (gpu_kernels: the kernels alone), where a GPU is usable;
 //   rules             stages 1 and 2 with port groups (the sids of matching rules), one at a time;
 //   rules_batched     the same, batched (DpiEngine::match_batch: sorted by automaton and length);
+//   rules_batched_literal, rules_batched_hyperscan  the same through the dpi app's other stages 1
+//                     (--dpi-engine literal, hyperscan): every pattern once, then stage 2 from the ids;
 //   rules_gpu         stage 1 over every pattern on the GPU, stage 2 on one CPU thread from its ids;
 // on one core, and (--threads) on T cores splitting the packets. Every stage-1 variant must give
 // every packet the same pattern ids as the baseline, every rules variant the same sids as `rules`.
@@ -28,8 +30,8 @@
 #include "apps/dpi/dpi_match.h"
 #include "apps/dpi/hyperscan_patterns.h"
 #include "apps/dpi/ids_rules.h"
+#include "apps/dpi/literal_filter.h"
 #include "bench/bench_report.h"
-#include "bench/variants/dpi_literal_filter.h"
 #include "cli/commands.h"
 #include "cli/table_setup.h"
 #include "core/machine_info.h"
@@ -126,6 +128,10 @@ int run_bench(const BenchDpiOptions& o) {
       std::printf("hyperscan: skipped: %s\n", e.what());
     }
   }
+  // The dpi app's other CPU stages 1, whole (stages 1 and 2) beside the port groups' automata.
+  std::vector<std::pair<std::string, std::unique_ptr<dpi::DpiEngine>>> other_engines;
+  other_engines.emplace_back("literal", std::make_unique<dpi::DpiEngine>(set, dpi::Stage1::kLiteral));
+  if (hs) other_engines.emplace_back("hyperscan", std::make_unique<dpi::DpiEngine>(set, dpi::Stage1::kHyperscan));
   std::unique_ptr<dpi::AhoCorasickGpu> gpu_ac;
   std::string gpu_why = "--device cpu";
   if (o.device != "cpu") {
@@ -246,22 +252,27 @@ int run_bench(const BenchDpiOptions& o) {
           rows.push_back({"gpu", "skipped: " + gpu_why, double(n), {}});
         }
       }
-      secs.clear();
-      for (int r = 0; r < o.reps; ++r) {
-        secs.push_back(rep_seconds([&] { return parallel(n, t, o.core, [&](size_t b, size_t e) {
-          for (size_t i = b; i < e; ++i) engine.match(info[i], &got[i]);
-        }); }));
+      // A rules row: as stage1_row, each packet's sids checked against `rules`'s.
+      const auto rules_row = [&](const std::string& path, const std::string& note, const auto& range) {
+        secs.clear();
+        for (int r = 0; r < o.reps; ++r) {
+          secs.push_back(rep_seconds([&] { return parallel(n, t, o.core, range); }));
+        }
+        check(path + sfx, want_sids);
+        rows.push_back({path + sfx, note + on, double(n), secs});
+      };
+      rules_row("rules", "stages 1 and 2: port groups, content conditions, one at a time", [&](size_t b, size_t e) {
+        for (size_t i = b; i < e; ++i) engine.match(info[i], &got[i]);
+      });
+      rules_row("rules_batched", "stages 1 and 2, batches sorted by automaton and length", [&](size_t b, size_t e) {
+        engine.match_batch(info.data() + b, e - b, got.data() + b, o.batch, o.group);
+      });
+      for (const auto& [name, other] : other_engines) {
+        rules_row("rules_batched_" + name, "stages 1 and 2, --dpi-engine " + name + " (every pattern, then stage 2 from its ids)",
+                  [&, &other = other](size_t b, size_t e) {
+                    other->match_batch(info.data() + b, e - b, got.data() + b, o.batch, o.group);
+                  });
       }
-      check("rules" + sfx, want_sids);
-      rows.push_back({"rules" + sfx, "stages 1 and 2: port groups, content conditions, one at a time" + on, double(n), secs});
-      secs.clear();
-      for (int r = 0; r < o.reps; ++r) {
-        secs.push_back(rep_seconds([&] { return parallel(n, t, o.core, [&](size_t b, size_t e) {
-          engine.match_batch(info.data() + b, e - b, got.data() + b, o.batch, o.group);
-        }); }));
-      }
-      check("rules_batched" + sfx, want_sids);
-      rows.push_back({"rules_batched" + sfx, "stages 1 and 2, batches sorted by automaton and length" + on, double(n), secs});
       if (t == thread_counts.front() && gpu_ac) {
         std::vector<std::vector<uint32_t>> ids(n);
         secs.clear();

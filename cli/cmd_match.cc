@@ -7,8 +7,10 @@
 // Paths (the answers are the same on each): --device gpu runs stage 1 over every pattern on the
 // GPU (dpi_gpu.h) and stage 2 on the CPU from its ids; on the CPU, --cpu-path batched (the
 // default) takes packets in batches sorted by automaton and length and walks them in lockstep
-// (the G-Opt paper's optimizations), --cpu-path scalar one packet at a time; --dpi-engine hyperscan
-// (the default where Hyperscan was built) runs stage 1 through Hyperscan instead, one payload at a time.
+// (the G-Opt paper's optimizations), --cpu-path scalar one packet at a time. --dpi-engine hyperscan
+// (the default where Hyperscan was built) runs stage 1 through Hyperscan instead, one payload at a
+// time; --dpi-engine literal through the literal filter (literal_filter.h), whose payloads dense in
+// candidates take the automaton's batched walk (--cpu-path batched) or its one-payload walk.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -101,10 +103,16 @@ void run_match(const MatchOptions& o) {
   // Hyperscan scans one payload at a time: it has no lockstep walk to batch.
   const bool hyperscan = stage1 == dpi::Stage1::kHyperscan;
   const bool batched = o.cpu_path == "batched" && !hyperscan;
-  std::fprintf(stderr, "path: %s\n", gpu_ac      ? "GPU stage 1 (every pattern), stage 2 on the CPU"
-                                     : hyperscan ? "CPU, Hyperscan stage 1 (every pattern, one payload at a time), then stage 2"
-                                     : batched   ? "CPU, batched (sorted by automaton and length, lockstep walks)"
-                                                 : "CPU, one packet at a time");
+  const bool literal = stage1 == dpi::Stage1::kLiteral;
+  std::fprintf(stderr, "path: %s\n",
+               gpu_ac      ? "GPU stage 1 (every pattern), stage 2 on the CPU"
+               : hyperscan ? "CPU, Hyperscan stage 1 (every pattern, one payload at a time), then stage 2"
+               : literal   ? (batched ? "CPU, literal filter stage 1 (every pattern; payloads dense in candidates to the "
+                                        "automaton's batched walk), then stage 2"
+                                      : "CPU, one packet at a time, literal filter stage 1 (every pattern; payloads "
+                                        "dense in candidates to the automaton), then stage 2")
+               : batched   ? "CPU, batched (sorted by automaton and length, lockstep walks)"
+                           : "CPU, one packet at a time");
   std::string out;
   std::vector<dpi::PacketInfo> info;
   std::vector<const uint8_t*> ptr;
@@ -136,7 +144,7 @@ void run_match(const MatchOptions& o) {
       }
     } else if (batched) {
       if (o.patterns_only) {
-        engine.all_patterns().patterns_in_batch(ptr.data(), len.data(), n, res.data());
+        engine.patterns_in_batch(ptr.data(), len.data(), n, res.data());
       } else {
         engine.match_batch(info.data(), n, res.data());
       }
@@ -188,9 +196,10 @@ void register_match(CLI::App& app) {
   c->add_option("--cpu-path", o->cpu_path, "batched (sorted by automaton and length, lockstep walks) or scalar (one packet at a time)")
       ->capture_default_str()->check(CLI::IsMember({"batched", "scalar"}));
   c->add_option("--dpi-engine", o->engine,
-                "the CPU's stage 1: hyperscan (every pattern, one payload at a time; --cpu-path does not apply) or "
-                "aho-corasick (the port groups' automata); the same answers")
-      ->capture_default_str()->check(CLI::IsMember({"aho-corasick", "hyperscan"}));
+                "the CPU's stage 1: hyperscan (every pattern, one payload at a time; --cpu-path does not apply), "
+                "literal (our literal filter over every pattern) or aho-corasick (the port groups' automata); the same "
+                "answers")
+      ->capture_default_str()->check(CLI::IsMember({"aho-corasick", "hyperscan", "literal"}));
   c->callback([o] {
     if (o->pcap.empty() && o->gen.empty()) throw UsageError("match: give --pcap FILE or --gen SPEC");
     run_match(*o);

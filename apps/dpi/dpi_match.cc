@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "apps/dpi/hyperscan_patterns.h"
+#include "apps/dpi/literal_filter.h"
 #include "core/usage_error.h"
 #include "core/flow_hash.h"
 #include "core/parse.h"
@@ -251,12 +252,20 @@ struct DpiEngine::Group {
   AhoCorasick ac;
 };
 
-const char* stage1_name(Stage1 s) { return s == Stage1::kHyperscan ? "hyperscan" : "aho-corasick"; }
+const char* stage1_name(Stage1 s) {
+  switch (s) {
+    case Stage1::kHyperscan: return "hyperscan";
+    case Stage1::kLiteral: return "literal";
+    case Stage1::kAhoCorasick: break;
+  }
+  return "aho-corasick";
+}
 
 Stage1 default_stage1() { return hyperscan_built() ? Stage1::kHyperscan : Stage1::kAhoCorasick; }
 
 Stage1 parse_stage1(const std::string& name, const char* flag) {
   if (name == "aho-corasick") return Stage1::kAhoCorasick;
+  if (name == "literal") return Stage1::kLiteral;
   if (name != "hyperscan") throw std::invalid_argument(std::string(flag) + ": no stage 1 `" + name + "`");
   if (!hyperscan_built()) {
     throw UsageError(std::string(flag) + " hyperscan: this build has no Hyperscan (install libhyperscan-dev and rebuild)");
@@ -267,6 +276,7 @@ Stage1 parse_stage1(const std::string& name, const char* flag) {
 DpiEngine::DpiEngine(const IdsRuleSet& set, Stage1 stage1)
     : set_(set), stage1_(stage1), all_(AhoCorasick::build(set.patterns)) {
   if (stage1 == Stage1::kHyperscan) hs_ = std::make_unique<HyperscanPatterns>(set.patterns);
+  if (stage1 == Stage1::kLiteral) literal_ = std::make_unique<LiteralFilter>(LiteralFilter::build(set.patterns));
   for (auto& v : port_group_) v.assign(65536, -1);
   std::vector<std::vector<uint32_t>> members;  // rules per group
   auto group_for = [&](int32_t& slot) -> std::vector<uint32_t>& {
@@ -314,7 +324,8 @@ DpiEngine::DpiEngine(const IdsRuleSet& set, Stage1 stage1)
       }
       g->needs.push_back(std::move(need));
     }
-    if (stage1 == Stage1::kAhoCorasick) g->ac = AhoCorasick::build(local);  // Hyperscan scans for every group
+    // The other stages 1 search every pattern once for all of a packet's groups.
+    if (stage1 == Stage1::kAhoCorasick) g->ac = AhoCorasick::build(local);
     for (uint32_t id = 1; id < local_of.size(); ++id) {
       if (local_of[id] >= 0) {
         g->global_sorted.push_back(id);
@@ -330,7 +341,7 @@ DpiEngine::~DpiEngine() = default;
 size_t DpiEngine::groups() const { return groups_.size(); }
 
 size_t DpiEngine::memory_bytes() const {
-  size_t b = all_.memory_bytes() + (hs_ ? hs_->database_bytes() : 0);
+  size_t b = all_.memory_bytes() + (hs_ ? hs_->database_bytes() : 0) + (literal_ ? literal_->memory_bytes() : 0);
   for (const auto& g : groups_) b += g->ac.memory_bytes();
   return b;
 }
@@ -339,7 +350,19 @@ void DpiEngine::patterns_in(const PacketInfo& p, std::vector<uint32_t>* ids) con
   ids->clear();
   if (!p.payload) return;
   if (hs_) return hs_->patterns_in(p.payload, p.len, ids);
+  if (literal_ && literal_->patterns_in_if_sparse(p.payload, p.len, ids)) return;
   all_.patterns_in(p.payload, p.len, ids);
+}
+
+void DpiEngine::patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n, std::vector<uint32_t>* ids,
+                                  size_t batch, size_t group) const {
+  if (hs_) {
+    for (size_t i = 0; i < n; ++i) hs_->patterns_in(p[i], len[i], &ids[i]);
+  } else if (literal_) {
+    patterns_in_hybrid(*literal_, all_, p, len, n, ids, batch, group);
+  } else {
+    all_.patterns_in_batch(p, len, n, ids, batch, group);
+  }
 }
 
 int DpiEngine::candidate_groups(const PacketInfo& p, int32_t out[3]) const {
@@ -413,7 +436,7 @@ void DpiEngine::rules_over_groups(const PacketInfo& p, std::vector<uint32_t>* ru
 }
 
 void DpiEngine::match_rules(const PacketInfo& p, std::vector<uint32_t>* rules) const {
-  if (hs_) {
+  if (stage1_ != Stage1::kAhoCorasick) {
     // One scan for all of the packet's groups, made when the first of them asks (a packet no
     // group applies to needs none).
     thread_local std::vector<uint32_t> ids;
@@ -449,6 +472,7 @@ void DpiEngine::match_batch_rules(const PacketInfo* p, size_t n, std::vector<uin
     for (size_t i = 0; i < n; ++i) match_rules(p[i], &sids[i]);
     return;
   }
+  if (literal_) return match_batch_literal(p, n, sids, batch, group);
   struct Item {
     uint32_t group;   // the automaton
     uint32_t packet;  // index into p
@@ -485,6 +509,38 @@ void DpiEngine::match_batch_rules(const PacketInfo* p, size_t n, std::vector<uin
       k0 = k1;
     }
     for (size_t i = b0; i < b1; ++i) sort_unique(&sids[i]);
+  }
+}
+
+void DpiEngine::match_batch_literal(const PacketInfo* p, size_t n, std::vector<uint32_t>* rules, size_t batch,
+                                    size_t group) const {
+  // Per thread, so that the app's bursts allocate nothing once the first have run.
+  thread_local std::vector<const uint8_t*> ptr;
+  thread_local std::vector<uint32_t> len, at;
+  thread_local std::vector<std::vector<uint32_t>> ids;
+  for (size_t b0 = 0; b0 < n; b0 += batch) {
+    const size_t b1 = std::min(n, b0 + batch);
+    // Stage 1 for the payloads some group may apply to (as match_rules: none for the others).
+    ptr.clear();
+    len.clear();
+    at.clear();
+    for (size_t i = b0; i < b1; ++i) {
+      int32_t cand[3];
+      if (p[i].payload && candidate_groups(p[i], cand) > 0) {
+        ptr.push_back(p[i].payload);
+        len.push_back(p[i].len);
+        at.push_back(static_cast<uint32_t>(i));
+      }
+    }
+    if (ids.size() < at.size()) ids.resize(at.size());
+    patterns_in_batch(ptr.data(), len.data(), at.size(), ids.data(), batch, group);
+    size_t k = 0;
+    static const std::vector<uint32_t> none;
+    for (size_t i = b0; i < b1; ++i) {
+      const bool scanned = k < at.size() && at[k] == i;
+      match_rules_from_patterns(p[i], scanned ? ids[k] : none, &rules[i]);
+      k += scanned;
+    }
   }
 }
 

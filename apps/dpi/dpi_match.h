@@ -77,15 +77,19 @@ void make_dpi_payloads(PacketStore& s, const AhoCorasick& ac, const std::vector<
                        uint64_t seed, uint32_t clean_tail);
 
 class HyperscanPatterns;
+class LiteralFilter;
 
-// How stage 1 finds the patterns of a payload on the CPU. Both find the same patterns, so every
-// path gives the same rules (hyperscan_test); they differ in speed with the traffic
+// How stage 1 finds the patterns of a payload on the CPU. All find the same patterns, so every
+// path gives the same rules (hyperscan_test, dpi_test); they differ in speed with the traffic
 // (docs/RESULTS.md).
 enum class Stage1 {
   kAhoCorasick,  // the port groups' automata; batched paths walk them in lockstep (G-Opt)
   kHyperscan,    // Hyperscan over every pattern, one scan a payload, then stage 2 from its ids
+  // The literal filter over every pattern (literal_filter.h), then stage 2 from its ids; payloads
+  // dense with candidates go to the automaton of every pattern (batched: patterns_in_hybrid).
+  kLiteral,
 };
-const char* stage1_name(Stage1 s);  // "aho-corasick", "hyperscan"
+const char* stage1_name(Stage1 s);  // "aho-corasick", "hyperscan", "literal"
 // A --dpi-engine value (one of the names above) as a Stage1; throws UsageError naming `flag` for
 // "hyperscan" where this build has no Hyperscan, std::invalid_argument for another name.
 Stage1 parse_stage1(const std::string& name, const char* flag);
@@ -101,8 +105,12 @@ class DpiEngine {
   Stage1 stage1() const { return stage1_; }
 
   // Stage 1 over every pattern (no port groups): sorted pattern ids found in the payload. Through
-  // Hyperscan where that is the engine's stage 1.
+  // Hyperscan or the literal filter where that is the engine's stage 1.
   void patterns_in(const PacketInfo& p, std::vector<uint32_t>* ids) const;
+  // patterns_in for n payloads (p[i][0 .. len[i])): the automaton's lockstep walk, or the literal
+  // filter with the payloads dense in candidates handed to that walk, or Hyperscan one at a time.
+  void patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n, std::vector<uint32_t>* ids,
+                         size_t batch = 8192, size_t group = 32) const;
   // Stages 1 and 2: sorted sids of the rules that match. One packet at a time: the baseline.
   void match(const PacketInfo& p, std::vector<uint32_t>* sids) const;
 
@@ -110,7 +118,8 @@ class DpiEngine {
   // `batch`; each packet's automata (its protocol's generic group, its ports' groups) make work
   // items, sorted by automaton and then by payload length, and each automaton's items are walked
   // `group` at a time in lockstep (AhoCorasick::patterns_in_batch); stage 2 then runs per item.
-  // With Hyperscan as stage 1: one scan per payload, then stage 2 from its ids.
+  // With Hyperscan as stage 1: one scan per payload, then stage 2 from its ids. With the literal
+  // filter: patterns_in_hybrid over the batch's payloads, then stage 2 from their ids.
   // sids[0 .. n) get what match() gives (each vector cleared first).
   void match_batch(const PacketInfo* p, size_t n, std::vector<uint32_t>* sids, size_t batch = 8192,
                    size_t group = 32) const;
@@ -134,6 +143,8 @@ class DpiEngine {
 
  private:
   struct Group;
+  // match_batch_rules with the literal filter as stage 1.
+  void match_batch_literal(const PacketInfo* p, size_t n, std::vector<uint32_t>* rules, size_t batch, size_t group) const;
   // The groups whose rules apply to the packet (up to 3: generic, destination port, source port).
   int candidate_groups(const PacketInfo& p, int32_t out[3]) const;
   // Stage 2 over p's candidate groups: found_in(group, &ids) gives each group's local pattern ids
@@ -152,6 +163,7 @@ class DpiEngine {
   Stage1 stage1_;
   AhoCorasick all_;
   std::unique_ptr<HyperscanPatterns> hs_;  // kHyperscan: every pattern
+  std::unique_ptr<LiteralFilter> literal_;  // kLiteral: every pattern (dense payloads: all_)
   std::vector<std::unique_ptr<Group>> groups_;
   // group index per (protocol class, port) and per protocol class (generic); -1: none.
   std::vector<int32_t> port_group_[3];

@@ -126,9 +126,9 @@ AppSpec spec() {
        "later fragments and malformed transport headers, whose bytes DPI cannot see: drop, or forward to port 2", 0, 0,
        "drop|forward", "drop"},
       {"dpi-engine", AppFlag::Kind::kChoice,
-       "the CPU paths' stage 1: Hyperscan over every pattern, or the port groups' Aho-Corasick automata (the GPU runs "
-       "its automaton either way; the verdicts are the same)",
-       0, 0, "aho-corasick|hyperscan", stage1_name(default_stage1())},
+       "the CPU paths' stage 1: Hyperscan over every pattern, our literal filter over every pattern, or the port "
+       "groups' Aho-Corasick automata (the GPU runs its automaton either way; the verdicts are the same)",
+       0, 0, "aho-corasick|hyperscan|literal", stage1_name(default_stage1())},
       {"match-heavy", AppFlag::Kind::kShare,
        "generated payloads: patterns spliced over this share of their bytes; 0: free of every pattern", 0, 1, "", "0"},
   };
@@ -148,8 +148,12 @@ AppSpec spec() {
     ips.set("uninspected", "forward");
     ips.set("match-heavy", "0.05");
     ips.set("dpi-engine", "aho-corasick");  // the alert case takes the default (Hyperscan where built)
+    AppArgs literal = alert;  // our own stage 1, dense payloads (a fifth of the bytes) to the automaton
+    literal.set("dpi-engine", "literal");
+    literal.set("match-heavy", "0.2");
     v.push_back({"dpi-alert", alert, "count=20000,flows=2000,proto=tcp,size=imix,seed=31"});
     v.push_back({"dpi-ips", ips, "count=20000,flows=0,proto=tcp,size=imix,seed=32"});
+    v.push_back({"dpi-literal", literal, "count=20000,flows=2000,proto=udp,size=imix,seed=33"});
     return v;
   };
   return s;

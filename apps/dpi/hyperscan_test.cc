@@ -1,29 +1,22 @@
 // Hyperscan as DPI's stage 1 (hyperscan_patterns.h, Stage1::kHyperscan) against Aho-Corasick,
 // the engine it stands in for: the same pattern ids on every kind of payload (real captures,
-// random bytes, match-heavy ones with patterns in random case, NUL bytes), the same rules through
-// DpiEngine's every entry point, per-thread scratch across threads and databases, and the same
-// answers through the dpi app's rule updates.
+// random bytes, match-heavy ones with patterns in random case, NUL bytes) and per-thread scratch
+// across threads and databases. DpiEngine over it: stage1_engines_test.
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
-#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "apps/dpi/aho_corasick.h"
-#include "apps/dpi/dpi_control.h"
 #include "apps/dpi/dpi_match.h"
-#include "apps/dpi/dpi_tables.h"
-#include "apps/dpi/dpi_test_frames.h"
 #include "apps/dpi/hyperscan_patterns.h"
 #include "apps/dpi/ids_rules.h"
 #include "apps/dpi/dpi_test_rules.h"
+#include "apps/dpi/dpi_test_traffic.h"
 #include "core/rng.h"
 #include "core/usage_error.h"
-#include "io/pcap_io.h"
-#include "io/traffic_gen.h"
 #include "tests/test_util.h"
 
 namespace tandem::dpi {
@@ -33,22 +26,8 @@ using test_rules::et_files;
 using test_rules::et_rules;
 
 // The packets compared: the real captures, generated TCP and UDP traffic free of every pattern,
-// and the same with patterns (nocase ones in random case) spliced over 5% and 30% of the bytes.
-std::vector<PacketStore> traffic(const AhoCorasick& ac) {
-  std::vector<PacketStore> v;
-  for (const char* cap : {"example", "many-protocols", "tls2"}) {
-    v.push_back(load_pcap(test::source_path(std::string("data/pcap/") + cap + ".pcap"), 400));
-  }
-  for (const double heavy : {0.0, 0.05, 0.3}) {
-    for (const char* proto : {"tcp", "udp"}) {
-      PacketStore s = generate(parse_gen_spec(std::string("count=1500,size=imix,flows=300,seed=17,proto=") + proto));
-      make_match_free(s, ac, 0x77);
-      if (heavy > 0) make_match_heavy(s, et_rules().patterns, heavy, 0x99);
-      v.push_back(std::move(s));
-    }
-  }
-  return v;
-}
+// and the same with patterns spliced over 5% and 30% of the bytes.
+std::vector<PacketStore> traffic(const AhoCorasick& ac) { return test_traffic::stage1_traffic(ac, 400, 17, 0x77, 0x99); }
 
 bool skip_without_hyperscan(std::string* why) {
   if (!hyperscan_built()) {
@@ -101,39 +80,6 @@ TEST(Hyperscan, FindsWhatAhoCorasickFindsOnEveryKindOfPayload) {
               HyperscanPatterns::version().c_str(), hs.database_bytes() / 1048576.0);
 }
 
-TEST(Hyperscan, EngineGivesTheSameRulesThroughEveryEntryPoint) {
-  std::string why;
-  if (skip_without_hyperscan(&why)) GTEST_SKIP() << why;
-  const DpiEngine ref(et_rules(), Stage1::kAhoCorasick);
-  const DpiEngine hs(et_rules(), Stage1::kHyperscan);
-  EXPECT_EQ(hs.stage1(), Stage1::kHyperscan);
-  EXPECT_LT(hs.memory_bytes(), ref.memory_bytes()) << "with Hyperscan the port groups need no automata";
-  std::vector<PacketInfo> info;
-  const std::vector<PacketStore> stores = traffic(ref.all_patterns());
-  for (const PacketStore& s : stores) {
-    for (size_t i = 0; i < s.size(); ++i) info.push_back(packet_info(s.frame(i), s.caplen[i]));
-  }
-  std::vector<std::vector<uint32_t>> want(info.size()), got(info.size(), std::vector<uint32_t>{7});
-  std::vector<uint32_t> a, b;
-  size_t matched = 0;
-  for (size_t i = 0; i < info.size(); ++i) {
-    ref.match(info[i], &want[i]);
-    matched += !want[i].empty();
-    hs.match(info[i], &a);
-    ASSERT_EQ(a, want[i]) << "match, packet " << i;
-    ref.match_rules(info[i], &a);
-    hs.match_rules(info[i], &b);
-    ASSERT_EQ(b, a) << "match_rules, packet " << i;
-    ref.patterns_in(info[i], &a);
-    hs.patterns_in(info[i], &b);
-    ASSERT_EQ(b, a) << "patterns_in, packet " << i;
-  }
-  hs.match_batch(info.data(), info.size(), got.data());
-  for (size_t i = 0; i < info.size(); ++i) ASSERT_EQ(got[i], want[i]) << "match_batch, packet " << i;
-  EXPECT_GT(matched, 500u);
-  EXPECT_THROW(hs.match_batch(info.data(), info.size(), got.data(), 0, 1), std::invalid_argument);
-}
-
 // Each thread scans with a scratch of its own, grown as it meets a second database; two threads
 // on two engines at once give each engine's answers.
 TEST(Hyperscan, ThreadsAndDatabasesShareNoScratch) {
@@ -166,43 +112,6 @@ TEST(Hyperscan, ThreadsAndDatabasesShareNoScratch) {
   EXPECT_EQ(bad2, 0);
 }
 
-// Rule updates rebuild the tables with the stage 1 they were loaded with, and the new rules are
-// found through Hyperscan's new database.
-TEST(Hyperscan, RuleUpdatesKeepTheStage1AndFindTheNewRules) {
-  if (!hyperscan_built()) GTEST_SKIP() << "built without Hyperscan";
-  const DpiTables loaded(load_ids_rules({test::write_temp_file("hyperscan_control", "rules.rules",
-                                                               "alert tcp any any -> any 80 (content:\"alpha\"; sid:1;)\n")}),
-                         Stage1::kHyperscan);
-  std::atomic<const DpiTables*> current{nullptr};
-  RuleControl control(loaded, current);
-  const auto info_of = [](const std::vector<uint8_t>& f) { return packet_info(f.data(), static_cast<uint32_t>(f.size())); };
-  const std::vector<uint8_t> a = test_frames::frame("xx alpha xx"), b = test_frames::frame("xx BRAVO xx");
-  std::vector<uint32_t> sids;
-  current.load()->engine().match(info_of(b), &sids);
-  EXPECT_TRUE(sids.empty());
-  const auto result = control.apply({"add alert tcp any any -> any 80 (content:\"bravo\"; nocase; sid:2;)", "del 1"});
-  ASSERT_EQ(result.size(), 2u);
-  EXPECT_EQ(result[0], "") << result[0];
-  EXPECT_EQ(result[1], "") << result[1];
-  const DpiEngine& e = current.load()->engine();
-  EXPECT_EQ(e.stage1(), Stage1::kHyperscan);
-  e.match(info_of(b), &sids);
-  EXPECT_EQ(sids, std::vector<uint32_t>{2});
-  e.match(info_of(a), &sids);
-  EXPECT_TRUE(sids.empty()) << "sid 1 was deleted";
-  // The last rule deleted: no pattern left, so no database, and nothing matches.
-  const auto emptied = control.apply({"del 2"});
-  ASSERT_EQ(emptied.size(), 1u);
-  EXPECT_EQ(emptied[0], "");
-  EXPECT_EQ(current.load()->rules().patterns.size(), 0u);
-  current.load()->engine().match(info_of(b), &sids);
-  EXPECT_TRUE(sids.empty());
-  const auto back = control.apply({"add alert tcp any any -> any 80 (content:\"alpha\"; sid:3;)"});
-  EXPECT_EQ(back[0], "");
-  current.load()->engine().match(info_of(a), &sids);
-  EXPECT_EQ(sids, std::vector<uint32_t>{3});
-}
-
 TEST(Hyperscan, NoPatternsFindNothing) {
   if (!hyperscan_built()) GTEST_SKIP() << "built without Hyperscan";
   const HyperscanPatterns none({});
@@ -218,9 +127,12 @@ TEST(Hyperscan, NoPatternsFindNothing) {
 
 TEST(Hyperscan, TheEngineFlagIsParsed) {
   EXPECT_EQ(parse_stage1("aho-corasick", "--dpi-engine"), Stage1::kAhoCorasick);
+  EXPECT_EQ(parse_stage1("literal", "--dpi-engine"), Stage1::kLiteral);
+  for (const Stage1 s : {Stage1::kAhoCorasick, Stage1::kLiteral}) EXPECT_EQ(parse_stage1(stage1_name(s), "x"), s);
   EXPECT_THROW(parse_stage1("regex", "--dpi-engine"), std::invalid_argument);
   if (hyperscan_built()) {
     EXPECT_EQ(parse_stage1("hyperscan", "--dpi-engine"), Stage1::kHyperscan);
+    EXPECT_STREQ(stage1_name(Stage1::kHyperscan), "hyperscan");
   } else {
     EXPECT_THROW(parse_stage1("hyperscan", "--dpi-engine"), UsageError);
   }

@@ -107,12 +107,15 @@ def main():
         if c.failures > 10:
             break
     # Every path gives the same lines: Aho-Corasick one packet at a time, batched, Hyperscan (where
-    # built), the default, the GPU (where one is usable), for rules and for patterns.
+    # built), the literal filter batched and one at a time, the default, the GPU (where one is
+    # usable), for rules and for patterns.
     for extra in ([], ["--patterns-only"]):
         base = run([a.tandem, "match", "--rules", rp, "--pcap", cap, "--cpu-path", "scalar", "--device", "cpu",
                     "--dpi-engine", "aho-corasick"] + extra)
         c.check(base[0] == 0, f"scalar {extra}: rc {base[0]}: {base[2][-300:]}")
         for path in (["--device", "cpu", "--dpi-engine", "aho-corasick"], ["--device", "cpu", "--dpi-engine", "hyperscan"],
+                     ["--device", "cpu", "--dpi-engine", "literal"],
+                     ["--device", "cpu", "--dpi-engine", "literal", "--cpu-path", "scalar"],
                      ["--device", "cpu"], ["--device", "gpu"]):
             rc, so, se = run([a.tandem, "match", "--rules", rp, "--pcap", cap] + path + extra)
             if path[1] == "gpu" and rc != 0 and "no usable GPU" in se:
@@ -122,6 +125,7 @@ def main():
                 print("SKIPPED: --dpi-engine hyperscan: built without Hyperscan")
                 continue
             c.check("hyperscan" not in path or "Hyperscan stage 1" in se, f"{path}: the path line does not say Hyperscan: {se[-300:]}")
+            c.check("literal" not in path or "literal filter stage 1" in se, f"{path}: the path line does not say literal: {se[-300:]}")
             c.check(rc == 0 and so == base[1], f"{path} {extra}: rc {rc}, same as scalar: {so == base[1]}: {se[-300:]}")
     rc, so, se = run([a.tandem, "match", "--rules", rp, "--pcap", cap, "--cpu-path", "sideways"])
     c.check(rc != 0 and "--cpu-path" in se, f"bad --cpu-path: rc {rc} {se.strip()[-200:]!r}")

@@ -1,5 +1,5 @@
-// A benchmark variant of DPI's stage 1 (`bench dpi`'s stage1_literal row): a literal prefilter
-// and confirmation after Hyperscan's FDR, giving the same answer as AhoCorasick::patterns_in (the
+// DPI's own CPU stage 1 (Stage1::kLiteral, `--dpi-engine literal`): a literal prefilter and
+// confirmation after Hyperscan's FDR, giving the same answer as AhoCorasick::patterns_in (the
 // sorted, unique ids of the patterns occurring in a payload) from one read of a 512 KiB table
 // per payload byte instead of a walk through a transition table far larger than the caches.
 //
@@ -25,7 +25,7 @@
 // confirmed, a hash lookup and a compare each; the automaton's cost does not depend on matches.
 // So patterns_in_hybrid below hands the payloads dense with candidates to the automaton's batched
 // walk: on the H200 machine that beats Hyperscan on both kinds of traffic (docs/RESULTS.md, "DPI
-// stage 1 of our own against Hyperscan"). It is measured here, not yet a product engine.
+// stage 1 of our own against Hyperscan").
 #pragma once
 
 #include <cstddef>
@@ -96,8 +96,8 @@ class LiteralFilter {
   std::vector<uint8_t> raw_, lowered_;
 };
 
-// Stage 1 of n payloads (bench dpi's stage1_literal_hybrid): the filter on each
-// (patterns_in_if_sparse); the payloads dense with candidates go, per batch of
+// Stage 1 of n payloads (Stage1::kLiteral's batched path; bench dpi's stage1_literal_hybrid): the
+// filter on each (patterns_in_if_sparse); the payloads dense with candidates go, per batch of
 // `batch`, to the automaton's batched walk (AhoCorasick::patterns_in_batch, groups of `group`),
 // whose cost does not grow with matches. out[i] as AhoCorasick::patterns_in gives it.
 void patterns_in_hybrid(const LiteralFilter& filter, const AhoCorasick& ac, const uint8_t* const* p, const uint32_t* len,

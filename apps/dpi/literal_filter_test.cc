@@ -1,4 +1,4 @@
-// The literal filter (dpi_literal_filter.h), a benchmark variant of DPI's stage 1: the pattern ids naive search finds on
+// The literal filter (literal_filter.h), DPI's own stage 1: the pattern ids naive search finds on
 // small hand-made sets and random ones (short patterns, case, NUL bytes, matches at both ends),
 // and the ids the automaton finds on the ET rules over real captures, match-free and match-heavy
 // traffic and random payloads with patterns at their edges.
@@ -11,7 +11,8 @@
 #include "apps/dpi/aho_corasick.h"
 #include "apps/dpi/dpi_match.h"
 #include "apps/dpi/dpi_test_rules.h"
-#include "bench/variants/dpi_literal_filter.h"
+#include "apps/dpi/dpi_test_traffic.h"
+#include "apps/dpi/literal_filter.h"
 #include "core/rng.h"
 #include "io/pcap_io.h"
 #include "io/traffic_gen.h"
@@ -119,18 +120,7 @@ TEST(LiteralFilter, EqualsTheAutomatonOnEmergingThreats) {
     with_match += !want.empty();
     kept.emplace_back(reinterpret_cast<const char*>(p), n);
   };
-  std::vector<PacketStore> stores;
-  for (const char* cap : {"example", "many-protocols", "tls2"}) {
-    stores.push_back(load_pcap(test::source_path(std::string("data/pcap/") + cap + ".pcap"), 2000));
-  }
-  for (const double heavy : {0.0, 0.05, 0.3}) {
-    for (const char* proto : {"tcp", "udp"}) {
-      PacketStore s = generate(parse_gen_spec(std::string("count=1500,size=imix,flows=300,seed=23,proto=") + proto));
-      make_match_free(s, ac, 0x78);
-      if (heavy > 0) make_match_heavy(s, pats, heavy, 0x9a);
-      stores.push_back(std::move(s));
-    }
-  }
+  const std::vector<PacketStore> stores = test_traffic::stage1_traffic(ac, 2000, 23, 0x78, 0x9a);
   for (const PacketStore& s : stores) {
     for (size_t i = 0; i < s.size(); ++i) {
       const PacketInfo pi = packet_info(s.frame(i), s.caplen[i]);

@@ -1,4 +1,4 @@
-#include "bench/variants/dpi_literal_filter.h"
+#include "apps/dpi/literal_filter.h"
 
 #include <algorithm>
 #include <cstring>
@@ -268,10 +268,11 @@ bool LiteralFilter::scan(const uint8_t* p, size_t n, bool bounded, std::vector<u
 
 void patterns_in_hybrid(const LiteralFilter& filter, const AhoCorasick& ac, const uint8_t* const* p, const uint32_t* len,
                         size_t n, std::vector<uint32_t>* out, size_t batch, size_t group) {
-  std::vector<const uint8_t*> dense_p;
-  std::vector<uint32_t> dense_len;
-  std::vector<size_t> dense_at;
-  std::vector<std::vector<uint32_t>> dense_out;
+  // Per thread, so that the dpi app's bursts allocate nothing once the first have run.
+  thread_local std::vector<const uint8_t*> dense_p;
+  thread_local std::vector<uint32_t> dense_len;
+  thread_local std::vector<size_t> dense_at;
+  thread_local std::vector<std::vector<uint32_t>> dense_out;
   for (size_t b = 0; b < n; b += batch) {
     const size_t e = std::min(n, b + batch);
     dense_p.clear();

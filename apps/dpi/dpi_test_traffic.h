@@ -1,0 +1,39 @@
+// Test support for the stage-1 tests: the payloads every stage 1 is compared on.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "apps/dpi/aho_corasick.h"
+#include "apps/dpi/dpi_match.h"
+#include "apps/dpi/dpi_test_rules.h"
+#include "io/pcap_io.h"
+#include "io/traffic_gen.h"
+#include "tests/test_util.h"
+
+namespace tandem::dpi::test_traffic {
+
+// The first `pcap_packets` of each real capture, then generated TCP and UDP traffic (imix, 1,500
+// packets each, generator seed `seed`) free of every pattern of `ac` (make_match_free's seed
+// `free_seed`), as it is and with the ET patterns (nocase ones in random case) spliced over 5% and
+// 30% of the bytes (make_match_heavy's seed `heavy_seed`).
+inline std::vector<PacketStore> stage1_traffic(const AhoCorasick& ac, size_t pcap_packets, int seed, uint64_t free_seed,
+                                               uint64_t heavy_seed) {
+  std::vector<PacketStore> v;
+  for (const char* cap : {"example", "many-protocols", "tls2"}) {
+    v.push_back(load_pcap(test::source_path(std::string("data/pcap/") + cap + ".pcap"), pcap_packets));
+  }
+  for (const double heavy : {0.0, 0.05, 0.3}) {
+    for (const char* proto : {"tcp", "udp"}) {
+      PacketStore s = generate(parse_gen_spec("count=1500,size=imix,flows=300,seed=" + std::to_string(seed) +
+                                              ",proto=" + proto));
+      make_match_free(s, ac, free_seed);
+      if (heavy > 0) make_match_heavy(s, test_rules::et_rules().patterns, heavy, heavy_seed);
+      v.push_back(std::move(s));
+    }
+  }
+  return v;
+}
+
+}  // namespace tandem::dpi::test_traffic

@@ -1,0 +1,129 @@
+// DpiEngine over the stages 1 that search every pattern once (Hyperscan, the literal filter)
+// against the port groups' automata: the same rules and pattern ids through every entry point, in
+// batches that split the traffic's payloads every way, and the same answers through the dpi
+// app's rule updates, which keep the stage 1 the tables were loaded with.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "apps/dpi/dpi_control.h"
+#include "apps/dpi/dpi_match.h"
+#include "apps/dpi/dpi_tables.h"
+#include "apps/dpi/dpi_test_frames.h"
+#include "apps/dpi/dpi_test_rules.h"
+#include "apps/dpi/dpi_test_traffic.h"
+#include "apps/dpi/hyperscan_patterns.h"
+#include "apps/dpi/ids_rules.h"
+#include "tests/test_util.h"
+
+namespace tandem::dpi {
+namespace {
+
+using test_rules::et_files;
+using test_rules::et_rules;
+
+class Stage1Engine : public ::testing::TestWithParam<Stage1> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Stage1::kHyperscan && !hyperscan_built()) GTEST_SKIP() << "built without Hyperscan";
+  }
+};
+
+TEST_P(Stage1Engine, GivesTheAutomataRulesThroughEveryEntryPoint) {
+  if (et_files().empty()) GTEST_SKIP() << "no ET rules";
+  const DpiEngine ref(et_rules(), Stage1::kAhoCorasick);
+  const DpiEngine e(et_rules(), GetParam());
+  EXPECT_EQ(e.stage1(), GetParam());
+  EXPECT_LT(e.memory_bytes(), ref.memory_bytes()) << "searching every pattern once, the port groups need no automata";
+  std::vector<PacketInfo> info;
+  const std::vector<PacketStore> stores = test_traffic::stage1_traffic(ref.all_patterns(), 400, 19, 0x79, 0x9b);
+  for (const PacketStore& s : stores) {
+    for (size_t i = 0; i < s.size(); ++i) info.push_back(packet_info(s.frame(i), s.caplen[i]));
+  }
+  const size_t n = info.size();
+  std::vector<std::vector<uint32_t>> want(n), want_ids(n);
+  std::vector<uint32_t> a, b;
+  size_t matched = 0;
+  for (size_t i = 0; i < n; ++i) {
+    ref.match(info[i], &want[i]);
+    matched += !want[i].empty();
+    e.match(info[i], &a);
+    ASSERT_EQ(a, want[i]) << "match, packet " << i;
+    ref.match_rules(info[i], &a);
+    e.match_rules(info[i], &b);
+    ASSERT_EQ(b, a) << "match_rules, packet " << i;
+    ref.patterns_in(info[i], &want_ids[i]);
+    e.patterns_in(info[i], &b);
+    ASSERT_EQ(b, want_ids[i]) << "patterns_in, packet " << i;
+  }
+  EXPECT_GT(matched, 500u);
+  std::vector<const uint8_t*> ptr(n);
+  std::vector<uint32_t> len(n);
+  for (size_t i = 0; i < n; ++i) {
+    ptr[i] = info[i].bytes();
+    len[i] = info[i].len;
+  }
+  // Batches of every size the traffic's sparse and dense payloads may split into; outputs stale.
+  std::vector<std::vector<uint32_t>> got;
+  for (const size_t batch : {size_t{8192}, size_t{7}, size_t{1}}) {
+    got.assign(n, std::vector<uint32_t>{7});
+    e.match_batch(info.data(), n, got.data(), batch, batch == 7 ? 3 : 32);
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << "match_batch, packet " << i << ", batches of " << batch;
+    got.assign(n, std::vector<uint32_t>{7});
+    e.patterns_in_batch(ptr.data(), len.data(), n, got.data(), batch, 32);
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want_ids[i]) << "patterns_in_batch, packet " << i << ", batches of " << batch;
+  }
+  EXPECT_THROW(e.match_batch(info.data(), n, got.data(), 0, 1), std::invalid_argument);
+}
+
+// Rule updates rebuild the tables with the stage 1 they were loaded with, and the new rules are
+// found through its new tables; with every rule deleted nothing matches, and a rule added back is
+// found again.
+TEST_P(Stage1Engine, RuleUpdatesKeepTheStage1AndFindTheNewRules) {
+  const DpiTables loaded(load_ids_rules({test::write_temp_file("stage1_control", "rules.rules",
+                                                               "alert tcp any any -> any 80 (content:\"alpha\"; sid:1;)\n")}),
+                         GetParam());
+  std::atomic<const DpiTables*> current{nullptr};
+  RuleControl control(loaded, current);
+  const auto info_of = [](const std::vector<uint8_t>& f) { return packet_info(f.data(), static_cast<uint32_t>(f.size())); };
+  const std::vector<uint8_t> a = test_frames::frame("xx alpha xx"), b = test_frames::frame("xx BRAVO xx");
+  std::vector<uint32_t> sids;
+  current.load()->engine().match(info_of(b), &sids);
+  EXPECT_TRUE(sids.empty());
+  const auto result = control.apply({"add alert tcp any any -> any 80 (content:\"bravo\"; nocase; sid:2;)", "del 1"});
+  ASSERT_EQ(result.size(), 2u);
+  EXPECT_EQ(result[0], "") << result[0];
+  EXPECT_EQ(result[1], "") << result[1];
+  const DpiEngine& e = current.load()->engine();
+  EXPECT_EQ(e.stage1(), GetParam());
+  e.match(info_of(b), &sids);
+  EXPECT_EQ(sids, std::vector<uint32_t>{2});
+  e.match(info_of(a), &sids);
+  EXPECT_TRUE(sids.empty()) << "sid 1 was deleted";
+  const PacketInfo both[2] = {info_of(a), info_of(b)};
+  std::vector<uint32_t> batch[2];
+  e.match_batch(both, 2, batch);
+  EXPECT_TRUE(batch[0].empty());
+  EXPECT_EQ(batch[1], std::vector<uint32_t>{2});
+  const auto emptied = control.apply({"del 2"});
+  ASSERT_EQ(emptied.size(), 1u);
+  EXPECT_EQ(emptied[0], "");
+  EXPECT_EQ(current.load()->rules().patterns.size(), 0u);
+  current.load()->engine().match(info_of(b), &sids);
+  EXPECT_TRUE(sids.empty());
+  current.load()->engine().match_batch(both, 2, batch);
+  EXPECT_TRUE(batch[0].empty() && batch[1].empty());
+  const auto back = control.apply({"add alert tcp any any -> any 80 (content:\"alpha\"; sid:3;)"});
+  EXPECT_EQ(back[0], "");
+  current.load()->engine().match(info_of(a), &sids);
+  EXPECT_EQ(sids, std::vector<uint32_t>{3});
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, Stage1Engine, ::testing::Values(Stage1::kHyperscan, Stage1::kLiteral),
+                         [](const auto& info) { return std::string(stage1_name(info.param)); });
+
+}  // namespace
+}  // namespace tandem::dpi
