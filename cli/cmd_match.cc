@@ -7,10 +7,11 @@
 // Paths (the answers are the same on each): --device gpu runs stage 1 over every pattern on the
 // GPU (dpi_gpu.h) and stage 2 on the CPU from its ids; on the CPU, --cpu-path batched (the
 // default) takes packets in batches sorted by automaton and length and walks them in lockstep
-// (the G-Opt paper's optimizations), --cpu-path scalar one packet at a time. --dpi-engine hyperscan
-// (the default where Hyperscan was built) runs stage 1 through Hyperscan instead, one payload at a
-// time; --dpi-engine literal through the literal filter (literal_filter.h), whose payloads dense in
-// candidates take the automaton's batched walk (--cpu-path batched) or its one-payload walk.
+// (the G-Opt paper's optimizations), --cpu-path scalar one packet at a time; that is the port
+// groups' automata (--dpi-engine aho-corasick). --dpi-engine literal (the default) runs stage 1
+// through the literal filter (literal_filter.h) over every pattern, whose payloads dense in
+// candidates take the automaton's batched walk (--cpu-path batched) or its one-payload walk;
+// --dpi-engine hyperscan through Hyperscan, one payload at a time.
 #include <cstdio>
 #include <memory>
 #include <string>

@@ -261,7 +261,7 @@ const char* stage1_name(Stage1 s) {
   return "aho-corasick";
 }
 
-Stage1 default_stage1() { return hyperscan_built() ? Stage1::kHyperscan : Stage1::kAhoCorasick; }
+Stage1 default_stage1() { return Stage1::kLiteral; }
 
 Stage1 parse_stage1(const std::string& name, const char* flag) {
   if (name == "aho-corasick") return Stage1::kAhoCorasick;

@@ -93,8 +93,9 @@ const char* stage1_name(Stage1 s);  // "aho-corasick", "hyperscan", "literal"
 // A --dpi-engine value (one of the names above) as a Stage1; throws UsageError naming `flag` for
 // "hyperscan" where this build has no Hyperscan, std::invalid_argument for another name.
 Stage1 parse_stage1(const std::string& name, const char* flag);
-// The default: Hyperscan where it was built (faster on the match-free traffic most links carry),
-// else Aho-Corasick.
+// The default: the literal filter, in every build. Through the dpi app it carries more packets than
+// Hyperscan on match-free and on match-heavy traffic, and more than the automata on the
+// match-free traffic most links carry (docs/RESULTS.md, "DPI's stage 1 in the product").
 Stage1 default_stage1();
 
 class DpiEngine {

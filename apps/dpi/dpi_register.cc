@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "apps/dpi/dpi_app.h"
+#include "apps/dpi/hyperscan_patterns.h"
 #include "apps/registry.h"
 #include "io/flow_traffic.h"
 
@@ -114,7 +115,8 @@ AppSpec spec() {
   AppSpec s;
   s.name = "dpi";
   s.description =
-      "DPI IDS/IPS over Snort/Suricata rules (Aho-Corasick, then each rule's contents): port 0 clean, 1 alert, "
+      "DPI IDS/IPS over Snort/Suricata rules (a literal filter or automata find the patterns, then each rule's contents "
+      "are checked): port 0 clean, 1 alert, "
       "dropped on a drop rule or with --on-match drop";
   s.flags = {
       {"ids-rules", AppFlag::Kind::kPath, "Snort/Suricata rules: a file, or a directory's *.rules and *.rules.gz"},
@@ -147,13 +149,13 @@ AppSpec spec() {
     ips.set("on-match", "drop");
     ips.set("uninspected", "forward");
     ips.set("match-heavy", "0.05");
-    ips.set("dpi-engine", "aho-corasick");  // the alert case takes the default (Hyperscan where built)
-    AppArgs literal = alert;  // our own stage 1, dense payloads (a fifth of the bytes) to the automaton
-    literal.set("dpi-engine", "literal");
-    literal.set("match-heavy", "0.2");
+    ips.set("dpi-engine", "aho-corasick");  // the alert case takes the default (the literal filter)
+    AppArgs hyperscan = alert;
+    hyperscan.set("dpi-engine", "hyperscan");
+    hyperscan.set("match-heavy", "0.2");
     v.push_back({"dpi-alert", alert, "count=20000,flows=2000,proto=tcp,size=imix,seed=31"});
     v.push_back({"dpi-ips", ips, "count=20000,flows=0,proto=tcp,size=imix,seed=32"});
-    v.push_back({"dpi-literal", literal, "count=20000,flows=2000,proto=udp,size=imix,seed=33"});
+    if (hyperscan_built()) v.push_back({"dpi-hyperscan", hyperscan, "count=20000,flows=2000,proto=udp,size=imix,seed=33"});
     return v;
   };
   return s;

@@ -141,7 +141,7 @@ TEST(Hyperscan, TheEngineFlagIsParsed) {
 TEST(Hyperscan, ABuildWithoutItRefusesClearly) {
   if (hyperscan_built()) GTEST_SKIP() << "built with Hyperscan";
   EXPECT_THROW(HyperscanPatterns({Pattern{"abc", false}}), std::runtime_error);
-  EXPECT_EQ(default_stage1(), Stage1::kAhoCorasick);
+  EXPECT_EQ(default_stage1(), Stage1::kLiteral);
 }
 
 }  // namespace
