@@ -246,9 +246,6 @@ struct DpiEngine::Group {
   std::vector<std::vector<uint32_t>> needs;    // per rule: local ids of its positive contents
   std::vector<uint32_t> always;                // rules with no positive content: always evaluated
   std::vector<std::vector<uint32_t>> users;    // per local pattern: positions (in `rules`) needing it
-  // The group's patterns' global ids (of the rule set) in ascending order, and the local id (from
-  // 1, as the group's automaton reports it) of each: stage 2 from a stage 1 over every pattern.
-  std::vector<uint32_t> global_sorted, local_of_sorted;
   AhoCorasick ac;
 };
 
@@ -279,6 +276,7 @@ DpiEngine::DpiEngine(const IdsRuleSet& set, Stage1 stage1)
   if (stage1 == Stage1::kLiteral) literal_ = std::make_unique<LiteralFilter>(LiteralFilter::build(set.patterns));
   for (auto& v : port_group_) v.assign(65536, -1);
   std::vector<std::vector<uint32_t>> members;  // rules per group
+  std::vector<std::pair<uint32_t, Membership>> memberships;  // (global pattern id, its group and local id)
   auto group_for = [&](int32_t& slot) -> std::vector<uint32_t>& {
     if (slot < 0) {
       slot = static_cast<int32_t>(members.size());
@@ -324,16 +322,23 @@ DpiEngine::DpiEngine(const IdsRuleSet& set, Stage1 stage1)
       }
       g->needs.push_back(std::move(need));
     }
-    // The other stages 1 search every pattern once for all of a packet's groups.
-    if (stage1 == Stage1::kAhoCorasick) g->ac = AhoCorasick::build(local);
+    // Hyperscan searches every pattern once for all of a packet's groups; the literal filter too,
+    // but hands the payloads dense with candidates to the groups' automata.
+    if (stage1 != Stage1::kHyperscan) g->ac = AhoCorasick::build(local);
     for (uint32_t id = 1; id < local_of.size(); ++id) {
       if (local_of[id] >= 0) {
-        g->global_sorted.push_back(id);
-        g->local_of_sorted.push_back(static_cast<uint32_t>(local_of[id]) + 1);
+        memberships.push_back({id, Membership{static_cast<uint32_t>(groups_.size()), static_cast<uint32_t>(local_of[id]) + 1}});
       }
     }
     groups_.push_back(std::move(g));
   }
+  // By pattern id (stable: ascending group within an id), as compressed rows.
+  std::stable_sort(memberships.begin(), memberships.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  member_begin_.assign(set.patterns.size() + 2, 0);
+  for (const auto& [id, m] : memberships) ++member_begin_[id + 1];
+  for (size_t id = 1; id < member_begin_.size(); ++id) member_begin_[id] += member_begin_[id - 1];
+  members_.reserve(memberships.size());
+  for (const auto& [id, m] : memberships) members_.push_back(m);
 }
 
 DpiEngine::~DpiEngine() = default;
@@ -341,7 +346,8 @@ DpiEngine::~DpiEngine() = default;
 size_t DpiEngine::groups() const { return groups_.size(); }
 
 size_t DpiEngine::memory_bytes() const {
-  size_t b = all_.memory_bytes() + (hs_ ? hs_->database_bytes() : 0) + (literal_ ? literal_->memory_bytes() : 0);
+  size_t b = all_.memory_bytes() + (hs_ ? hs_->database_bytes() : 0) + (literal_ ? literal_->memory_bytes() : 0) +
+             members_.size() * sizeof(Membership) + member_begin_.size() * sizeof(uint32_t);
   for (const auto& g : groups_) b += g->ac.memory_bytes();
   return b;
 }
@@ -379,8 +385,18 @@ int DpiEngine::candidate_groups(const PacketInfo& p, int32_t out[3]) const {
 
 void DpiEngine::group_rules(const Group& g, const PacketInfo& p, const std::vector<uint32_t>& found,
                             std::vector<uint32_t>* rules) const {
+  // A flag per local pattern, all clear between calls: set for those found, cleared on every exit
+  // (a flag left set would satisfy a later packet's rule). Only the found ones are touched: a
+  // group may have thousands of patterns, a payload a few.
   thread_local std::vector<uint8_t> present;
-  present.assign(g.users.size(), 0);
+  if (present.size() < g.users.size()) present.resize(g.users.size(), 0);
+  struct ClearFound {
+    std::vector<uint8_t>& present;
+    const std::vector<uint32_t>& found;
+    ~ClearFound() {
+      for (uint32_t l : found) present[l - 1] = 0;
+    }
+  } clear_found{present, found};
   for (uint32_t l : found) present[l - 1] = 1;  // the group's automaton numbers its patterns from 1
   auto consider = [&](uint32_t pos) {
     for (uint32_t l : g.needs[pos]) {
@@ -404,14 +420,13 @@ void sort_unique(std::vector<uint32_t>* v) {
 
 }  // namespace
 
-void DpiEngine::group_patterns_among(const Group& g, const std::vector<uint32_t>& ids, std::vector<uint32_t>* found) {
-  // Both lists are sorted: one merge-like pass with binary searches over the (usually much
-  // longer) group list.
-  auto from = g.global_sorted.begin();
+void DpiEngine::group_patterns_among(int32_t group, const std::vector<uint32_t>& ids, std::vector<uint32_t>* found) const {
+  const auto gi = static_cast<uint32_t>(group);
   for (uint32_t id : ids) {
-    from = std::lower_bound(from, g.global_sorted.end(), id);
-    if (from == g.global_sorted.end()) break;
-    if (*from == id) found->push_back(g.local_of_sorted[static_cast<size_t>(from - g.global_sorted.begin())]);
+    if (id + 1 >= member_begin_.size()) continue;  // not a pattern of the rule set
+    for (uint32_t k = member_begin_[id]; k < member_begin_[id + 1]; ++k) {
+      if (members_[k].group == gi) found->push_back(members_[k].local);
+    }
   }
 }
 
@@ -429,7 +444,7 @@ void DpiEngine::rules_over_groups(const PacketInfo& p, std::vector<uint32_t>* ru
   for (int c = 0; c < m; ++c) {
     const Group& g = *groups_[cand[c]];
     found.clear();
-    found_in(g, &found);
+    found_in(cand[c], g, &found);
     group_rules(g, p, found, rules);
   }
   sort_unique(rules);
@@ -438,18 +453,28 @@ void DpiEngine::rules_over_groups(const PacketInfo& p, std::vector<uint32_t>* ru
 void DpiEngine::match_rules(const PacketInfo& p, std::vector<uint32_t>* rules) const {
   if (stage1_ != Stage1::kAhoCorasick) {
     // One scan for all of the packet's groups, made when the first of them asks (a packet no
-    // group applies to needs none).
+    // group applies to needs none). A payload the literal filter finds dense with candidates
+    // walks the groups' automata instead.
     thread_local std::vector<uint32_t> ids;
-    bool scanned = false;
-    return rules_over_groups(p, rules, [&](const Group& g, std::vector<uint32_t>* found) {
+    bool scanned = false, dense = false;
+    return rules_over_groups(p, rules, [&](int32_t gi, const Group& g, std::vector<uint32_t>* found) {
       if (!scanned) {
-        patterns_in(p, &ids);
+        ids.clear();
+        if (hs_) {
+          patterns_in(p, &ids);
+        } else if (p.payload) {
+          dense = !literal_->patterns_in_if_sparse(p.payload, p.len, &ids);
+        }
         scanned = true;
       }
-      group_patterns_among(g, ids, found);
+      if (dense) {
+        g.ac.patterns_in(p.payload, p.len, found);
+      } else {
+        group_patterns_among(gi, ids, found);
+      }
     });
   }
-  rules_over_groups(p, rules, [&p](const Group& g, std::vector<uint32_t>* found) {
+  rules_over_groups(p, rules, [&p](int32_t, const Group& g, std::vector<uint32_t>* found) {
     if (p.payload) g.ac.patterns_in(p.payload, p.len, found);
   });
 }
@@ -473,74 +498,86 @@ void DpiEngine::match_batch_rules(const PacketInfo* p, size_t n, std::vector<uin
     return;
   }
   if (literal_) return match_batch_literal(p, n, sids, batch, group);
-  struct Item {
-    uint32_t group;   // the automaton
-    uint32_t packet;  // index into p
-  };
-  std::vector<Item> items;
-  std::vector<const uint8_t*> ptr;
-  std::vector<uint32_t> len;
-  std::vector<std::vector<uint32_t>> found;
+  thread_local std::vector<BatchItem> items;
   for (size_t b0 = 0; b0 < n; b0 += batch) {
     const size_t b1 = std::min(n, b0 + batch);
-    items.clear();
-    for (size_t i = b0; i < b1; ++i) {
-      int32_t cand[3];
-      const int m = candidate_groups(p[i], cand);
-      for (int c = 0; c < m; ++c) items.push_back(Item{static_cast<uint32_t>(cand[c]), static_cast<uint32_t>(i)});
-    }
-    // By automaton, so that one automaton's rows stay in the caches while its items are walked;
-    // patterns_in_batch then sorts each automaton's items by length.
-    std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& c) { return a.group < c.group; });
-    if (found.size() < items.size()) found.resize(items.size());
-    ptr.resize(items.size());
-    len.resize(items.size());
-    for (size_t k = 0; k < items.size(); ++k) {
-      const PacketInfo& pi = p[items[k].packet];
-      ptr[k] = pi.bytes();
-      len[k] = pi.len;
-    }
-    for (size_t k0 = 0; k0 < items.size();) {
-      size_t k1 = k0 + 1;
-      while (k1 < items.size() && items[k1].group == items[k0].group) ++k1;
-      const Group& g = *groups_[items[k0].group];
-      g.ac.patterns_in_batch(ptr.data() + k0, len.data() + k0, k1 - k0, found.data() + k0, batch, group);
-      for (size_t k = k0; k < k1; ++k) group_rules(g, p[items[k].packet], found[k], &sids[items[k].packet]);
-      k0 = k1;
-    }
+    items_by_group(p, b0, b1, &items);
+    walk_groups(p, items, batch, group, sids);
     for (size_t i = b0; i < b1; ++i) sort_unique(&sids[i]);
+  }
+}
+
+void DpiEngine::items_by_group(const PacketInfo* p, size_t b0, size_t b1, std::vector<BatchItem>* items) const {
+  items->clear();
+  for (size_t i = b0; i < b1; ++i) {
+    int32_t cand[3];
+    const int m = candidate_groups(p[i], cand);
+    for (int c = 0; c < m; ++c) items->push_back(BatchItem{static_cast<uint32_t>(cand[c]), static_cast<uint32_t>(i)});
+  }
+  std::stable_sort(items->begin(), items->end(), [](const BatchItem& a, const BatchItem& c) { return a.group < c.group; });
+}
+
+void DpiEngine::walk_groups(const PacketInfo* p, const std::vector<BatchItem>& items, size_t batch, size_t group,
+                            std::vector<uint32_t>* rules) const {
+  thread_local std::vector<const uint8_t*> ptr;
+  thread_local std::vector<uint32_t> len;
+  thread_local std::vector<std::vector<uint32_t>> found;
+  if (found.size() < items.size()) found.resize(items.size());
+  ptr.resize(items.size());
+  len.resize(items.size());
+  for (size_t k = 0; k < items.size(); ++k) {
+    const PacketInfo& pi = p[items[k].packet];
+    ptr[k] = pi.bytes();
+    len[k] = pi.len;
+  }
+  // One automaton's rows stay in the caches while its items are walked; patterns_in_batch then
+  // sorts each automaton's items by length.
+  for (size_t k0 = 0; k0 < items.size();) {
+    size_t k1 = k0 + 1;
+    while (k1 < items.size() && items[k1].group == items[k0].group) ++k1;
+    const Group& g = *groups_[items[k0].group];
+    g.ac.patterns_in_batch(ptr.data() + k0, len.data() + k0, k1 - k0, found.data() + k0, batch, group);
+    for (size_t k = k0; k < k1; ++k) group_rules(g, p[items[k].packet], found[k], &rules[items[k].packet]);
+    k0 = k1;
   }
 }
 
 void DpiEngine::match_batch_literal(const PacketInfo* p, size_t n, std::vector<uint32_t>* rules, size_t batch,
                                     size_t group) const {
   // Per thread, so that the app's bursts allocate nothing once the first have run.
-  thread_local std::vector<const uint8_t*> ptr;
-  thread_local std::vector<uint32_t> len, at;
+  thread_local std::vector<BatchItem> items, dense_items;
+  thread_local std::vector<uint8_t> state;  // per packet of the batch: kUnscanned, kSparse, kDense
   thread_local std::vector<std::vector<uint32_t>> ids;
+  thread_local std::vector<uint32_t> found;
+  enum : uint8_t { kUnscanned, kSparse, kDense };
   for (size_t b0 = 0; b0 < n; b0 += batch) {
     const size_t b1 = std::min(n, b0 + batch);
-    // Stage 1 for the payloads some group may apply to (as match_rules: none for the others).
-    ptr.clear();
-    len.clear();
-    at.clear();
-    for (size_t i = b0; i < b1; ++i) {
-      int32_t cand[3];
-      if (p[i].payload && candidate_groups(p[i], cand) > 0) {
-        ptr.push_back(p[i].payload);
-        len.push_back(p[i].len);
-        at.push_back(static_cast<uint32_t>(i));
+    items_by_group(p, b0, b1, &items);
+    if (ids.size() < b1 - b0) ids.resize(b1 - b0);
+    state.assign(b1 - b0, kUnscanned);
+    dense_items.clear();
+    // Stage 1 once for each payload some group applies to (none for the others). The payloads
+    // dense with candidates go to their groups' automata as the automata's batched path takes
+    // them; stage 2 of the others starts from the filter's ids, group by group, so that a
+    // group's rules stay in the caches while its items are decided.
+    for (const BatchItem& it : items) {
+      const PacketInfo& pi = p[it.packet];
+      uint8_t& st = state[it.packet - b0];
+      std::vector<uint32_t>& own = ids[it.packet - b0];
+      if (st == kUnscanned) {
+        own.clear();
+        st = !pi.payload || literal_->patterns_in_if_sparse(pi.payload, pi.len, &own) ? kSparse : kDense;
       }
+      if (st == kDense) {
+        dense_items.push_back(it);
+        continue;
+      }
+      found.clear();
+      group_patterns_among(static_cast<int32_t>(it.group), own, &found);
+      group_rules(*groups_[it.group], pi, found, &rules[it.packet]);
     }
-    if (ids.size() < at.size()) ids.resize(at.size());
-    patterns_in_batch(ptr.data(), len.data(), at.size(), ids.data(), batch, group);
-    size_t k = 0;
-    static const std::vector<uint32_t> none;
-    for (size_t i = b0; i < b1; ++i) {
-      const bool scanned = k < at.size() && at[k] == i;
-      match_rules_from_patterns(p[i], scanned ? ids[k] : none, &rules[i]);
-      k += scanned;
-    }
+    walk_groups(p, dense_items, batch, group, rules);
+    for (size_t i = b0; i < b1; ++i) sort_unique(&rules[i]);
   }
 }
 
@@ -551,7 +588,9 @@ void DpiEngine::match_from_patterns(const PacketInfo& p, const std::vector<uint3
 
 void DpiEngine::match_rules_from_patterns(const PacketInfo& p, const std::vector<uint32_t>& ids,
                                           std::vector<uint32_t>* rules) const {
-  rules_over_groups(p, rules, [&ids](const Group& g, std::vector<uint32_t>* found) { group_patterns_among(g, ids, found); });
+  rules_over_groups(p, rules, [this, &ids](int32_t gi, const Group&, std::vector<uint32_t>* found) {
+    group_patterns_among(gi, ids, found);
+  });
 }
 
 }  // namespace tandem::dpi

@@ -86,7 +86,8 @@ enum class Stage1 {
   kAhoCorasick,  // the port groups' automata; batched paths walk them in lockstep (G-Opt)
   kHyperscan,    // Hyperscan over every pattern, one scan a payload, then stage 2 from its ids
   // The literal filter over every pattern (literal_filter.h), then stage 2 from its ids; payloads
-  // dense with candidates go to the automaton of every pattern (batched: patterns_in_hybrid).
+  // dense with candidates take the port groups' automata as kAhoCorasick does (for pattern ids
+  // alone, the automaton of every pattern: patterns_in_hybrid).
   kLiteral,
 };
 const char* stage1_name(Stage1 s);  // "aho-corasick", "hyperscan", "literal"
@@ -120,7 +121,8 @@ class DpiEngine {
   // items, sorted by automaton and then by payload length, and each automaton's items are walked
   // `group` at a time in lockstep (AhoCorasick::patterns_in_batch); stage 2 then runs per item.
   // With Hyperscan as stage 1: one scan per payload, then stage 2 from its ids. With the literal
-  // filter: patterns_in_hybrid over the batch's payloads, then stage 2 from their ids.
+  // filter: the filter over each payload, stage 2 from its ids group by group; the payloads dense
+  // with candidates through their groups' automata as above.
   // sids[0 .. n) get what match() gives (each vector cleared first).
   void match_batch(const PacketInfo* p, size_t n, std::vector<uint32_t>* sids, size_t batch = 8192,
                    size_t group = 32) const;
@@ -144,19 +146,29 @@ class DpiEngine {
 
  private:
   struct Group;
+  // A batch's work items: packet p[i] (b0 <= i < b1) with each group that applies to it, by group.
+  struct BatchItem {
+    uint32_t group, packet;
+  };
+  void items_by_group(const PacketInfo* p, size_t b0, size_t b1, std::vector<BatchItem>* items) const;
+  // Stages 1 and 2 of the items (sorted by group) through their groups' automata, each group's
+  // items walked in lockstep; appends to rules[packet].
+  void walk_groups(const PacketInfo* p, const std::vector<BatchItem>& items, size_t batch, size_t group,
+                   std::vector<uint32_t>* rules) const;
   // match_batch_rules with the literal filter as stage 1.
   void match_batch_literal(const PacketInfo* p, size_t n, std::vector<uint32_t>* rules, size_t batch, size_t group) const;
   // The groups whose rules apply to the packet (up to 3: generic, destination port, source port).
   int candidate_groups(const PacketInfo& p, int32_t out[3]) const;
-  // Stage 2 over p's candidate groups: found_in(group, &ids) gives each group's local pattern ids
-  // found in p's payload (match: the group's automaton; match_from_patterns: stage 1's ids).
+  // Stage 2 over p's candidate groups: found_in(group index, group, &ids) gives each group's local
+  // pattern ids found in p's payload (match: the group's automaton; match_from_patterns: stage 1's
+  // ids).
   template <class FoundIn>
   void rules_over_groups(const PacketInfo& p, std::vector<uint32_t>* rules, FoundIn found_in) const;
   // Appends the indices of group g's rules that match p, given the group's local pattern ids
   // (from 1, any order) found in p's payload.
   void group_rules(const Group& g, const PacketInfo& p, const std::vector<uint32_t>& found, std::vector<uint32_t>* rules) const;
-  // The group's local pattern ids (from 1) of those among `ids` (sorted global pattern ids).
-  static void group_patterns_among(const Group& g, const std::vector<uint32_t>& ids, std::vector<uint32_t>* found);
+  // Group `group`'s local pattern ids (from 1) of those among `ids` (global pattern ids).
+  void group_patterns_among(int32_t group, const std::vector<uint32_t>& ids, std::vector<uint32_t>* found) const;
   // Rule indices to their sids, sorted and unique, in place.
   void to_sids(std::vector<uint32_t>* v) const;
 
@@ -166,6 +178,13 @@ class DpiEngine {
   std::unique_ptr<HyperscanPatterns> hs_;  // kHyperscan: every pattern
   std::unique_ptr<LiteralFilter> literal_;  // kLiteral: every pattern (dense payloads: all_)
   std::vector<std::unique_ptr<Group>> groups_;
+  // The groups each pattern is in, with its local id there: pattern id k's are
+  // members_[member_begin_[k] .. member_begin_[k + 1]) (stage 2 from a stage 1 over every pattern).
+  struct Membership {
+    uint32_t group, local;
+  };
+  std::vector<uint32_t> member_begin_;
+  std::vector<Membership> members_;
   // group index per (protocol class, port) and per protocol class (generic); -1: none.
   std::vector<int32_t> port_group_[3];
   int32_t generic_[3] = {-1, -1, -1};

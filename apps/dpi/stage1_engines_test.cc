@@ -37,7 +37,11 @@ TEST_P(Stage1Engine, GivesTheAutomataRulesThroughEveryEntryPoint) {
   const DpiEngine ref(et_rules(), Stage1::kAhoCorasick);
   const DpiEngine e(et_rules(), GetParam());
   EXPECT_EQ(e.stage1(), GetParam());
-  EXPECT_LT(e.memory_bytes(), ref.memory_bytes()) << "searching every pattern once, the port groups need no automata";
+  if (GetParam() == Stage1::kHyperscan) {
+    EXPECT_LT(e.memory_bytes(), ref.memory_bytes()) << "with Hyperscan the port groups need no automata";
+  } else {  // the groups' automata take the dense payloads: the filter comes on top of them
+    EXPECT_LT(e.memory_bytes(), ref.memory_bytes() + (size_t{8} << 20));
+  }
   std::vector<PacketInfo> info;
   const std::vector<PacketStore> stores = test_traffic::stage1_traffic(ref.all_patterns(), 400, 19, 0x79, 0x9b);
   for (const PacketStore& s : stores) {
