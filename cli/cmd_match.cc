@@ -9,8 +9,9 @@
 // default) takes packets in batches sorted by automaton and length and walks them in lockstep
 // (the G-Opt paper's optimizations), --cpu-path scalar one packet at a time; that is the port
 // groups' automata (--dpi-engine aho-corasick). --dpi-engine literal (the default) runs stage 1
-// through the literal filter (literal_filter.h) over every pattern, whose payloads dense in
-// candidates take the automaton's batched walk (--cpu-path batched) or its one-payload walk;
+// through the literal filter (literal_filter.h) over every pattern; payloads dense in candidates
+// take the port groups' automata (with --patterns-only, the automaton of every pattern), batched
+// or one at a time as --cpu-path says;
 // --dpi-engine hyperscan through Hyperscan, one payload at a time.
 #include <cstdio>
 #include <memory>
@@ -109,9 +110,9 @@ void run_match(const MatchOptions& o) {
                gpu_ac      ? "GPU stage 1 (every pattern), stage 2 on the CPU"
                : hyperscan ? "CPU, Hyperscan stage 1 (every pattern, one payload at a time), then stage 2"
                : literal   ? (batched ? "CPU, literal filter stage 1 (every pattern; payloads dense in candidates to the "
-                                        "automaton's batched walk), then stage 2"
+                                        "automata, batched), then stage 2"
                                       : "CPU, one packet at a time, literal filter stage 1 (every pattern; payloads "
-                                        "dense in candidates to the automaton), then stage 2")
+                                        "dense in candidates to the automata), then stage 2")
                : batched   ? "CPU, batched (sorted by automaton and length, lockstep walks)"
                            : "CPU, one packet at a time");
   std::string out;

@@ -362,6 +362,7 @@ void DpiEngine::patterns_in(const PacketInfo& p, std::vector<uint32_t>* ids) con
 
 void DpiEngine::patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n, std::vector<uint32_t>* ids,
                                   size_t batch, size_t group) const {
+  if (batch == 0 || group == 0) throw std::invalid_argument("patterns_in_batch: batch and group must be > 0");
   if (hs_) {
     for (size_t i = 0; i < n; ++i) hs_->patterns_in(p[i], len[i], &ids[i]);
   } else if (literal_) {
@@ -423,7 +424,7 @@ void sort_unique(std::vector<uint32_t>* v) {
 void DpiEngine::group_patterns_among(int32_t group, const std::vector<uint32_t>& ids, std::vector<uint32_t>* found) const {
   const auto gi = static_cast<uint32_t>(group);
   for (uint32_t id : ids) {
-    if (id + 1 >= member_begin_.size()) continue;  // not a pattern of the rule set
+    if (id >= member_begin_.size() - 1) continue;  // not a pattern of the rule set (size >= 2)
     for (uint32_t k = member_begin_[id]; k < member_begin_[id + 1]; ++k) {
       if (members_[k].group == gi) found->push_back(members_[k].local);
     }
@@ -514,7 +515,10 @@ void DpiEngine::items_by_group(const PacketInfo* p, size_t b0, size_t b1, std::v
     const int m = candidate_groups(p[i], cand);
     for (int c = 0; c < m; ++c) items->push_back(BatchItem{static_cast<uint32_t>(cand[c]), static_cast<uint32_t>(i)});
   }
-  std::stable_sort(items->begin(), items->end(), [](const BatchItem& a, const BatchItem& c) { return a.group < c.group; });
+  // (group, packet) pairs are unique: sorted by both, the order is the stable one by group, without
+  // the buffer std::stable_sort allocates.
+  std::sort(items->begin(), items->end(),
+            [](const BatchItem& a, const BatchItem& c) { return a.group != c.group ? a.group < c.group : a.packet < c.packet; });
 }
 
 void DpiEngine::walk_groups(const PacketInfo* p, const std::vector<BatchItem>& items, size_t batch, size_t group,
@@ -544,7 +548,7 @@ void DpiEngine::walk_groups(const PacketInfo* p, const std::vector<BatchItem>& i
 
 void DpiEngine::match_batch_literal(const PacketInfo* p, size_t n, std::vector<uint32_t>* rules, size_t batch,
                                     size_t group) const {
-  // Per thread, so that the app's bursts allocate nothing once the first have run.
+  // Per thread, so that the app's bursts reuse them.
   thread_local std::vector<BatchItem> items, dense_items;
   thread_local std::vector<uint8_t> state;  // per packet of the batch: kUnscanned, kSparse, kDense
   thread_local std::vector<std::vector<uint32_t>> ids;

@@ -80,7 +80,7 @@ class HyperscanPatterns;
 class LiteralFilter;
 
 // How stage 1 finds the patterns of a payload on the CPU. All find the same patterns, so every
-// path gives the same rules (hyperscan_test, dpi_test); they differ in speed with the traffic
+// path gives the same rules (stage1_engines_test); they differ in speed with the traffic
 // (docs/RESULTS.md).
 enum class Stage1 {
   kAhoCorasick,  // the port groups' automata; batched paths walk them in lockstep (G-Opt)
@@ -111,6 +111,7 @@ class DpiEngine {
   void patterns_in(const PacketInfo& p, std::vector<uint32_t>* ids) const;
   // patterns_in for n payloads (p[i][0 .. len[i])): the automaton's lockstep walk, or the literal
   // filter with the payloads dense in candidates handed to that walk, or Hyperscan one at a time.
+  // Throws std::invalid_argument where batch or group is 0.
   void patterns_in_batch(const uint8_t* const* p, const uint32_t* len, size_t n, std::vector<uint32_t>* ids,
                          size_t batch = 8192, size_t group = 32) const;
   // Stages 1 and 2: sorted sids of the rules that match. One packet at a time: the baseline.

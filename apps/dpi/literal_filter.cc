@@ -268,7 +268,8 @@ bool LiteralFilter::scan(const uint8_t* p, size_t n, bool bounded, std::vector<u
 
 void patterns_in_hybrid(const LiteralFilter& filter, const AhoCorasick& ac, const uint8_t* const* p, const uint32_t* len,
                         size_t n, std::vector<uint32_t>* out, size_t batch, size_t group) {
-  // Per thread, so that the dpi app's bursts allocate nothing once the first have run.
+  if (batch == 0 || group == 0) throw std::invalid_argument("patterns_in_hybrid: batch and group must be > 0");
+  // Per thread, so that the dpi app's bursts reuse them.
   thread_local std::vector<const uint8_t*> dense_p;
   thread_local std::vector<uint32_t> dense_len;
   thread_local std::vector<size_t> dense_at;

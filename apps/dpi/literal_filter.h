@@ -99,7 +99,8 @@ class LiteralFilter {
 // Stage 1 of n payloads (Stage1::kLiteral's batched path; bench dpi's stage1_literal_hybrid): the
 // filter on each (patterns_in_if_sparse); the payloads dense with candidates go, per batch of
 // `batch`, to the automaton's batched walk (AhoCorasick::patterns_in_batch, groups of `group`),
-// whose cost does not grow with matches. out[i] as AhoCorasick::patterns_in gives it.
+// whose cost does not grow with matches. out[i] as AhoCorasick::patterns_in gives it. Throws
+// std::invalid_argument where batch or group is 0.
 void patterns_in_hybrid(const LiteralFilter& filter, const AhoCorasick& ac, const uint8_t* const* p, const uint32_t* len,
                         size_t n, std::vector<uint32_t>* out, size_t batch, size_t group);
 
