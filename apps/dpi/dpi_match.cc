@@ -515,6 +515,10 @@ void DpiEngine::items_by_group(const PacketInfo* p, size_t b0, size_t b1, std::v
     const int m = candidate_groups(p[i], cand);
     for (int c = 0; c < m; ++c) items->push_back(BatchItem{static_cast<uint32_t>(cand[c]), static_cast<uint32_t>(i)});
   }
+  sort_by_group(items);
+}
+
+void DpiEngine::sort_by_group(std::vector<BatchItem>* items) {
   // (group, packet) pairs are unique: sorted by both, the order is the stable one by group, without
   // the buffer std::stable_sort allocates.
   std::sort(items->begin(), items->end(),
@@ -549,38 +553,34 @@ void DpiEngine::walk_groups(const PacketInfo* p, const std::vector<BatchItem>& i
 void DpiEngine::match_batch_literal(const PacketInfo* p, size_t n, std::vector<uint32_t>* rules, size_t batch,
                                     size_t group) const {
   // Per thread, so that the app's bursts reuse them.
-  thread_local std::vector<BatchItem> items, dense_items;
-  thread_local std::vector<uint8_t> state;  // per packet of the batch: kUnscanned, kSparse, kDense
-  thread_local std::vector<std::vector<uint32_t>> ids;
-  thread_local std::vector<uint32_t> found;
-  enum : uint8_t { kUnscanned, kSparse, kDense };
+  thread_local std::vector<BatchItem> dense_items;
+  thread_local std::vector<uint32_t> ids, found;
   for (size_t b0 = 0; b0 < n; b0 += batch) {
     const size_t b1 = std::min(n, b0 + batch);
-    items_by_group(p, b0, b1, &items);
-    if (ids.size() < b1 - b0) ids.resize(b1 - b0);
-    state.assign(b1 - b0, kUnscanned);
     dense_items.clear();
-    // Stage 1 once for each payload some group applies to (none for the others). The payloads
-    // dense with candidates go to their groups' automata as the automata's batched path takes
-    // them; stage 2 of the others starts from the filter's ids, group by group, so that a
-    // group's rules stay in the caches while its items are decided.
-    for (const BatchItem& it : items) {
-      const PacketInfo& pi = p[it.packet];
-      uint8_t& st = state[it.packet - b0];
-      std::vector<uint32_t>& own = ids[it.packet - b0];
-      if (st == kUnscanned) {
-        own.clear();
-        st = !pi.payload || literal_->patterns_in_if_sparse(pi.payload, pi.len, &own) ? kSparse : kDense;
-      }
-      if (st == kDense) {
-        dense_items.push_back(it);
+    // Stage 1 once for each payload some group applies to (none for the others). Stage 2 of the
+    // payloads the filter keeps starts from its ids, packet by packet (the order costs nothing
+    // here: sorting a burst's items by group did not pay for itself); those dense with
+    // candidates go to their groups' automata as the automata's batched path takes them.
+    for (size_t i = b0; i < b1; ++i) {
+      int32_t cand[3];
+      const int m = candidate_groups(p[i], cand);
+      if (m == 0) continue;
+      ids.clear();
+      if (p[i].payload && !literal_->patterns_in_if_sparse(p[i].payload, p[i].len, &ids)) {
+        for (int c = 0; c < m; ++c) dense_items.push_back(BatchItem{static_cast<uint32_t>(cand[c]), static_cast<uint32_t>(i)});
         continue;
       }
-      found.clear();
-      group_patterns_among(static_cast<int32_t>(it.group), own, &found);
-      group_rules(*groups_[it.group], pi, found, &rules[it.packet]);
+      for (int c = 0; c < m; ++c) {
+        found.clear();
+        group_patterns_among(cand[c], ids, &found);
+        group_rules(*groups_[cand[c]], p[i], found, &rules[i]);
+      }
     }
-    walk_groups(p, dense_items, batch, group, rules);
+    if (!dense_items.empty()) {
+      sort_by_group(&dense_items);
+      walk_groups(p, dense_items, batch, group, rules);
+    }
     for (size_t i = b0; i < b1; ++i) sort_unique(&rules[i]);
   }
 }

@@ -152,6 +152,7 @@ class DpiEngine {
     uint32_t group, packet;
   };
   void items_by_group(const PacketInfo* p, size_t b0, size_t b1, std::vector<BatchItem>* items) const;
+  static void sort_by_group(std::vector<BatchItem>* items);
   // Stages 1 and 2 of the items (sorted by group) through their groups' automata, each group's
   // items walked in lockstep; appends to rules[packet].
   void walk_groups(const PacketInfo* p, const std::vector<BatchItem>& items, size_t batch, size_t group,
