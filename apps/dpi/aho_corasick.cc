@@ -241,8 +241,12 @@ void AhoCorasick::patterns_in_batch(const uint8_t* const* p, const uint32_t* len
   sets.reserve(group, patterns_.size());
   IdSetsGuard guard;
   const AcView& v = view_;
-  std::vector<uint32_t> order;
-  std::vector<Pending> pend(kStretch * kMaxGroup + 1);
+  // Scratch per thread, grown to fit and never cleared (every entry is written before it is read):
+  // the dpi app calls this per burst and group, a few payloads at a time, where allocating and
+  // zeroing them each call cost more than the walk.
+  thread_local std::vector<uint32_t> order;
+  thread_local std::vector<Pending> pend;
+  if (pend.size() < kStretch * kMaxGroup + 1) pend.resize(kStretch * kMaxGroup + 1);
   uint32_t x[kMaxGroup];
   const uint8_t* q[kMaxGroup];
   std::vector<uint32_t>* o[kMaxGroup];
@@ -258,7 +262,11 @@ void AhoCorasick::patterns_in_batch(const uint8_t* const* p, const uint32_t* len
     uint32_t id;
     uint32_t i;  // the pending step, in the chunk
   };
-  std::vector<Candidate> cand(kChunk * std::max<size_t>(max_reports_, kAcRepPad) + kAcRepPad), head(cand.size());
+  thread_local std::vector<Candidate> cand, head;
+  if (const size_t need = kChunk * std::max<size_t>(max_reports_, kAcRepPad) + kAcRepPad; cand.size() < need) {
+    cand.resize(need);
+    head.resize(need);
+  }
   auto resolve = [&](size_t np, uint32_t from) {
     for (size_t c0 = 0; c0 < np; c0 += kChunk) {
       const size_t c = std::min(kChunk, np - c0);
