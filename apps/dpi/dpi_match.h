@@ -122,8 +122,8 @@ class DpiEngine {
   // items, sorted by automaton and then by payload length, and each automaton's items are walked
   // `group` at a time in lockstep (AhoCorasick::patterns_in_batch); stage 2 then runs per item.
   // With Hyperscan as stage 1: one scan per payload, then stage 2 from its ids. With the literal
-  // filter: the filter over each payload, stage 2 from its ids group by group; the payloads dense
-  // with candidates through their groups' automata as above.
+  // filter: the filter over each payload and stage 2 from its ids; the payloads dense with
+  // candidates through their groups' automata as above.
   // sids[0 .. n) get what match() gives (each vector cleared first).
   void match_batch(const PacketInfo* p, size_t n, std::vector<uint32_t>* sids, size_t batch = 8192,
                    size_t group = 32) const;
@@ -178,7 +178,8 @@ class DpiEngine {
   Stage1 stage1_;
   AhoCorasick all_;
   std::unique_ptr<HyperscanPatterns> hs_;  // kHyperscan: every pattern
-  std::unique_ptr<LiteralFilter> literal_;  // kLiteral: every pattern (dense payloads: all_)
+  // kLiteral: every pattern (dense payloads: the groups' automata for rules, all_ for ids alone)
+  std::unique_ptr<LiteralFilter> literal_;
   std::vector<std::unique_ptr<Group>> groups_;
   // The groups each pattern is in, with its local id there: pattern id k's are
   // members_[member_begin_[k] .. member_begin_[k + 1]) (stage 2 from a stage 1 over every pattern).
