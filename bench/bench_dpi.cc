@@ -191,15 +191,22 @@ int run_bench(const BenchDpiOptions& o) {
       const std::string sfx = "_t" + std::to_string(t);
       const std::string on = ", " + std::to_string(t) + " thread" + (t > 1 ? "s" : "");
       std::vector<double> secs;
-      // A stage-1 row: o.reps repetitions of `range` over the packets split among t threads, each
-      // packet's ids checked against the baseline's.
-      const auto stage1_row = [&](const std::string& path, const std::string& note, const auto& range) {
+      // A row: o.reps repetitions of `range` over the packets split among t threads, each packet's
+      // output checked against `ref` (the baseline's ids, or `rules`'s sids).
+      const auto timed_row = [&](const std::string& path, const std::string& note,
+                                 const std::vector<std::vector<uint32_t>>& ref, const auto& range) {
         secs.clear();
         for (int r = 0; r < o.reps; ++r) {
           secs.push_back(rep_seconds([&] { return parallel(n, t, o.core, range); }));
         }
-        check(path + sfx, want);
+        check(path + sfx, ref);
         rows.push_back({path + sfx, note + on, double(n), secs});
+      };
+      const auto stage1_row = [&](const std::string& path, const std::string& note, const auto& range) {
+        timed_row(path, note, want, range);
+      };
+      const auto rules_row = [&](const std::string& path, const std::string& note, const auto& range) {
+        timed_row(path, note, want_sids, range);
       };
       stage1_row("stage1_baseline", "Aho-Corasick, one packet at a time", [&](size_t b, size_t e) {
         for (size_t i = b; i < e; ++i) ac.patterns_in(ptr[i], len[i], &got[i]);
@@ -252,15 +259,6 @@ int run_bench(const BenchDpiOptions& o) {
           rows.push_back({"gpu", "skipped: " + gpu_why, double(n), {}});
         }
       }
-      // A rules row: as stage1_row, each packet's sids checked against `rules`'s.
-      const auto rules_row = [&](const std::string& path, const std::string& note, const auto& range) {
-        secs.clear();
-        for (int r = 0; r < o.reps; ++r) {
-          secs.push_back(rep_seconds([&] { return parallel(n, t, o.core, range); }));
-        }
-        check(path + sfx, want_sids);
-        rows.push_back({path + sfx, note + on, double(n), secs});
-      };
       rules_row("rules", "stages 1 and 2: port groups, content conditions, one at a time", [&](size_t b, size_t e) {
         for (size_t i = b; i < e; ++i) engine.match(info[i], &got[i]);
       });

@@ -15,7 +15,6 @@
 #include "apps/dpi/ids_rules.h"
 #include "apps/dpi/dpi_test_rules.h"
 #include "apps/dpi/dpi_test_traffic.h"
-#include "core/rng.h"
 #include "core/usage_error.h"
 #include "tests/test_util.h"
 
@@ -65,13 +64,10 @@ TEST(Hyperscan, FindsWhatAhoCorasickFindsOnEveryKindOfPayload) {
     }
   }
   // Random bytes with NUL bytes and patterns spliced at the edges of the payload.
-  Rng rng(5, 1);
-  for (int k = 0; k < 2000; ++k) {
-    std::string b(rng.next() % 300, '\0');
-    for (char& c : b) c = (rng.next() % 4 == 0) ? '\0' : static_cast<char>(rng.next());
-    const Pattern& pat = et_rules().patterns[rng.next() % et_rules().patterns.size()];
-    b = (k % 2 ? pat.bytes + b : b + pat.bytes);
-    compare(reinterpret_cast<const uint8_t*>(b.data()), static_cast<uint32_t>(b.size()), "random " + std::to_string(k));
+  const std::vector<std::string> edges = test_traffic::edge_payloads(5, 2000, false);
+  for (size_t k = 0; k < edges.size(); ++k) {
+    compare(reinterpret_cast<const uint8_t*>(edges[k].data()), static_cast<uint32_t>(edges[k].size()),
+            "random " + std::to_string(k));
   }
   compare(reinterpret_cast<const uint8_t*>(""), 0, "empty");
   EXPECT_GT(with_match, 3000u);

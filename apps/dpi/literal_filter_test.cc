@@ -128,17 +128,9 @@ TEST(LiteralFilter, EqualsTheAutomatonOnEmergingThreats) {
     }
   }
   // Random bytes with NUL bytes, patterns spliced at either edge (in random case where nocase).
-  Rng rng(7, 1);
-  for (int k = 0; k < 4000; ++k) {
-    std::string b(rng.next() % 300, '\0');
-    for (char& c : b) c = (rng.next() % 4 == 0) ? '\0' : static_cast<char>(rng.next());
-    const Pattern& pat = pats[rng.next() % pats.size()];
-    std::string w = pat.bytes;
-    if (pat.nocase) {
-      for (char& c : w) c = static_cast<char>(rng.next() % 2 ? std::toupper(static_cast<unsigned char>(c)) : c);
-    }
-    b = k % 2 ? w + b : b + w;
-    compare(reinterpret_cast<const uint8_t*>(b.data()), b.size(), "random " + std::to_string(k));
+  const std::vector<std::string> edges = test_traffic::edge_payloads(7, 4000, true);
+  for (size_t k = 0; k < edges.size(); ++k) {
+    compare(reinterpret_cast<const uint8_t*>(edges[k].data()), edges[k].size(), "random " + std::to_string(k));
   }
   EXPECT_GT(with_match, 5000u);
   EXPECT_LT(with_match, payloads);
