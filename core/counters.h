@@ -47,11 +47,34 @@ struct alignas(kCacheLine) Counters {
   }
   // Every frame of a burst whose verdicts are final: received, then forwarded or dropped. One pass
   // after the app's stages, rather than a count inside each, keeps the per-port vector out of them.
+  // The sums run in locals: a store through the per-port vector may alias the members, so summing
+  // into them would load and store each one per frame.
   void count(const PacketBatch& b) {
+    uint64_t rx_b = 0, tx_p = 0, tx_b = 0, flooded = 0;
+    uint64_t* const per_port = tx_per_port.data();
+    const size_t ports = tx_per_port.size();
     for (uint32_t i = 0; i < b.size; ++i) {
-      received(b.len[i]);
-      verdict(b.verdict[i], b.len[i]);
+      const uint32_t v = b.verdict[i];
+      const uint32_t len = b.len[i];
+      rx_b += len;
+      if (Verdict::is_drop(v)) {
+        drop(Verdict::reason(v));
+        continue;
+      }
+      ++tx_p;
+      tx_b += len;
+      const uint32_t port = Verdict::port(v);
+      if (port == Verdict::kFloodPort) {
+        ++flooded;
+      } else if (port < ports) {
+        ++per_port[port];
+      }
     }
+    rx_packets += b.size;
+    rx_bytes += rx_b;
+    tx_packets += tx_p;
+    tx_bytes += tx_b;
+    tx_flooded += flooded;
   }
   // A frame counted as forwarded with verdict `v` that the output could not send after all: it
   // becomes a drop for kTxError.

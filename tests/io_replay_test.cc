@@ -64,6 +64,41 @@ TEST(ReplaySource, ServesAllFramesInOrderOnce) {
   EXPECT_EQ(pool.available(), pool.num_cells()) << "no cell leaked";
 }
 
+// Frames are copied as whole 64-byte lines where the store and the cell have room for the last
+// line, else byte by byte: every length from 0 to 300 (ending the store with the shortest, whose
+// last line would run past it), into cells of 256 bytes (a 128-byte frame limit, longer frames
+// truncated). A line copied too far would reach the next cell's headroom, which stays as filled.
+TEST(ReplaySource, CopiesEveryLengthUpToTheStoresEnd) {
+  PacketStore s;
+  std::vector<uint8_t> f;
+  for (int len = 300; len >= 0; --len) {
+    f.resize(len);
+    for (int j = 0; j < len; ++j) f[j] = static_cast<uint8_t>(len * 31 + j);
+    s.add(f.data(), static_cast<uint32_t>(len), static_cast<uint32_t>(len), 0);
+  }
+  PacketPool pool(512, 256);
+  ASSERT_EQ(pool.max_frame(), 128u);
+  for (uint32_t c = 0; c < pool.num_cells(); ++c) {
+    std::memset(pool.data(c) - PacketPool::kHeadroom, 0xA5, PacketPool::kHeadroom);
+  }
+  ReplaySource src(s, 1);
+  PacketBatch batch;
+  uint64_t k = 0;
+  while (src.rx_burst(pool, batch) != 0) {
+    for (uint32_t i = 0; i < batch.size; ++i, ++k) {
+      expect_frame(pool, batch, i, s, k);
+      const uint8_t* head = pool.data(batch.cell[i]) - PacketPool::kHeadroom;
+      for (uint32_t j = 0; j < PacketPool::kHeadroom; ++j) ASSERT_EQ(head[j], 0xA5) << "frame " << k;
+    }
+    batch.clear();  // the cells stay taken: each frame lands in a fresh one
+  }
+  EXPECT_EQ(k, 301u);
+  for (uint32_t c = 0; c < pool.num_cells(); ++c) {
+    const uint8_t* head = pool.data(c) - PacketPool::kHeadroom;
+    for (uint32_t j = 0; j < PacketPool::kHeadroom; ++j) ASSERT_EQ(head[j], 0xA5) << "cell " << c;
+  }
+}
+
 TEST(ReplaySource, Loops) {
   const PacketStore s = make_store(10);
   PacketPool pool(1024);
