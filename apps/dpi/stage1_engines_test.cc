@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -25,6 +26,10 @@
 #include "tests/test_util.h"
 
 namespace tandem::dpi {
+
+// The parameter by name in the tests' descriptions (found by argument-dependent lookup).
+static void PrintTo(Stage1 s, std::ostream* os) { *os << stage1_name(s); }
+
 namespace {
 
 using test_rules::et_files;

@@ -2,7 +2,8 @@
 # Session 11, call 2: the framework's per-packet costs on one core. A/B of echo through bench cores:
 # "old" is the commit before (libc memcpy of each replayed frame; Counters::count summing into the
 # members), "new" the working tree (64-byte line copies; sums in locals). Three alternating pairs on
-# one worker, one pair on 15; and what a clock read costs here.
+# one worker, one pair on 15; and what a clock read costs here. The old files come from
+# `git show 81ad71e:FILE` into .gl/ab/ (replay_source_old.cc, counters_old.h).
 set -u
 cd "$(dirname "$0")/../../.."
 . scripts/device/common.sh
