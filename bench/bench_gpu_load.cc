@@ -2,7 +2,7 @@
 // path and each GPU offload mode at several MAX_WAIT values, through the real router data path
 // (sched/workers.h: workers, RSS queues, the offload engine). Each configuration's peak is
 // measured first (unpaced); then packets are offered on a schedule at fractions of that peak, and
-// latency runs from each packet's scheduled arrival to its burst's transmission.
+// latency runs from each packet's scheduled arrival to its verdict.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -192,7 +192,7 @@ int run_bench(const GpuLoadOptions& o) {
                                          {"burst", o.burst}, {"batch", o.batch}, {"slots", o.slots},
                                          {"point_ms", o.point_ms}, {"floor_us", o.floor_us}, {"cores", o.cores},
                                          {"rx_hold_us", o.rx_hold_us}, {"engine", o.engine},
-                                         {"latency", "per packet, scheduled arrival to transmission"}}},
+                                         {"latency", "per packet, scheduled arrival to verdict"}}},
                              {"configs", configs}};
     bench::write_json(o.json, report);
     std::printf("wrote %s\n", o.json.c_str());

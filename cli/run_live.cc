@@ -300,7 +300,7 @@ WorkersResult LiveRun::run(const ForwardApp& app, WorkersConfig wc, PacketSink* 
       per_worker("tandem_dropped_packets_total", "counter", "Packets a worker dropped, for any reason.", &WorkerProgress::dropped);
       per_worker("tandem_wire_bytes_total", "counter", "Bytes received, with 24 bytes of Ethernet overhead per frame.",
                  &WorkerProgress::wire_bytes);
-      per_worker("tandem_latency_seconds_sum", "counter", "Receipt to transmission, summed over the packets.",
+      per_worker("tandem_latency_seconds_sum", "counter", "Receipt to verdict, summed over the packets.",
                  &WorkerProgress::latency_ns, 1e-9);
       per_worker("tandem_latency_packets_total", "counter", "Packets in tandem_latency_seconds_sum.",
                  &WorkerProgress::latency_packets);

@@ -28,14 +28,11 @@ class ArrivalClock {
   // When the oldest packet not yet taken arrived (or arrives).
   uint64_t next_arrival() const { return arrival(sent_); }
   // Books `n` packets just received; returns the first one's arrival time and sets the spacing.
-  uint64_t take(uint32_t n, uint64_t* spacing_ns) { return take(n, spacing_ns, paced_ ? 0 : now_ns()); }
-  // The same, where the caller has read the clock when it began to receive them (`began`, used
-  // when unpaced).
-  uint64_t take(uint32_t n, uint64_t* spacing_ns, uint64_t began) {
+  uint64_t take(uint32_t n, uint64_t* spacing_ns) {
     if (!paced_) {
       *spacing_ns = 0;
       sent_ += n;
-      return began;
+      return now_ns();
     }
     const uint64_t first = arrival(sent_);
     sent_ += n;

@@ -134,24 +134,24 @@ uint32_t drop_oversize(PacketPool& pool, PacketBatch& b, Counters& c) {
   return received - kept;
 }
 
-// Everything that happens to a burst after its verdicts are final: verification, output (first
-// pass only), wire bytes, freeing the cells, then its latency.
+// Everything that happens to a burst after its verdicts are final: latency, verification,
+// output (first pass only), wire bytes, freeing the cells.
 class BurstFinisher {
  public:
   BurstFinisher(PacketPool& pool, const ForwardApp* ref, PacketSink* sink, uint64_t first_pass, WorkersResult& r)
       : pool_(pool), ref_(ref), sink_(sink), first_pass_(first_pass), r_(r) {}
 
-  // `n` packets were transmitted at time t (after finish); packet i arrived at
-  // first_arrival + i * spacing.
-  void record_latency(uint32_t n, uint64_t first_arrival, uint64_t spacing, uint64_t t) {
+  // The verdicts are ready now: packet i arrived at first_arrival + i * spacing.
+  void verdicts_ready(const PacketBatch& b, uint64_t first_arrival, uint64_t spacing) {
+    const uint64_t t = now_ns();
     if (spacing == 0) {
-      r_.latency.record(t - first_arrival, n);
-      latency_sum_ += (t - first_arrival) * n;
+      r_.latency.record(t - first_arrival, b.size);
+      latency_sum_ += (t - first_arrival) * b.size;
     } else {
-      for (uint32_t i = 0; i < n; ++i) r_.latency.record(t - (first_arrival + i * spacing));
-      latency_sum_ += (t - first_arrival) * n - spacing * (uint64_t{n} * (n - 1) / 2);
+      for (uint32_t i = 0; i < b.size; ++i) r_.latency.record(t - (first_arrival + i * spacing));
+      latency_sum_ += (t - first_arrival) * b.size - spacing * (uint64_t{b.size} * (b.size - 1) / 2);
     }
-    latency_packets_ += n;
+    latency_packets_ += b.size;
   }
 
   // `removed`: frames of the burst taken out before the app saw it (oversize), which count towards
@@ -242,13 +242,7 @@ struct BurstInFlight {
 // One worker on a CPU path: receive, forward, finish, one burst at a time. `Src` is ReplaySource
 // (its calls inlined: the peak-rate loop) or any PacketSource. kTiming: the stages of every burst
 // (or its receive alone) are timed into r.stages (core/stage_times.h); kOff: the loop reads no
-// clock of its own but the one read a burst for its latency.
-//
-// A packet's latency runs from when the worker began to receive its burst (unpaced) or from its
-// arrival on the schedule (paced) to when its burst was transmitted. One clock read a burst serves
-// both ends where the loop runs back to back: the time a burst left is when the next one began to
-// be received. After anything the loop waited for (a paced gap, an empty poll), the clock is read
-// again before receiving.
+// clock of its own.
 template <StageTiming kTiming, class Src>
 void cpu_worker(const ForwardApp& app, int w, Src& src, RxBudget budget, double rate, const WorkersConfig& cfg,
                 uint64_t start_ns, WorkersResult& r, BurstFinisher& fin, PacketPool& pool) {
@@ -260,31 +254,23 @@ void cpu_worker(const ForwardApp& app, int w, Src& src, RxBudget budget, double 
   constexpr bool kRxTimed = kTiming != StageTiming::kOff;
   StageTimes& st = r.stages;
   const uint64_t loop0 = kRxTimed ? stage_ticks() : 0;
-  uint64_t left = 0;         // when the last burst was transmitted
-  bool back_to_back = false; // and nothing was waited for since
   while (!budget.done()) {
     if (cfg.rcu) cfg.rcu->quiescent(w);  // between bursts: no table pointer held
     uint32_t n;
-    while ((n = clock.available(cfg.burst)) == 0 && !stop_asked(cfg)) {
-      cpu_relax();
-      back_to_back = false;
-    }
+    while ((n = clock.available(cfg.burst)) == 0 && !stop_asked(cfg)) cpu_relax();
     if (time_to_stop(cfg, deadline, r)) break;
     const uint32_t claimed = budget.claim(n);
     if (claimed == 0) {  // live: the count is claimed by other queues for now
       cpu_relax();
-      back_to_back = false;
       continue;
     }
     src.set_burst(claimed);
-    const uint64_t began = back_to_back || clock.paced() ? left : now_ns();
     uint64_t t = 0;
     if constexpr (kRxTimed) t = stage_ticks();
     const uint32_t got = src.rx_burst(pool, b);
     if constexpr (kRxTimed) st.lap(Stage::kReceive, t);
     budget.received(claimed, got);
     if (got == 0) {
-      back_to_back = false;
       if (pool.available() < PacketBatch::kCapacity) throw std::logic_error("worker: packet pool ran dry");
       if (!src.live()) break;
       idle.empty(src);
@@ -292,7 +278,7 @@ void cpu_worker(const ForwardApp& app, int w, Src& src, RxBudget budget, double 
     }
     idle.got();
     uint64_t spacing = 0;
-    const uint64_t first = clock.take(b.size, &spacing, began);
+    const uint64_t first = clock.take(b.size, &spacing);
     const uint32_t oversize = drop_oversize(pool, b, r.counters);
     if (cfg.path == LookupPath::kScalar) {
       if constexpr (kTimed) t = stage_ticks();
@@ -304,14 +290,11 @@ void cpu_worker(const ForwardApp& app, int w, Src& src, RxBudget budget, double 
       app.forward_batched(pool, b, r.counters);
     }
     if constexpr (kRxTimed) st.packets += b.size;
-    const uint32_t sent = b.size;
     if constexpr (kTimed) t = stage_ticks();
+    fin.verdicts_ready(b, first, spacing);
+    if constexpr (kTimed) t = st.lap(Stage::kLatency, t);
     fin.finish(b, oversize);
-    if constexpr (kTimed) t = st.lap(Stage::kTransmit, t);
-    left = now_ns();
-    back_to_back = true;
-    fin.record_latency(sent, first, spacing, left);
-    if constexpr (kTimed) st.lap(Stage::kLatency, t);
+    if constexpr (kTimed) st.lap(Stage::kTransmit, t);
   }
   if constexpr (kRxTimed) {
     st.total_ticks = stage_ticks() - loop0;
@@ -359,9 +342,8 @@ void gpu_worker(const ForwardApp& app, int w, Src& src, RxBudget budget, double 
         }
         app.apply(pool, s.batch, s.keys, result, r.counters);
         if (s.keys.count) engine.release(s.ticket);
-        const uint32_t sent = s.batch.size;
+        fin.verdicts_ready(s.batch, s.first_arrival, s.spacing);
         fin.finish(s.batch, s.oversize);
-        fin.record_latency(sent, s.first_arrival, s.spacing, now_ns());
         ++head;
         progress = true;
       }

@@ -83,7 +83,7 @@ struct WorkersConfig {
 
 struct WorkersResult {
   Counters counters;
-  LatencyHistogram latency;  // per packet, arrival to transmission
+  LatencyHistogram latency;  // per packet, arrival to verdict
   uint64_t wire_bytes = 0;   // captured bytes + 24 per frame (preamble, FCS, gap)
   uint64_t verify_checked = 0;
   uint64_t verify_mismatches = 0;

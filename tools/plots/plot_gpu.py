@@ -290,7 +290,7 @@ def plot_load(report, src, out_path, xkey):
         xlabel = xlabel[:-1] + ("; offered where achieved is missing)" if xkey == "achieved_mpps"
                                 else "; achieved where offered is missing)")
     for ax, what in zip(axes, ("p50", "p99")):
-        ax.set_title(f"{what} latency per packet (scheduled arrival to transmission)", fontsize=11)
+        ax.set_title(f"{what} latency per packet (scheduled arrival to verdict)", fontsize=11)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(f"{what} latency (µs, log)")
         ax.set_yscale("log")

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Session 11, call 3: "old" is the commit before this work (81ad71e: libc memcpy of each replayed
 # frame, Counters::count summing into the members, two clock reads a burst), "new" the working tree
-# (64-byte line copies, sums in locals, one clock read a burst). Four alternating pairs of bench
-# cores --app echo on 1 and 15 workers. The old files come from `git show 81ad71e:FILE` into .gl/ab2/.
+# at b6d91f8 (64-byte line copies, sums in locals, one clock read a burst; that read was taken back
+# after this call, see run3.sh). Four alternating pairs of bench cores --app echo on 1 and 15
+# workers. The old files come from `git show 81ad71e:FILE` into .gl/ab2/.
 set -u
 cd "$(dirname "$0")/../../.."
 . scripts/device/common.sh
