@@ -1,6 +1,7 @@
 #include "io/dpdk_port.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -13,6 +14,7 @@
 
 #ifdef TANDEM_HAVE_DPDK_ETHDEV
 
+#include <rte_alarm.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -337,6 +339,29 @@ DpdkPorts::DpdkPorts(const std::string& eal_args, const std::vector<std::string>
   }
 }
 
+namespace {
+
+// The memif driver takes a disconnecting peer down on EAL's interrupt thread: it lowers the link
+// first and unmaps the shared regions after. Stopping the port from here while that handler still
+// runs frees the regions twice. Alarms run on the same thread as interrupt handlers, one at a time,
+// so once an alarm set now has run, the handler that lowered the link has returned.
+void drain_interrupt_thread() {
+  std::atomic<bool> ran{false};
+  auto mark = [](void* flag) { static_cast<std::atomic<bool>*>(flag)->store(true, std::memory_order_release); };
+  if (rte_eal_alarm_set(1, mark, &ran) != 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return;
+  }
+  const uint64_t until = now_ns() + 1000000000;
+  while (!ran.load(std::memory_order_acquire) && now_ns() < until) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  // Waits for a callback that has started; `ran` must outlive it.
+  rte_eal_alarm_cancel(mark, &ran);
+}
+
+}  // namespace
+
 DpdkPorts::~DpdkPorts() {
   // A memif port's transmit ring lies in memory shared with the peer, which reads it on its own
   // time; stopping the port unmaps it, and what the peer has not read yet is gone. The driver cannot
@@ -351,6 +376,7 @@ DpdkPorts::~DpdkPorts() {
     while (now_ns() < until && rte_eth_link_get_nowait(p.id, &link) == 0 && link.link_status) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
+    if (!link.link_status) drain_interrupt_thread();
   }
   for (const Port& p : ports_) {
     rte_eth_dev_stop(p.id);
