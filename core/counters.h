@@ -38,17 +38,19 @@ struct alignas(kCacheLine) Counters {
     }
     ++tx_packets;
     tx_bytes += len;
+    if (uint64_t* c = port_count(v)) ++*c;
+  }
+  // Where a forwarded verdict `v` is counted besides tx_packets: the flood count, its port's count,
+  // or nowhere for a port the app did not size.
+  uint64_t* port_count(uint32_t v) {
     const uint32_t port = Verdict::port(v);
-    if (port == Verdict::kFloodPort) {
-      ++tx_flooded;
-    } else if (port < tx_per_port.size()) {
-      ++tx_per_port[port];
-    }
+    if (port == Verdict::kFloodPort) return &tx_flooded;
+    return port < tx_per_port.size() ? &tx_per_port[port] : nullptr;
   }
   // Every frame of a burst whose verdicts are final: received, then forwarded or dropped. One pass
   // after the app's stages, rather than a count inside each, keeps the per-port vector out of them.
-  // The sums run in locals: a store through the per-port vector may alias the members, so summing
-  // into them would load and store each one per frame.
+  // The sums run in locals, so port_count() is spelled out here: a store through the per-port vector
+  // may alias the members, so summing into them would load and store each one per frame.
   void count(const PacketBatch& b) {
     uint64_t rx_b = 0, tx_p = 0, tx_b = 0, flooded = 0;
     uint64_t* const per_port = tx_per_port.data();
@@ -81,12 +83,7 @@ struct alignas(kCacheLine) Counters {
   void tx_failed(uint32_t v, uint32_t len) {
     --tx_packets;
     tx_bytes -= len;
-    const uint32_t port = Verdict::port(v);
-    if (port == Verdict::kFloodPort) {
-      --tx_flooded;
-    } else if (port < tx_per_port.size()) {
-      --tx_per_port[port];
-    }
+    if (uint64_t* c = port_count(v)) --*c;
     drop(DropReason::kTxError);
   }
   uint64_t dropped() const {
