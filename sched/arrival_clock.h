@@ -12,11 +12,14 @@ namespace tandem {
 // When each packet of a worker's queue arrives. Unpaced: when the worker receives it. Paced: on
 // the schedule of `rate` packets per second, packet k arriving at start + (k + 1) / rate; like a
 // NIC's receive burst, a poll returns what has arrived so far, up to the burst size.
+// Unpaced arrivals are stamped by the stamp clock (core/clock.h), read twice a burst; paced ones
+// lie on the schedule's steady clock. A verdict's time is read from now(), on the same clock.
 class ArrivalClock {
  public:
   ArrivalClock(double rate_pps, uint64_t start_ns)
       : paced_(rate_pps > 0), ns_per_packet_(paced_ ? 1e9 / rate_pps : 0), start_ns_(start_ns) {}
   bool paced() const { return paced_; }
+  uint64_t now() const { return paced_ ? now_ns() : stamp_ns(); }
   // How many packets, up to `burst`, have arrived and not been taken yet.
   uint32_t available(uint32_t burst) const {
     if (!paced_) return burst;
@@ -32,7 +35,7 @@ class ArrivalClock {
     if (!paced_) {
       *spacing_ns = 0;
       sent_ += n;
-      return now_ns();
+      return stamp_ns();
     }
     const uint64_t first = arrival(sent_);
     sent_ += n;

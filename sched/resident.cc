@@ -214,7 +214,7 @@ class Producer {
     const uint32_t* const lengths = ring_.out_lengths(s);  // lengths(s) unless frames change length
     const uint32_t* const verdicts = ring_.verdicts(s);
     count_slot(app_, ring_, s, n, frames, p.rx_bytes, p.wire_bytes, cfg_.verify, r_);
-    const uint64_t t = now_ns();
+    const uint64_t t = clock_.now();
     if (p.spacing == 0) {
       r_.latency.record(t - p.first_arrival, n);
     } else {
@@ -334,6 +334,7 @@ ResidentResult run_resident(const ForwardApp& app, const PacketStore& input, con
   std::vector<std::exception_ptr> error(n);
   std::atomic<int> ready{0};
   std::atomic<uint64_t> start_ns{0};
+  init_stamp_clock();  // calibrated before any producer starts its clock
   for (GpuSide& side : sides) {
     if (side.runner) side.runner->start();
   }

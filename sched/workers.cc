@@ -141,9 +141,9 @@ class BurstFinisher {
   BurstFinisher(PacketPool& pool, const ForwardApp* ref, PacketSink* sink, uint64_t first_pass, WorkersResult& r)
       : pool_(pool), ref_(ref), sink_(sink), first_pass_(first_pass), r_(r) {}
 
-  // The verdicts are ready now: packet i arrived at first_arrival + i * spacing.
-  void verdicts_ready(const PacketBatch& b, uint64_t first_arrival, uint64_t spacing) {
-    const uint64_t t = now_ns();
+  // The verdicts are ready at `t`: packet i arrived at first_arrival + i * spacing, on the same
+  // clock (ArrivalClock::now()).
+  void verdicts_ready(const PacketBatch& b, uint64_t first_arrival, uint64_t spacing, uint64_t t) {
     if (spacing == 0) {
       r_.latency.record(t - first_arrival, b.size);
       latency_sum_ += (t - first_arrival) * b.size;
@@ -291,7 +291,7 @@ void cpu_worker(const ForwardApp& app, int w, Src& src, RxBudget budget, double 
     }
     if constexpr (kRxTimed) st.packets += b.size;
     if constexpr (kTimed) t = stage_ticks();
-    fin.verdicts_ready(b, first, spacing);
+    fin.verdicts_ready(b, first, spacing, clock.now());
     if constexpr (kTimed) t = st.lap(Stage::kLatency, t);
     fin.finish(b, oversize);
     if constexpr (kTimed) st.lap(Stage::kTransmit, t);
@@ -342,7 +342,7 @@ void gpu_worker(const ForwardApp& app, int w, Src& src, RxBudget budget, double 
         }
         app.apply(pool, s.batch, s.keys, result, r.counters);
         if (s.keys.count) engine.release(s.ticket);
-        fin.verdicts_ready(s.batch, s.first_arrival, s.spacing);
+        fin.verdicts_ready(s.batch, s.first_arrival, s.spacing, clock.now());
         fin.finish(s.batch, s.oversize);
         ++head;
         progress = true;
@@ -491,6 +491,7 @@ WorkersResult run_threads(const ForwardApp& app, const WorkersConfig& cfg, Setup
   std::atomic<uint64_t> start_ns{0};
   std::atomic<int> abort{0};
   std::vector<std::thread> threads;
+  init_stamp_clock();  // calibrated before any worker starts its clock
   const uint64_t ticks0 = stage_ticks(), ns0 = now_ns();  // the tick rate, over the whole run
   for (int w = 0; w < n; ++w) {
     threads.emplace_back([&, w] {
