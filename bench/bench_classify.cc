@@ -96,11 +96,19 @@ int run_bench(const BenchClassifyOptions& o) {
     const bench::DpdkEnv& env = bench::dpdk_start(o.dpdk_mem_mib);
     const auto t_build = std::chrono::steady_clock::now();
     bench::DpdkAcl rte(set.rules, env.socket);
-    dpdk = {{"version", env.version}, {"build_seconds", bench::seconds_since(t_build)}};
+    const std::string best = rte.algorithm();
+    dpdk = {{"version", env.version}, {"build_seconds", bench::seconds_since(t_build)}, {"algorithm", best}};
     rte.set_headers(hdr.data(), o.n);
     for (uint32_t burst : {32u, 256u}) {
-      add_row("dpdk_rte_acl_b" + std::to_string(burst), "DPDK rte_acl_classify, bursts of " + std::to_string(burst) + ", 1 thread",
+      add_row("dpdk_rte_acl_b" + std::to_string(burst),
+              "DPDK rte_acl_classify (" + best + "), bursts of " + std::to_string(burst) + ", 1 thread",
               bench::time_reps(o.reps, [&] { rte.classify(got.data(), burst); }));
+    }
+    // rte_acl's AVX2 method beside its widest, where that is wider: the same vector width as
+    // Tandem's batched lookup.
+    if (best != "avx2" && best.rfind("avx512", 0) == 0 && rte.set_algorithm("avx2")) {
+      add_row("dpdk_rte_acl_avx2_b32", "DPDK rte_acl_classify (avx2), bursts of 32, 1 thread",
+              bench::time_reps(o.reps, [&] { rte.classify(got.data(), 32); }));
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench classify: DPDK rte_acl skipped: %s\n", e.what());

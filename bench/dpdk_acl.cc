@@ -45,10 +45,22 @@ int prefix_len(uint32_t lo, uint32_t hi) {
   return 32 - bits;
 }
 
+// rte_acl's classify methods on x86, widest first: the order in which rte_acl picks its default.
+struct AclAlgorithm {
+  enum rte_acl_classify_alg alg;  // "enum": a function of that name hides the tag
+  const char* name;
+};
+constexpr AclAlgorithm kAlgorithms[] = {{RTE_ACL_CLASSIFY_AVX512X32, "avx512x32"},
+                                        {RTE_ACL_CLASSIFY_AVX512X16, "avx512x16"},
+                                        {RTE_ACL_CLASSIFY_AVX2, "avx2"},
+                                        {RTE_ACL_CLASSIFY_SSE, "sse"},
+                                        {RTE_ACL_CLASSIFY_SCALAR, "scalar"}};
+
 }  // namespace
 
 struct DpdkAcl::Impl {
   rte_acl_ctx* ctx = nullptr;
+  std::string algorithm;
   std::vector<AclInput> input;
   std::vector<const uint8_t*> ptrs;
 };
@@ -91,6 +103,23 @@ DpdkAcl::DpdkAcl(const std::vector<acl::Rule>& rules, int socket) : impl_(std::m
   std::copy(kDefs, kDefs + kNumFields, cfg.defs);
   rc = rte_acl_build(impl_->ctx, &cfg);
   if (rc != 0) throw std::runtime_error("rte_acl_build: " + std::to_string(rc) + " (out of memory on the heap?)");
+  // Named, not left to DPDK's default unseen: the first method this CPU and build allow is the
+  // default's choice (its maximum SIMD width is set when the EAL starts: bench/dpdk_env.cc).
+  for (const AclAlgorithm& a : kAlgorithms) {
+    if (set_algorithm(a.name)) break;
+  }
+}
+
+const std::string& DpdkAcl::algorithm() const { return impl_->algorithm; }
+
+bool DpdkAcl::set_algorithm(const std::string& name) {
+  for (const AclAlgorithm& a : kAlgorithms) {
+    if (name != a.name) continue;
+    if (rte_acl_set_ctx_classify(impl_->ctx, a.alg) != 0) return false;
+    impl_->algorithm = a.name;
+    return true;
+  }
+  return false;
 }
 
 DpdkAcl::~DpdkAcl() {

@@ -28,6 +28,11 @@ class DpdkAcl {
   // Classifies the headers given to set_headers in bursts of `burst`: out[i] = rule index or
   // acl::kNoMatch.
   void classify(uint32_t* out, uint32_t burst) const;
+  // The classify method in use: at first the one rte_acl picks itself, the widest this CPU and
+  // build allow ("avx512x32", "avx512x16", "avx2", "sse" or "scalar").
+  const std::string& algorithm() const;
+  // Switches to the method named so; false where this CPU or build does not have it.
+  bool set_algorithm(const std::string& name);
 
  private:
   struct Impl;
