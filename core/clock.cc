@@ -62,9 +62,6 @@ StampScale stamp_scale_for(const char* clocksource) {
   return s;
 }
 
-const StampScale& stamp_scale() {
-  static const StampScale scale = stamp_scale_for(current_clocksource().c_str());
-  return scale;
-}
+StampScale calibrate_stamp_clock() { return stamp_scale_for(current_clocksource().c_str()); }
 
 }  // namespace tandem

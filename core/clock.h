@@ -26,7 +26,13 @@ struct StampScale {
 // The scale for a kernel whose current clocksource is named `clocksource` (calibrated on this
 // machine's counter when that is "tsc" on x86).
 StampScale stamp_scale_for(const char* clocksource);
-const StampScale& stamp_scale();
+// The scale for this machine's current clocksource.
+StampScale calibrate_stamp_clock();
+// Inline, so that each stamp costs a guard byte's load, not a call.
+inline const StampScale& stamp_scale() {
+  static const StampScale scale = calibrate_stamp_clock();
+  return scale;
+}
 inline void init_stamp_clock() { (void)stamp_scale(); }
 inline bool stamp_clock_uses_tsc() { return stamp_scale().tsc; }
 
