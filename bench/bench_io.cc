@@ -381,14 +381,17 @@ Result measure(const BenchIoOptions& o, const std::string& tp, const std::string
     f = testpmd(fwd_cpus, p.fwd, "--forward-mode=io --port-topology=paired");
     if (!f->wait_for("Rx-pps", 20)) r.error = "testpmd did not start: " + f->tail(6);
   } else {
-    std::vector<std::string> a = {"/proc/self/exe", "run", "--app", "ipv4", "--fib", o.fib, "--device", "cpu",
-                                  "--workers", qs, "--cores", join_cpus(fwd_cpus), "--stats", "off",
-                                  "--rx", p.tandem_rx, "--tx", p.tandem_tx};
+    const std::vector<std::string> extra = words(o.tandem_args);
+    const bool device_given = std::find(extra.begin(), extra.end(), "--device") != extra.end();
+    std::vector<std::string> a = {"/proc/self/exe", "run", "--app", "ipv4", "--fib", o.fib, "--workers", qs,
+                                  "--cores", join_cpus(fwd_cpus), "--stats", "off", "--rx", p.tandem_rx,
+                                  "--tx", p.tandem_tx};
+    if (!device_given) a.insert(a.end(), {"--device", "cpu"});
     if (p.tandem_dpdk) {
       a.push_back("--dpdk");
       a.push_back(eal_base({fwd_cpus.front()}) + " " + p.fwd);
     }
-    for (const std::string& w : words(o.tandem_args)) a.push_back(w);
+    for (const std::string& w : extra) a.push_back(w);
     f = std::make_unique<Child>(a, fwd_cpus);
     if (!f->wait_for("input:", 120)) r.error = "Tandem did not start: " + f->tail(6);
   }
@@ -592,7 +595,8 @@ void register_bench_io(CLI::App& bench) {
   c->add_option("--queues", o->queues, "queues per port (and forwarding cores) to measure")->capture_default_str();
   c->add_option("--forwarders", o->forwarders, "tandem, testpmd")->capture_default_str();
   c->add_option("--tandem-args", o->tandem_args, "more flags for Tandem's run, after the others (e.g. \"--burst 32\"; "
-                "a second --app replaces ipv4)");
+                "a second --app replaces ipv4; the forwarder runs with --device cpu unless these name --device, e.g. "
+                "\"--device gpu --gpu-path resident\")");
   c->add_option("--cores", o->cores, "CPUs to use (generator, sink, then forwarder; default: every CPU allowed)");
   c->add_option("--seconds", o->seconds, "measured seconds per row (1 s samples)")->capture_default_str()
       ->check(CLI::Range(1.0, 3600.0));

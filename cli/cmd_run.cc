@@ -314,10 +314,6 @@ int run(const RunOptions& o) {
       throw UsageError("--out with --tx: capture on the far side of --tx instead, or leave out --tx to write to --out "
                        "what would be sent");
     }
-    if (given(o, "--gpu-path") && o.gpu_path == "resident") {
-      throw UsageError("--rx: the resident path takes captures and generated traffic; live ports run on the CPU or "
-                       "through the offload path (--gpu-path offload)");
-    }
   }
   if (!o.control.empty()) {
     if (scheduled) {
@@ -394,11 +390,6 @@ int run(const RunOptions& o) {
     }
   }
   const std::string gpu_path = resident_app || scheduled || !gpus.empty() ? "resident" : o.gpu_path;
-  if (is_live && gpu_path == "resident" && (o.device == "gpu" || !gpus.empty())) {
-    throw UsageError("--rx: " + (resident_app ? "the " + o.table.app + " app runs on the GPU through the resident path only, which"
-                                              : std::string("--gpus needs the resident path, which")) +
-                     " takes captures and generated traffic; use --device cpu");
-  }
   // The resident path's own defaults (a resident kernel, batches of 1,024 frames), checked now.
   const std::string resident_mode = given(o, "--gpu-mode") ? o.gpu_mode : "persistent";
   const uint32_t resident_batch = given(o, "--batch") ? o.batch : 1024;
@@ -454,11 +445,6 @@ int run(const RunOptions& o) {
       throw UsageError("--control: " + why_control_misses_gpu(app.table_control(), app.name(), gpus.size()));
     }
     if (o.device == "auto" && gpu::available()) std::fprintf(stderr, "device auto: --control: running on the CPU\n");
-  } else if (is_live && gpu_path == "resident") {
-    if (o.device == "auto" && gpu::available()) {
-      std::fprintf(stderr, "device auto: the %s app's GPU path (resident) does not take live ports: running on the CPU\n",
-                   o.table.app.c_str());
-    }
   } else if (no_gpu.empty()) {
     dev = choose_device(o.device, false);
   } else if (o.device == "auto" && gpu::available()) {
@@ -557,6 +543,7 @@ int run(const RunOptions& o) {
     rc.stop = wc.stop;
     rc.rcu = rcu.get();
     rc.gpus = gpus;
+    if (is_live && given(o, "--burst")) rc.burst = o.burst;  // else DPDK's customary 32, as the CPU paths take
     if (gpus.size() > 1) {
       dev_desc = "gpus";
       for (size_t g = 0; g < gpus.size(); ++g) {
@@ -616,6 +603,12 @@ int run(const RunOptions& o) {
   for (;;) {
     wc.sink = !in.windowed() || in.pass() == 1 ? sink.get() : nullptr;  // --out: the first pass
     wc.cell_size = cell_size(in.store());
+    if (live && resident) {
+      rc.ring.cell_size = wc.cell_size;
+      rres = live->run_resident(app, rc, sink.get());
+      res = rres.run;
+      break;
+    }
     if (live) {
       res = live->run(app, wc, sink.get());
       break;
@@ -885,7 +878,7 @@ void register_run(CLI::App& app) {
               "time, and memory stays flat. Refused with --gen, whose traffic is made in memory anyway");
   c->add_option("--workers", o->workers, "worker threads, each with its own receive queue (RSS by flow hash)")
       ->capture_default_str()->check(CLI::Range(1, 256));
-  c->add_option("--burst", o->burst, "frames per receive burst (live ports on the CPU: 32 unless given)")
+  c->add_option("--burst", o->burst, "frames per receive burst (live ports on the CPU and the resident path: 32 unless given)")
       ->capture_default_str()->check(CLI::Range(1u, 256u));
   c->add_option("--rate-mpps", o->rate_mpps,
                 "offered load in Mpps over all workers, released on a schedule (0: as fast as possible)")
@@ -901,7 +894,8 @@ void register_run(CLI::App& app) {
                  "(the master copies keys in and results out)")
       ->capture_default_str()->check(CLI::IsMember({"staged", "gather"}));
   c->add_option("--rx-hold-us", o->rx_hold_us,
-                 "GPU: a worker holds a partial burst this long for more packets before handing it over")
+                 "GPU: a worker holds a partial burst this long for more packets before handing it over (the "
+                 "resident path: a paced or live receive thread, its partial batch; 20 unless given)")
       ->capture_default_str()->check(FiniteRange(0.0, 1e6));
   c->add_option("--gpu-slots", o->gpu_slots, "GPU: batches in flight at once (persistent mode: 1)")
       ->capture_default_str()->check(CLI::Range(1, 8));

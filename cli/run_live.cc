@@ -262,14 +262,9 @@ uint64_t frames_sent(const std::vector<std::unique_ptr<PacketSink>>& sinks) {
 
 uint64_t LiveRun::sent_now() const { return frames_sent(sinks_); }
 
-WorkersResult LiveRun::run(const ForwardApp& app, WorkersConfig wc, PacketSink* out) {
-  wc.packets = packets_;
-  wc.duration_ns = static_cast<uint64_t>(flags_.duration_s * 1e9);
-  wc.cell_size = std::max(wc.cell_size, cell_size_);
-  wc.sink = sinks_.empty() ? out : nullptr;
-  std::vector<WorkerProgress> progress(workers_);
-  wc.progress = progress.data();
-
+template <class Run>
+WorkersResult LiveRun::watch(const ForwardApp& app, const std::string& device, std::vector<WorkerProgress>& progress,
+                             Run run) {
   const bool line = flags_.stats == "on" || (flags_.stats == "auto" && isatty(STDERR_FILENO));
   FILE* json = nullptr;
   if (flags_.stats_json == "-") {
@@ -281,7 +276,6 @@ WorkersResult LiveRun::run(const ForwardApp& app, WorkersConfig wc, PacketSink* 
   std::unique_ptr<MetricsServer> metrics;
   if (!flags_.metrics.empty()) {
     const uint64_t t0 = now_ns();
-    const std::string device = wc.path == LookupPath::kGpu ? "gpu" : "cpu";
     const std::string app_name = app.name();
     metrics = std::make_unique<MetricsServer>(flags_.metrics, [this, &progress, t0, device, app_name] {
       std::string out;
@@ -352,14 +346,14 @@ WorkersResult LiveRun::run(const ForwardApp& app, WorkersConfig wc, PacketSink* 
                      (t - t0) / 1e9, pps / 1e6, gbps, fwd_pps / 1e6, static_cast<unsigned long long>(rx),
                      static_cast<unsigned long long>(fwd), static_cast<unsigned long long>(drop),
                      static_cast<unsigned long long>(kernel_drops), lat_us,
-                     wc.path == LookupPath::kGpu ? "gpu 100%" : "cpu 100%");
+                     device == "gpu" ? "gpu 100%" : "cpu 100%");
       }
       if (json) {
         const nlohmann::json j = {{"t", (t - t0) / 1e9},         {"received", rx},
                                   {"forwarded", fwd},            {"dropped", drop},
                                   {"rx_pps", pps},               {"forwarded_pps", fwd_pps},
                                   {"gbps_wire", gbps},           {"kernel_ring_drops", kernel_drops},
-                                  {"latency_us_mean", lat_us},   {"device", wc.path == LookupPath::kGpu ? "gpu" : "cpu"},
+                                  {"latency_us_mean", lat_us},   {"device", device},
                                   {"final", last}};
         std::fprintf(json, "%s\n", j.dump().c_str());
         std::fflush(json);
@@ -369,7 +363,7 @@ WorkersResult LiveRun::run(const ForwardApp& app, WorkersConfig wc, PacketSink* 
   });
   WorkersResult r;
   try {
-    r = run_workers_live(app, sources_, sinks_, wc);
+    r = run();
   } catch (...) {
     {
       std::lock_guard<std::mutex> lock(m);
@@ -391,6 +385,32 @@ WorkersResult LiveRun::run(const ForwardApp& app, WorkersConfig wc, PacketSink* 
   kernel_drops_ = kernel_drops_now();
   sent_ = sent_now();
   return r;
+}
+
+WorkersResult LiveRun::run(const ForwardApp& app, WorkersConfig wc, PacketSink* out) {
+  wc.packets = packets_;
+  wc.duration_ns = static_cast<uint64_t>(flags_.duration_s * 1e9);
+  wc.cell_size = std::max(wc.cell_size, cell_size_);
+  wc.sink = sinks_.empty() ? out : nullptr;
+  std::vector<WorkerProgress> progress(workers_);
+  wc.progress = progress.data();
+  const char* device = wc.path == LookupPath::kGpu ? "gpu" : "cpu";
+  return watch(app, device, progress, [&] { return run_workers_live(app, sources_, sinks_, wc); });
+}
+
+ResidentResult LiveRun::run_resident(const ForwardApp& app, ResidentConfig rc, PacketSink* out) {
+  rc.packets = packets_;
+  rc.duration_ns = static_cast<uint64_t>(flags_.duration_s * 1e9);
+  rc.ring.cell_size = std::max(rc.ring.cell_size, cell_size_);
+  rc.sink = sinks_.empty() ? out : nullptr;
+  std::vector<WorkerProgress> progress(workers_);
+  rc.progress = progress.data();
+  ResidentResult res;
+  res.run = watch(app, rc.cpu ? "cpu" : "gpu", progress, [&] {
+    res = run_resident_live(app, sources_, sinks_, rc);
+    return res.run;
+  });
+  return res;
 }
 
 void LiveRun::print() const {

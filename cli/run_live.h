@@ -16,6 +16,7 @@
 #include "apps/table_control.h"
 #include "io/af_packet.h"
 #include "io/dpdk_port.h"
+#include "sched/resident.h"
 #include "sched/workers.h"
 
 namespace tandem::cli {
@@ -66,6 +67,8 @@ class LiveRun {
   // Runs the workers on the ports until the count, the duration or a signal; prints the stats
   // line while it runs when asked.
   WorkersResult run(const ForwardApp& app, WorkersConfig wc, PacketSink* out);
+  // The same through the resident path: receive thread t takes worker t's ports.
+  ResidentResult run_resident(const ForwardApp& app, ResidentConfig rc, PacketSink* out);
   // The table whose version the metrics show (live updates), if any.
   void set_control(const TableControl* control) { control_ = control; }
   // Report lines and JSON: what the kernel dropped before Tandem saw it, what was sent.
@@ -82,6 +85,9 @@ class LiveRun {
   std::vector<std::unique_ptr<PacketSink>> sinks_;
   std::string desc_;
   uint32_t cell_size_ = 0;
+  // Runs `run` with the stats line, the JSON lines and the metrics endpoint reading `progress`.
+  template <class Run>
+  WorkersResult watch(const ForwardApp& app, const std::string& device, std::vector<WorkerProgress>& progress, Run run);
   uint64_t kernel_drops_now();  // the sources' kernel drops so far
   uint64_t sent_now() const;    // frames the sinks have sent so far
   uint64_t kernel_drops_ = 0;   // at the end of the run

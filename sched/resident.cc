@@ -14,11 +14,16 @@
 #include "io/rss.h"
 #include "sched/arrival_clock.h"
 #include "sched/gpu_ring_placement.h"
+#include "sched/live_receive.h"
 #include "sched/ring_fallback.h"
 
 namespace tandem {
 
 namespace {
+
+using sched_detail::IdleWait;
+using sched_detail::RxBudget;
+using sched_detail::SharedCount;
 
 constexpr uint64_t kWireOverhead = 24;  // preamble, FCS, gap: as the workers count wire bytes
 constexpr uint32_t kMaxFrame = 0xFFFF;  // as the workers: longer frames are dropped on receipt
@@ -36,33 +41,61 @@ struct Pending {
   uint64_t spacing = 0;
 };
 
-// One receive thread: its queue of the input, its slots of the ring, its counters.
+// Where a receive thread's frames come from: its queue of a PacketStore (replayed `repeat` times
+// or up to its share of a count, paced or not), or a live port that it receives from until the
+// shared count, the run's duration or a stop.
+struct ProducerInput {
+  const PacketStore* store = nullptr;
+  const std::vector<uint32_t>* order = nullptr;  // the store's frames this queue takes (null: all)
+  uint64_t budget = 0;                            // the store's frames it may take
+  double rate = 0;
+  PacketSource* live = nullptr;
+  SharedCount* live_count = nullptr;
+  uint64_t deadline_ns = 0;  // live: receive nothing more after this (0: no limit)
+  PacketSink* sink = nullptr;  // forwarded frames (a store's first pass, or all that a live port brings)
+  WorkerProgress* progress = nullptr;
+};
+
+// One receive thread: its queue, its slots of the ring, its counters.
 class Producer {
  public:
   Producer(const ForwardApp& app, gpu::ResidentRing& ring, gpu::ResidentRunner* runner, const ResidentConfig& cfg,
-           uint32_t t, const PacketStore& input, const std::vector<uint32_t>* order, uint64_t budget, double rate,
-           uint64_t start_ns, WorkersResult& r)
-      : app_(app), ring_(ring), runner_(runner), cfg_(cfg), t_(t), input_(input), order_(order), clock_(rate, start_ns), r_(r), pending_(ring.per_producer()) {
-    frames_per_loop_ = order_ ? order_->size() : input_.size();
-    frames_left_ = cfg.packets ? budget : (cfg.repeat == 0 ? UINT64_MAX : frames_per_loop_ * cfg.repeat);
-    frames_left_ = std::min(frames_left_, budget);
-    if (frames_per_loop_ == 0) frames_left_ = 0;
-    if (cfg_.sink) {
+           uint32_t t, const ProducerInput& in, uint64_t start_ns, WorkersResult& r, int rcu_reader)
+      : app_(app), ring_(ring), runner_(runner), cfg_(cfg), t_(t), in_(in), clock_(in.rate, start_ns), r_(r),
+        pending_(ring.per_producer()), live_budget_(in.live_count), idle_(cfg.rcu, rcu_reader), rcu_reader_(rcu_reader) {
+    if (in_.store) {
+      frames_per_loop_ = in_.order ? in_.order->size() : in_.store->size();
+      frames_left_ = cfg.packets ? in_.budget : (cfg.repeat == 0 ? UINT64_MAX : frames_per_loop_ * cfg.repeat);
+      frames_left_ = std::min(frames_left_, in_.budget);
+      if (frames_per_loop_ == 0) frames_left_ = 0;
+      sink_left_ = frames_per_loop_;  // the first pass
+    } else {
+      // The frames arrive in cells, of the port's own buffers or of a pool for one burst, and are
+      // copied into the slot as a NIC's DMA would put them there.
+      live_pool_ = in_.live->own_cells();
+      if (!live_pool_) {
+        own_pool_ = std::make_unique<PacketPool>(PacketBatch::kCapacity, ring.options().cell_size);
+        live_pool_ = own_pool_.get();
+      }
+      sink_left_ = UINT64_MAX;
+    }
+    if (in_.sink) {
       sink_pool_ = std::make_unique<PacketPool>(PacketBatch::kCapacity, ring.options().cell_size);
-      source_.resize(size_t{ring.per_producer()} * ring.batch());
+      out_wire_.resize(size_t{ring.per_producer()} * ring.batch());
+      out_ts_.resize(out_wire_.size());
     }
   }
 
   void run() {
     uint64_t head = 0, tail = 0;
-    bool drained = frames_left_ == 0;
+    bool drained = input_done();
     uint32_t filling = 0;  // frames in the tail slot so far
     size_t used = 0;       // its bytes
-    if (cfg_.rcu) cfg_.rcu->online(rcu_reader);
+    if (cfg_.rcu) cfg_.rcu->online(rcu_reader_);
     while (!drained || filling || head != tail) {
       // Between batches this thread holds nothing of the app's tables (it reads them only to
       // process a batch on the CPU).
-      if (cfg_.rcu) cfg_.rcu->quiescent(rcu_reader);
+      if (cfg_.rcu) cfg_.rcu->quiescent(rcu_reader_);
       bool progress = false;
       while (head != tail && try_finish(head)) {
         ++head;
@@ -72,6 +105,7 @@ class Producer {
         drained = true;
         r_.stopped = true;
       }
+      if (!drained && in_.deadline_ns && now_ns() >= in_.deadline_ns) drained = true;
       if (tail - head < ring_.per_producer()) {
         const uint32_t s = ring_.slot_of(t_, tail);
         bool publish = false;
@@ -80,15 +114,25 @@ class Producer {
           const uint32_t avail = clock_.available(want);
           if (avail) {
             const uint64_t t0 = now_ns();
-            const uint32_t got = receive(s, tail, avail, &filling, &used);
+            bool full = false;
+            const uint32_t got = in_.live ? receive_live(s, tail, avail, &filling, &used, &full)
+                                          : receive(s, tail, avail, &filling, &used);
             rx_ns_ += now_ns() - t0;
             progress = progress || got;
-            if (frames_left_ == 0) drained = true;
-            // A batch leaves full; a partial one when no more frames fit, or once its oldest
-            // paced packet has waited long enough.
-            publish = filling == ring_.batch() || got < avail;
+            if (input_done()) drained = true;
+            // A batch leaves full; a partial one when no more frames fit, when a live queue has
+            // no more for now, or once its oldest paced packet has waited long enough.
+            publish = filling == ring_.batch() || full || (in_.live ? got < live_burst() : got < avail);
+            if (in_.live) {
+              if (got) {
+                idle_.got();
+              } else if (!filling && head == tail) {
+                idle_.empty(*in_.live);  // nothing received, nothing in flight: wait for packets
+              }
+            }
           }
-          if (filling && clock_.paced() && now_ns() >= pending_[tail % ring_.per_producer()].first_arrival + cfg_.rx_hold_ns) {
+          if (filling && (clock_.paced() || in_.live) &&
+              now_ns() >= pending_[tail % ring_.per_producer()].first_arrival + cfg_.rx_hold_ns) {
             publish = true;
           }
         }
@@ -108,8 +152,6 @@ class Producer {
     }
   }
 
-  int rcu_reader = 0;  // this receive thread's reader of cfg.rcu
-
   uint64_t rx_ns() const { return rx_ns_; }
   uint64_t finish_ns() const { return finish_ns_; }
   uint64_t cpu_ns() const { return cpu_ns_; }
@@ -117,65 +159,122 @@ class Producer {
   uint64_t cpu_batches() const { return cpu_batches_; }
 
  private:
-  // Copies up to `want` frames of the queue into slot s after its `*filling` frames.
-  uint32_t receive(uint32_t s, uint64_t j, uint32_t want, uint32_t* filling, size_t* used) {
-    Pending& p = pending_[j % ring_.per_producer()];
+  bool input_done() const { return in_.live ? live_budget_.done() : frames_left_ == 0; }
+  uint32_t live_burst() const { return std::clamp<uint32_t>(cfg_.burst, 1, PacketBatch::kCapacity); }
+
+  // Puts frame `len` bytes at `frame` into slot s as its i-th frame at byte `*used` (packed) or
+  // in cell i; false when the slot has no room for its bytes (packed).
+  bool place(uint32_t s, uint64_t j, uint32_t i, size_t* used, const uint8_t* frame, uint32_t len, uint32_t wire,
+             uint64_t ts) {
     const bool cells = ring_.options().layout == gpu::FrameLayout::kCells;
-    const uint32_t cell = ring_.options().cell_size;
-    const uint32_t max_len = std::min(ring_.max_frame(), kMaxFrame);
     const uint32_t room = ring_.options().frame_room;  // packed: what the frame may grow by
-    uint8_t* const bytes = ring_.bytes(s);
-    uint32_t* const offsets = ring_.offsets(s);
-    uint32_t* const lengths = ring_.lengths(s);
-    uint32_t got = 0;
-    uint32_t i = *filling;
-    size_t u = *used;
-    while (got < want && frames_left_ > 0) {
-      if (order_) {
-        if (next_ + PacketStore::kPrefetchMeta < frames_per_loop_) input_.prefetch_meta((*order_)[next_ + PacketStore::kPrefetchMeta]);
-        if (next_ + PacketStore::kPrefetchBytes < frames_per_loop_) input_.prefetch_bytes((*order_)[next_ + PacketStore::kPrefetchBytes]);
-      }
-      const size_t f = order_ ? (*order_)[next_] : next_;
-      const uint32_t wire = input_.wire_len[f];
-      const uint32_t len = std::min(input_.caplen[f], max_len);
-      size_t off;
-      if (cells) {
-        off = size_t{i} * cell;
-      } else {
-        off = (u + 15) / 16 * 16;
-        if (off + len + room > ring_.slot_bytes()) break;  // the batch is full of bytes
-      }
-      if (++next_ == frames_per_loop_) next_ = 0;
-      --frames_left_;
-      ++got;
-      if (wire > kMaxFrame) {  // dropped on receipt, as the workers do
-        r_.counters.received(len);
-        r_.counters.drop(DropReason::kOversize);
-        r_.wire_bytes += wire + kWireOverhead;
-        continue;
-      }
-      std::memcpy(bytes + off, input_.frame(f), len);
-      offsets[i] = static_cast<uint32_t>(off);
-      lengths[i] = len;
-      if (!source_.empty()) source_[(j % ring_.per_producer()) * ring_.batch() + i] = static_cast<uint32_t>(f);
-      if (i == 0) p = Pending{};
-      p.rx_bytes += len;
-      p.wire_bytes += wire + kWireOverhead;
-      ++i;
-      u = off + len + room;
+    const size_t off = cells ? size_t{i} * ring_.options().cell_size : (*used + 15) / 16 * 16;
+    if (!cells && off + len + room > ring_.slot_bytes()) return false;
+    std::memcpy(ring_.bytes(s) + off, frame, len);
+    ring_.offsets(s)[i] = static_cast<uint32_t>(off);
+    ring_.lengths(s)[i] = len;
+    if (!out_wire_.empty()) {
+      const size_t k = (j % ring_.per_producer()) * ring_.batch() + i;
+      out_wire_[k] = wire;
+      out_ts_[k] = ts;
     }
-    // The arrival clock counts every frame taken from the queue, kept or dropped.
+    Pending& p = pending_[j % ring_.per_producer()];
+    if (i == 0) p = Pending{};
+    p.rx_bytes += len;
+    p.wire_bytes += wire + kWireOverhead;
+    *used = off + len + room;
+    return true;
+  }
+
+  // A frame longer than any slot takes is received and dropped, as the workers drop it.
+  void drop_oversize(uint32_t len, uint32_t wire) {
+    r_.counters.received(len);
+    r_.counters.drop(DropReason::kOversize);
+    r_.wire_bytes += wire + kWireOverhead;
+  }
+
+  // The arrival clock counts every frame taken from the queue, kept or dropped; a batch's first
+  // frame sets its arrival.
+  void stamp(uint64_t j, uint32_t got, uint32_t filling_before, uint32_t filling) {
     uint64_t spacing = 0;
     const uint64_t first = clock_.take(got, &spacing);
-    if (*filling == 0 && i > 0) {
+    if (filling_before == 0 && filling > 0) {
+      Pending& p = pending_[j % ring_.per_producer()];
       p.first_arrival = first;
       p.spacing = spacing;
     }
+  }
+
+  // Packed slots: how many more frames of the largest size slot s surely takes after `used` bytes.
+  uint32_t frames_that_fit(size_t used) const {
+    if (ring_.options().layout != gpu::FrameLayout::kPacked) return UINT32_MAX;
+    const size_t per = size_t{std::min(ring_.max_frame(), kMaxFrame)} + ring_.options().frame_room + 15;
+    const size_t at = (used + 15) / 16 * 16;
+    return static_cast<uint32_t>(std::min<size_t>(UINT32_MAX, at < ring_.slot_bytes() ? (ring_.slot_bytes() - at) / per : 0));
+  }
+
+  // Copies up to `want` frames of the store's queue into slot s after its `*filling` frames.
+  uint32_t receive(uint32_t s, uint64_t j, uint32_t want, uint32_t* filling, size_t* used) {
+    const PacketStore& input = *in_.store;
+    const uint32_t max_len = std::min(ring_.max_frame(), kMaxFrame);
+    uint32_t got = 0;
+    uint32_t i = *filling;
+    while (got < want && frames_left_ > 0) {
+      if (in_.order) {
+        if (next_ + PacketStore::kPrefetchMeta < frames_per_loop_) input.prefetch_meta((*in_.order)[next_ + PacketStore::kPrefetchMeta]);
+        if (next_ + PacketStore::kPrefetchBytes < frames_per_loop_) input.prefetch_bytes((*in_.order)[next_ + PacketStore::kPrefetchBytes]);
+      }
+      const size_t f = in_.order ? (*in_.order)[next_] : next_;
+      const uint32_t wire = input.wire_len[f];
+      const uint32_t len = std::min(input.caplen[f], max_len);
+      if (wire <= kMaxFrame && !place(s, j, i, used, input.frame(f), len, wire, input.ts_ns[f])) break;  // full of bytes
+      if (++next_ == frames_per_loop_) next_ = 0;
+      --frames_left_;
+      ++got;
+      if (wire > kMaxFrame) {
+        drop_oversize(len, wire);
+        continue;
+      }
+      ++i;
+    }
+    stamp(j, got, *filling, i);
     *filling = i;
-    *used = u;
     return got;
   }
 
+  // Receives one burst from the live port (no more frames than surely fit slot s, none once the
+  // count is taken) and copies its frames into the slot after its `*filling` frames. `*full`:
+  // the slot has no room for another burst.
+  uint32_t receive_live(uint32_t s, uint64_t j, uint32_t want, uint32_t* filling, size_t* used, bool* full) {
+    const uint32_t max_len = std::min(ring_.max_frame(), kMaxFrame);
+    const uint32_t fit = std::min(want, frames_that_fit(*used));
+    const uint32_t claim = live_budget_.claim(std::min(fit, live_burst()));
+    if (claim == 0) {
+      *full = fit == 0;
+      return 0;
+    }
+    PacketBatch& b = live_batch_;
+    in_.live->set_burst(claim);
+    const uint32_t got = in_.live->rx_burst(*live_pool_, b);
+    live_budget_.received(claim, got);
+    uint32_t i = *filling;
+    for (uint32_t k = 0; k < b.size; ++k) {
+      const uint32_t len = b.len[k], wire = b.wire_len[k];
+      // A frame cut short (its wire length beyond what arrived) or too long for a slot's cell.
+      if (wire > kMaxFrame || len > max_len) {
+        drop_oversize(len, wire);
+        continue;
+      }
+      place(s, j, i, used, live_pool_->data(b.cell[k]), len, wire, 0);  // fits: `fit` frames of max_len do
+      ++i;
+    }
+    live_pool_->free_bulk(b.cell.data(), b.size);
+    b.clear();
+    stamp(j, got, *filling, i);
+    *filling = i;
+    *full = frames_that_fit(*used) < live_burst();
+    return got;
+  }
   // Finishes the j-th batch if it is done (on the GPU, or now on the CPU); false when it is not.
   bool try_finish(uint64_t j) {
     const uint32_t s = ring_.slot_of(t_, j);
@@ -217,33 +316,48 @@ class Producer {
     const uint64_t t = clock_.now();
     if (p.spacing == 0) {
       r_.latency.record(t - p.first_arrival, n);
+      latency_sum_ += (t - p.first_arrival) * n;
     } else {
-      for (uint32_t i = 0; i < n; ++i) r_.latency.record(t - std::min(t, p.first_arrival + i * p.spacing));
+      for (uint32_t i = 0; i < n; ++i) {
+        const uint64_t d = t - std::min(t, p.first_arrival + i * p.spacing);
+        r_.latency.record(d);
+        latency_sum_ += d;
+      }
     }
-    if (cfg_.sink && sunk_ < frames_per_loop_) {
-      write_out(frames, offsets, lengths, verdicts, &source_[(j % ring_.per_producer()) * ring_.batch()], n);
+    latency_packets_ += n;
+    if (in_.sink && sink_left_ > 0) {
+      write_out(frames, offsets, lengths, verdicts, (j % ring_.per_producer()) * ring_.batch(), n);
+    }
+    if (in_.progress) {
+      const Counters& c = r_.counters;
+      in_.progress->received.store(c.rx_packets, std::memory_order_relaxed);
+      in_.progress->forwarded.store(c.tx_packets, std::memory_order_relaxed);
+      in_.progress->dropped.store(c.dropped(), std::memory_order_relaxed);
+      in_.progress->wire_bytes.store(r_.wire_bytes, std::memory_order_relaxed);
+      in_.progress->latency_ns.store(latency_sum_, std::memory_order_relaxed);
+      in_.progress->latency_packets.store(latency_packets_, std::memory_order_relaxed);
     }
   }
 
-  // The first pass's frames to the output, through a small pool (the sink takes packet cells), with
-  // their capture timestamps and wire lengths.
+  // Forwarded frames to the sink (a store's first pass, or every frame from a live port), through
+  // a small pool (a sink takes packet cells), with their wire lengths and capture timestamps; the
+  // slot's frames from index `first` of out_wire_ and out_ts_.
   void write_out(const uint8_t* frames, const uint32_t* offsets, const uint32_t* lengths, const uint32_t* verdicts,
-                 const uint32_t* source, uint32_t n) {
-    for (uint32_t base = 0; base < n && sunk_ < frames_per_loop_; base += PacketBatch::kCapacity) {
+                 size_t first, uint32_t n) {
+    for (uint32_t base = 0; base < n && sink_left_ > 0; base += PacketBatch::kCapacity) {
       PacketBatch b;
-      const uint64_t left = frames_per_loop_ - sunk_;
-      b.size = static_cast<uint32_t>(std::min<uint64_t>({PacketBatch::kCapacity, n - base, left}));
+      b.size = static_cast<uint32_t>(std::min<uint64_t>({PacketBatch::kCapacity, n - base, sink_left_}));
       for (uint32_t i = 0; i < b.size; ++i) {
         b.cell[i] = i;
         b.len[i] = static_cast<uint16_t>(lengths[base + i]);
         // A frame whose length the app changed goes out whole (as the workers' paths send it).
-        b.wire_len[i] = ring_.lengths_change() ? lengths[base + i] : input_.wire_len[source[base + i]];
-        b.ts_ns[i] = input_.ts_ns[source[base + i]];
+        b.wire_len[i] = ring_.lengths_change() ? lengths[base + i] : out_wire_[first + base + i];
+        b.ts_ns[i] = out_ts_[first + base + i];
         b.verdict[i] = verdicts[base + i];
-        std::memcpy(sink_pool_->data(i), frames + offsets[base + i], lengths[base + i]);
+        if (!Verdict::is_drop(b.verdict[i])) std::memcpy(sink_pool_->data(i), frames + offsets[base + i], lengths[base + i]);
       }
-      cfg_.sink->tx_burst(*sink_pool_, b, r_.counters);
-      sunk_ += b.size;
+      in_.sink->tx_burst(*sink_pool_, b, r_.counters);
+      sink_left_ -= b.size;
     }
   }
 
@@ -252,17 +366,26 @@ class Producer {
   gpu::ResidentRunner* runner_;
   const ResidentConfig& cfg_;
   uint32_t t_;
-  const PacketStore& input_;
-  const std::vector<uint32_t>* order_;
+  ProducerInput in_;
   ArrivalClock clock_;
   WorkersResult& r_;
   std::vector<Pending> pending_;
+  // A store's queue: frames a pass, frames still to take, the next one.
   size_t frames_per_loop_ = 0;
   uint64_t frames_left_ = 0;
   size_t next_ = 0;
-  uint64_t sunk_ = 0;
+  // A live port's queue: its share of the count, the cells its bursts arrive in.
+  RxBudget live_budget_;
+  IdleWait idle_;
+  int rcu_reader_;
+  PacketPool* live_pool_ = nullptr;
+  std::unique_ptr<PacketPool> own_pool_;
+  PacketBatch live_batch_;
+  uint64_t sink_left_ = 0;  // frames the sink still takes
   std::unique_ptr<PacketPool> sink_pool_;
-  std::vector<uint32_t> source_;  // with an output: each slot's frames' indices in the input
+  std::vector<uint32_t> out_wire_;  // with a sink: each slot frame's wire length and timestamp
+  std::vector<uint64_t> out_ts_;
+  uint64_t latency_sum_ = 0, latency_packets_ = 0;
   uint64_t rx_ns_ = 0, finish_ns_ = 0, cpu_ns_ = 0;
   uint64_t batches_ = 0, cpu_batches_ = 0;
 };
@@ -276,9 +399,9 @@ struct GpuSide {
   std::unique_ptr<gpu::ResidentRunner> runner;
 };
 
-}  // namespace
-
-ResidentResult run_resident(const ForwardApp& app, const PacketStore& input, const ResidentConfig& cfg) {
+// The GPU sides of a run and its receive threads; `input_of(t, start_ns)` gives thread t's queue.
+template <class InputOf>
+ResidentResult run_producers(const ForwardApp& app, const ResidentConfig& cfg, InputOf input_of) {
   if (cfg.producers < 1 || cfg.producers > 32) throw std::invalid_argument("run: 1..32 receive threads");
   if (cfg.sink && cfg.producers > 1) throw std::invalid_argument("run: writing an output capture needs one receive thread");
   const std::vector<int> gpus = cfg.cpu ? std::vector<int>{-1} : cfg.gpus.empty() ? std::vector<int>{0} : cfg.gpus;
@@ -327,8 +450,6 @@ ResidentResult run_resident(const ForwardApp& app, const PacketStore& input, con
     }
   }
   const int n = cfg.producers;
-  const auto queues = rss_split(input, n);
-  const std::vector<uint64_t> budget = queue_budgets(input, queues, cfg.packets);
   std::vector<WorkersResult> part(n);
   std::vector<std::unique_ptr<Producer>> producers(n);
   std::vector<std::exception_ptr> error(n);
@@ -350,14 +471,10 @@ ResidentResult run_resident(const ForwardApp& app, const PacketStore& input, con
         } else if (side.node >= 0) {
           run_on_node(side.node);  // the thread that writes a GPU's ring runs beside it
         }
-        const std::vector<uint32_t>* order = n > 1 ? &queues[t] : nullptr;
-        const size_t share = order ? order->size() : input.size();
         if (ready.fetch_add(1) + 1 == n) start_ns.store(now_ns());
         while (start_ns.load() == 0) std::this_thread::yield();
-        const double rate = input.size() ? cfg.rate_pps * double(share) / input.size() : 0;
         producers[t] = std::make_unique<Producer>(app, *side.ring, side.runner.get(), cfg, static_cast<uint32_t>(t / ng),
-                                                  input, order, budget[t], rate, start_ns.load(), r);
-        producers[t]->rcu_reader = t;
+                                                  input_of(t, start_ns.load()), start_ns.load(), r, t);
         producers[t]->run();
         if (cfg.rcu) cfg.rcu->offline(t);
       } catch (...) {
@@ -410,7 +527,48 @@ ResidentResult run_resident(const ForwardApp& app, const PacketStore& input, con
     }
   }
   total.seconds = (end_ns - start_ns.load()) / 1e9;
-  total.expected = cfg.packets ? cfg.packets : input.size() * cfg.repeat;
+  return res;
+}
+
+}  // namespace
+
+ResidentResult run_resident(const ForwardApp& app, const PacketStore& input, const ResidentConfig& cfg) {
+  if (cfg.producers < 1 || cfg.producers > 32) throw std::invalid_argument("run: 1..32 receive threads");  // before the split
+  const int n = cfg.producers;
+  const auto queues = rss_split(input, n);
+  const std::vector<uint64_t> budget = queue_budgets(input, queues, cfg.packets);
+  ResidentResult res = run_producers(app, cfg, [&](int t, uint64_t) {
+    ProducerInput in;
+    in.store = &input;
+    in.order = n > 1 ? &queues[t] : nullptr;
+    in.budget = budget[t];
+    const size_t share = in.order ? in.order->size() : input.size();
+    in.rate = input.size() ? cfg.rate_pps * double(share) / input.size() : 0;
+    in.sink = cfg.sink;
+    in.progress = cfg.progress ? &cfg.progress[t] : nullptr;
+    return in;
+  });
+  res.run.expected = cfg.packets ? cfg.packets : input.size() * cfg.repeat;
+  return res;
+}
+
+ResidentResult run_resident_live(const ForwardApp& app, const std::vector<std::unique_ptr<PacketSource>>& sources,
+                                 const std::vector<std::unique_ptr<PacketSink>>& sinks, const ResidentConfig& cfg) {
+  if (sources.size() != size_t(cfg.producers)) throw std::invalid_argument("run: one live source per receive thread");
+  if (!sinks.empty() && sinks.size() != size_t(cfg.producers)) throw std::invalid_argument("run: one sink per receive thread");
+  SharedCount count(cfg.packets);
+  const uint64_t duration = cfg.duration_ns;
+  ResidentResult res = run_producers(app, cfg, [&](int t, uint64_t start_ns) {
+    ProducerInput in;
+    in.live = sources[t].get();
+    in.live->set_burst(std::clamp<uint32_t>(cfg.burst, 1, PacketBatch::kCapacity));
+    in.live_count = &count;
+    in.deadline_ns = duration ? start_ns + duration : 0;
+    in.sink = sinks.empty() ? cfg.sink : sinks[t].get();
+    in.progress = cfg.progress ? &cfg.progress[t] : nullptr;
+    return in;
+  });
+  res.run.expected = res.run.counters.rx_packets;  // live traffic: what came is what was expected
   return res;
 }
 

@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,12 @@ struct ResidentConfig {
   // Live table updates: receive thread t is reader t (its quiescent states between batches), for
   // the batches it processes on the CPU (cpu mode, or after a GPU failure).
   Rcu* rcu = nullptr;
+  WorkerProgress* progress = nullptr;  // an array of `producers` entries each receive thread keeps current
+  // Live ports (run_resident_live): frames a receive call takes at most, and how long the run
+  // receives (0: until `packets` or `stop`). A partial batch leaves when its port has no more
+  // frames for now, or once its oldest frame is rx_hold_ns old.
+  uint32_t burst = 32;
+  uint64_t duration_ns = 0;
 };
 
 // One GPU's part of a run.
@@ -77,5 +84,13 @@ struct ResidentResult {
 
 // Runs the input through the resident path. Throws gpu::GpuError when the GPU side cannot be made.
 ResidentResult run_resident(const ForwardApp& app, const PacketStore& input, const ResidentConfig& cfg);
+
+// Live ports: receive thread t receives from sources[t] (a burst at a time, copying each frame
+// into its ring's slot as a NIC's DMA would) and sends what it forwards through sinks[t] (sinks
+// empty: through cfg.sink, or nowhere). Runs until cfg.packets packets have been received in all
+// (0: no count), cfg.duration_ns has passed, or cfg.stop is set; cfg.repeat and cfg.rate_pps do
+// not apply.
+ResidentResult run_resident_live(const ForwardApp& app, const std::vector<std::unique_ptr<PacketSource>>& sources,
+                                 const std::vector<std::unique_ptr<PacketSink>>& sinks, const ResidentConfig& cfg);
 
 }  // namespace tandem

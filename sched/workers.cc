@@ -13,10 +13,15 @@
 #include "core/machine_info.h"
 #include "io/rss.h"
 #include "sched/arrival_clock.h"
+#include "sched/live_receive.h"
 
 namespace tandem {
 
 namespace {
+
+using sched_detail::IdleWait;
+using sched_detail::RxBudget;
+using sched_detail::SharedCount;
 
 // Ethernet preamble + start delimiter (8), FCS (4) and inter-frame gap (12): what a frame costs on
 // the wire beyond its captured bytes, so Gbps figures compare with link rates.
@@ -32,48 +37,6 @@ bool stop_asked(const WorkersConfig& cfg) {
          (cfg.abort != nullptr && cfg.abort->load(std::memory_order_relaxed) != 0);
 }
 
-// How many more packets a worker may receive. A replay queue has its own share (a count). Live
-// queues share one count: a worker claims up to a burst of it before receiving and gives back what
-// it did not receive, so that the run receives exactly the count, whichever queues it comes on;
-// the run ends when all of it has been received.
-struct SharedCount {
-  std::atomic<uint64_t> unclaimed{0};
-  std::atomic<uint64_t> received{0};
-  uint64_t total = 0;
-};
-
-class RxBudget {
- public:
-  explicit RxBudget(uint64_t own) : left_(own) {}
-  explicit RxBudget(SharedCount* shared) : shared_(shared) {}
-  uint32_t claim(uint32_t want) {
-    if (!shared_) return static_cast<uint32_t>(std::min<uint64_t>(want, left_));
-    uint64_t cur = shared_->unclaimed.load(std::memory_order_relaxed);
-    while (cur) {
-      const uint64_t take = std::min<uint64_t>(cur, want);
-      if (shared_->unclaimed.compare_exchange_weak(cur, cur - take, std::memory_order_relaxed)) {
-        return static_cast<uint32_t>(take);
-      }
-    }
-    return 0;
-  }
-  void received(uint32_t claimed, uint32_t got) {
-    if (!shared_) {
-      left_ -= got;
-      return;
-    }
-    if (got < claimed) shared_->unclaimed.fetch_add(claimed - got, std::memory_order_relaxed);
-    if (got) shared_->received.fetch_add(got, std::memory_order_relaxed);
-  }
-  bool done() const {
-    return shared_ ? shared_->received.load(std::memory_order_relaxed) >= shared_->total : left_ == 0;
-  }
-
- private:
-  uint64_t left_ = 0;
-  SharedCount* shared_ = nullptr;
-};
-
 // Why a worker stops receiving before its input ends: a signal, or the run's time is up.
 bool time_to_stop(const WorkersConfig& cfg, uint64_t deadline_ns, WorkersResult& r) {
   if (stop_asked(cfg)) {
@@ -82,30 +45,6 @@ bool time_to_stop(const WorkersConfig& cfg, uint64_t deadline_ns, WorkersResult&
   }
   return deadline_ns && now_ns() >= deadline_ns;
 }
-
-// A live queue with nothing in it: spin a little (packets come in bursts), then sleep in the
-// kernel until some arrive or a millisecond has passed (a stop request is seen within one).
-// A worker blocked in the kernel is offline to RCU (it holds no table pointer), so that table
-// updates do not wait for its packets.
-class IdleWait {
- public:
-  IdleWait(Rcu* rcu, int w) : rcu_(rcu), w_(w) {}
-  void empty(PacketSource& src) {
-    if (++empty_polls_ < 64) {
-      cpu_relax();
-      return;
-    }
-    if (rcu_) rcu_->offline(w_);
-    src.wait_for_packets(1);
-    if (rcu_) rcu_->online(w_);
-  }
-  void got() { empty_polls_ = 0; }
-
- private:
-  uint32_t empty_polls_ = 0;
-  Rcu* rcu_;
-  int w_;
-};
 
 // Takes the frames longer than kMaxFrame out of a burst just received, as received and dropped
 // (kOversize): the source could only give their first bytes, which the app must not forward as if
@@ -625,9 +564,7 @@ WorkersResult run_workers_live(const ForwardApp& app, const std::vector<std::uni
   if (sources.size() != size_t(cfg.workers)) throw std::invalid_argument("run: one live source per worker");
   if (!sinks.empty() && sinks.size() != size_t(cfg.workers)) throw std::invalid_argument("run: one sink per worker");
   if (cfg.sink && cfg.workers > 1) throw std::invalid_argument("run: writing an output capture needs one worker");
-  SharedCount count;
-  count.total = cfg.packets ? cfg.packets : UINT64_MAX;
-  count.unclaimed = count.total;
+  SharedCount count(cfg.packets);
   WorkersResult total = run_threads(app, cfg, [&](int w) {
     WorkerIo io;
     io.source = sources[w].get();

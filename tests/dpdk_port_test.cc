@@ -1,7 +1,8 @@
 // DPDK ethdev ports (io/dpdk_port.h) over net_ring devices, whose transmit queue feeds their own
 // receive queue: the mbufs of a worker are its cells (frames received in place, sent as they are),
 // frames from other pools are copied, every mbuf comes back, and a run of the workers that
-// forwards frames around the ring sees each frame exactly as often as it should.
+// forwards frames around the ring, or of the resident path's receive thread, sees each frame
+// exactly as often as it should.
 #include "io/dpdk_port.h"
 
 #include <gtest/gtest.h>
@@ -16,13 +17,14 @@
 #include "core/checksum.h"
 #include "io/af_packet.h"
 #include "io/gen_frames.h"
+#include "sched/resident.h"
 #include "sched/workers.h"
 
 namespace tandem {
 namespace {
 
 // The EAL starts once per process: every test uses these ports.
-const char* kEal = "--no-huge --no-pci -m 256 --no-shconf --no-telemetry --vdev net_ring0 --vdev net_ring1 --vdev net_ring2 --vdev net_ring3 --vdev net_ring4";
+const char* kEal = "--no-huge --no-pci -m 256 --no-shconf --no-telemetry --vdev net_ring0 --vdev net_ring1 --vdev net_ring2 --vdev net_ring3 --vdev net_ring4 --vdev net_ring5";
 
 std::shared_ptr<DpdkPorts> ring_ports(const std::vector<std::string>& names, int workers) {
   if (!dpdk_ports_available()) return nullptr;
@@ -204,21 +206,51 @@ TEST(DpdkPorts, FloodedFramesLeaveEveryInterfaceWithTheirOwnMacs) {
   EXPECT_EQ(ports->free_mbufs(0), ports->all_mbufs(0));
 }
 
+// The IPv4 app with one route, 10.0.0.0/8 to port 0: the frames of write_frame go back out.
+struct RingRouter {
+  ipv4::Fib fib;
+  ipv4::RouteTable table;
+  std::unique_ptr<ForwardApp> app;
+};
+std::unique_ptr<RingRouter> ring_router() {
+  auto r = std::make_unique<RingRouter>();
+  r->fib.path = "test";
+  r->fib.routes = {{0x0A000000, 8, 0}};
+  r->fib.max_next_hop = 0;
+  r->table = ipv4::make_table("dir24-8", r->fib);
+  r->app = ipv4::make_app(r->table, r->fib);
+  return r;
+}
+
+// After `passes` x the frames put into `ring` went round: each frame passed exactly `passes`
+// times (TTL that much lower), whole and with a valid checksum, and every mbuf is back.
+void expect_frames_went_round(const std::shared_ptr<DpdkPorts>& ports, const std::string& ring, uint32_t frames,
+                              uint32_t passes) {
+  PacketPool* cells = ports->cells(0);
+  DpdkRx rx(ports, {ring}, 0);
+  PacketBatch back;
+  ASSERT_EQ(receive(rx, *cells, back, frames), frames);
+  for (uint32_t i = 0; i < back.size; ++i) {
+    const uint8_t* f = cells->data(back.cell[i]);
+    std::vector<uint8_t> want(back.len[i]);
+    write_frame(want.data(), back.len[i], 1000 + i);
+    ASSERT_EQ(back.len[i], 60 + (1000 + i) % 1400) << i;
+    EXPECT_EQ(f[14 + 8], 64 - passes) << "TTL of frame " << i;
+    EXPECT_TRUE(ipv4_checksum_ok(f + 14, 20)) << i;
+    EXPECT_EQ(std::memcmp(f + 34, want.data() + 34, back.len[i] - 34), 0) << "payload of frame " << i;
+  }
+  cells->free_bulk(back.cell.data(), back.size);
+  EXPECT_EQ(ports->free_mbufs(0), ports->all_mbufs(0));
+}
+
 // A run of the workers over the ring: the frames put in circulate, each received, routed (TTL one
-// lower) and sent back into the ring; after `passes` x the frames, each frame passed exactly
-// `passes` times, whole and with a valid checksum, and every mbuf is accounted for.
+// lower) and sent back into the ring, in place.
 TEST(DpdkPorts, WorkersForwardInPlaceAroundARing) {
   auto ports = ring_ports({"net_ring1"}, 1);
   if (!ports) GTEST_SKIP() << "this build has no DPDK ports";
-  PacketPool* cells = ports->cells(0);
-  ASSERT_NE(cells, nullptr);
-  ipv4::Fib fib;
-  fib.path = "test";
-  fib.routes = {{0x0A000000, 8, 0}};
-  fib.max_next_hop = 0;
-  ipv4::RouteTable t = ipv4::make_table("dir24-8", fib);
-  std::unique_ptr<ForwardApp> app = ipv4::make_app(t, fib);
-
+  ASSERT_NE(ports->cells(0), nullptr);
+  const std::unique_ptr<RingRouter> router = ring_router();
+  const ForwardApp* app = router->app.get();
   constexpr uint32_t kFrames = 200, kPasses = 5;
   {
     DpdkTx tx(ports, {"net_ring1"}, 0, L2Rewrite{});
@@ -239,21 +271,42 @@ TEST(DpdkPorts, WorkersForwardInPlaceAroundARing) {
   EXPECT_EQ(res.counters.rx_packets, kFrames * kPasses);
   EXPECT_EQ(res.counters.tx_packets, kFrames * kPasses);
   EXPECT_EQ(res.counters.dropped(), 0u);
+  expect_frames_went_round(ports, "net_ring1", kFrames, kPasses);
+}
 
-  DpdkRx rx(ports, {"net_ring1"}, 0);
-  PacketBatch back;
-  ASSERT_EQ(receive(rx, *cells, back, kFrames), kFrames);
-  for (uint32_t i = 0; i < back.size; ++i) {
-    const uint8_t* f = cells->data(back.cell[i]);
-    std::vector<uint8_t> want(back.len[i]);
-    write_frame(want.data(), back.len[i], 1000 + i);
-    ASSERT_EQ(back.len[i], 60 + (1000 + i) % 1400) << i;
-    EXPECT_EQ(f[14 + 8], 64 - kPasses) << "TTL of frame " << i;
-    EXPECT_TRUE(ipv4_checksum_ok(f + 14, 20)) << i;
-    EXPECT_EQ(std::memcmp(f + 34, want.data() + 34, back.len[i] - 34), 0) << "payload of frame " << i;
+// The same through the resident path's receive thread (processing its batches itself, as without
+// a GPU): each burst's mbufs are copied into the ring's slot and freed at once, and what the app
+// forwards leaves in fresh mbufs; every frame passes as often, every mbuf comes back.
+TEST(DpdkPorts, TheResidentPathForwardsAroundARing) {
+  auto ports = ring_ports({"net_ring5"}, 1);
+  if (!ports) GTEST_SKIP() << "this build has no DPDK ports";
+  ASSERT_NE(ports->cells(0), nullptr);
+  const std::unique_ptr<RingRouter> router = ring_router();
+  const ForwardApp* app = router->app.get();
+  constexpr uint32_t kFrames = 200, kPasses = 5;
+  {
+    DpdkTx tx(ports, {"net_ring5"}, 0, L2Rewrite{});
+    Counters c(1);
+    inject(tx, kFrames, c, 1000);
+    ASSERT_EQ(tx.sent(), kFrames);
   }
-  cells->free_bulk(back.cell.data(), back.size);
-  EXPECT_EQ(ports->free_mbufs(0), ports->all_mbufs(0));
+  std::vector<std::unique_ptr<PacketSource>> sources;
+  std::vector<std::unique_ptr<PacketSink>> sinks;
+  sources.push_back(std::make_unique<DpdkRx>(ports, std::vector<std::string>{"net_ring5"}, 0));
+  sinks.push_back(std::make_unique<DpdkTx>(ports, std::vector<std::string>{"net_ring5"}, 0, L2Rewrite{}));
+  ResidentConfig rc;
+  rc.producers = 1;
+  rc.cpu = true;
+  rc.ring.batch = 64;
+  rc.ring.slots_per_producer = 4;
+  rc.ports = app->ports();
+  rc.packets = kFrames * kPasses;
+  const ResidentResult res = run_resident_live(*app, sources, sinks, rc);
+  EXPECT_EQ(res.run.counters.rx_packets, kFrames * kPasses);
+  EXPECT_EQ(res.run.counters.tx_packets, kFrames * kPasses);
+  EXPECT_EQ(res.run.counters.dropped(), 0u);
+  EXPECT_GT(res.batches, 0u);
+  expect_frames_went_round(ports, "net_ring5", kFrames, kPasses);
 }
 
 }  // namespace
