@@ -4,7 +4,8 @@ hugepages, no root: three Tandem processes in a line. A source replays a capture
 another, with the next hop's MAC; a sink receives that and writes it to a capture. Every packet is
 checked: each flow complete and in order, TTL and header checksum rewritten, the MACs set, and the
 counts: sent = received by the router = forwarded + dropped (each drop with its reason) = received
-by the sink. Skipped (visibly) where the build has no DPDK ports, except in CI."""
+by the sink. Where the machine has a GPU, the router runs a second time on the GPU's resident path.
+Skipped (visibly) where the build has no DPDK ports, except in CI."""
 import json
 import os
 import signal
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 
 from e2e_util import SKIP, Checker, args, run, tmpdir
 
@@ -35,6 +37,64 @@ def start(cmd):
             return p, lines
     p.wait()
     return p, lines
+
+
+def line_run(c, t, router_path, tag):
+    """Source -> router -> sink over memif, the router on `router_path`; every packet of t.frames
+    (t.pin) checked."""
+    from scapy.all import IP, UDP, rdpcap
+    T, d, fib, frames, pin, routed, drops = t.T, t.d, t.fib, t.frames, t.pin, t.routed, t.drops
+
+    def check(cond, what):
+        c.check(cond, f"{tag}: {what}")
+
+    sink_js, router_js, source_js = (os.path.join(d, f"{n}-{tag}.json") for n in ("sink", "router", "source"))
+    sink_out = os.path.join(d, f"sink-{tag}.pcap")
+    m0, m1 = f"m0-{tag}.sock", f"m1-{tag}.sock"
+    sink, _ = start([T, "run", "--app", "echo", "--device", "cpu", "--dpdk", f"{EAL} {memif(d, m1, 'server')}",
+                     "--rx", "dpdk:0", "--out", sink_out, "--packets", str(routed), "--duration", "120", "--json", sink_js])
+    router, head = start([T, "run", "--app", "ipv4", "--fib", fib] + router_path + ["--dpdk",
+                          f"{EAL} {memif(d, m0, 'server', 0)} {memif(d, m1, 'client', 1)}",
+                          "--rx", "dpdk:net_memif0", "--tx", "dpdk:net_memif1", "--tx-dst-mac", NEXT_HOP_MAC,
+                          "--packets", str(len(frames)), "--duration", "120", "--json", router_js])
+    check(any(l.startswith("input: dpdk:net_memif0 (net_memif") for l in head), f"router input line: {head}")
+    rc, so, se = run([T, "run", "--app", "echo", "--device", "cpu", "--pcap", pin, "--dpdk", f"{EAL} {memif(d, m0, 'client')}",
+                      "--tx", "dpdk:0", "--json", source_js])
+    check(rc == 0, f"source: exit {rc}: {se.strip()[-600:]}")
+    _, err_r = router.communicate(timeout=180)
+    _, err_s = sink.communicate(timeout=180)
+    check(router.returncode == 0, f"router: exit {router.returncode}: {err_r.strip()[-600:]}")
+    check(sink.returncode == 0, f"sink: exit {sink.returncode}: {err_s.strip()[-600:]}")
+    src = json.load(open(source_js)) if os.path.exists(source_js) else {}
+    r = json.load(open(router_js)) if os.path.exists(router_js) else {}
+    s = json.load(open(sink_js)) if os.path.exists(sink_js) else {}
+    check(src.get("tx", {}).get("sent") == len(frames), f"source sent {src.get('tx')}, want {len(frames)}")
+    check(r.get("received") == len(frames), f"router received {r.get('received')}, want {len(frames)}")
+    check(r.get("forwarded") == routed and r.get("balanced"), f"router forwarded {r.get('forwarded')}, want {routed}")
+    check({k: v for k, v in r.get("drops", {}).items() if v} == drops, f"router drops {r.get('drops')}, want {drops}")
+    check(r.get("live", {}).get("sent") == routed and r.get("live", {}).get("kernel_ring_drops") == 0,
+            f"router live: {r.get('live')}")
+    check(s.get("received") == routed and s.get("forwarded") == routed, f"sink received {s.get('received')}")
+    got = rdpcap(sink_out) if os.path.exists(sink_out) else []
+    check(len(got) == routed, f"sink wrote {len(got)} frames, want {routed}")
+    seen = {}
+    bad = 0
+    for p in got:
+        raw = bytes(p[UDP].payload) if UDP in p else b""
+        if not raw.startswith(MARK):
+            bad += 1
+            continue
+        f, seq = struct.unpack("!HI", raw[len(MARK):len(MARK) + 6])
+        ip = bytes(p[IP])[:20]
+        csum = sum(struct.unpack("!10H", ip))
+        while csum >> 16:
+            csum = (csum & 0xFFFF) + (csum >> 16)
+        ok = (p.dst == NEXT_HOP_MAC and p[IP].ttl == 63 - f and csum == 0xFFFF and len(raw) == len(MARK) + 6 + seq % 300)
+        bad += not ok
+        seen.setdefault(f, []).append(seq)
+    check(bad == 0, f"{bad} frames at the sink with a wrong MAC, TTL, checksum or payload")
+    for f in range(t.flows):
+        check(seen.get(f) == list(range(t.per_flow)), f"flow {f}: {len(seen.get(f, []))} of {t.per_flow} packets, in order")
 
 
 def main():
@@ -68,52 +128,15 @@ def main():
     wrpcap(pin, frames)
     routed = flows * per_flow
 
-    sink_js, router_js, source_js = (os.path.join(d, n) for n in ("sink.json", "router.json", "source.json"))
-    sink_out = os.path.join(d, "sink.pcap")
-    sink, _ = start([T, "run", "--app", "echo", "--device", "cpu", "--dpdk", f"{EAL} {memif(d, 'm1.sock', 'server')}",
-                     "--rx", "dpdk:0", "--out", sink_out, "--packets", str(routed), "--duration", "120", "--json", sink_js])
-    router, head = start([T, "run", "--app", "ipv4", "--fib", fib, "--device", "cpu", "--dpdk",
-                          f"{EAL} {memif(d, 'm0.sock', 'server', 0)} {memif(d, 'm1.sock', 'client', 1)}",
-                          "--rx", "dpdk:net_memif0", "--tx", "dpdk:net_memif1", "--tx-dst-mac", NEXT_HOP_MAC,
-                          "--packets", str(len(frames)), "--duration", "120", "--json", router_js])
-    c.check(any(l.startswith("input: dpdk:net_memif0 (net_memif") for l in head), f"router input line: {head}")
-    rc, so, se = run([T, "run", "--app", "echo", "--device", "cpu", "--pcap", pin, "--dpdk", f"{EAL} {memif(d, 'm0.sock', 'client')}",
-                      "--tx", "dpdk:0", "--json", source_js])
-    c.check(rc == 0, f"source: exit {rc}: {se.strip()[-600:]}")
-    out_r, err_r = router.communicate(timeout=180)
-    out_s, err_s = sink.communicate(timeout=180)
-    c.check(router.returncode == 0, f"router: exit {router.returncode}: {err_r.strip()[-600:]}")
-    c.check(sink.returncode == 0, f"sink: exit {sink.returncode}: {err_s.strip()[-600:]}")
-    src = json.load(open(source_js)) if os.path.exists(source_js) else {}
-    r = json.load(open(router_js)) if os.path.exists(router_js) else {}
-    s = json.load(open(sink_js)) if os.path.exists(sink_js) else {}
-    c.check(src.get("tx", {}).get("sent") == len(frames), f"source sent {src.get('tx')}, want {len(frames)}")
-    c.check(r.get("received") == len(frames), f"router received {r.get('received')}, want {len(frames)}")
-    c.check(r.get("forwarded") == routed and r.get("balanced"), f"router forwarded {r.get('forwarded')}, want {routed}")
-    c.check({k: v for k, v in r.get("drops", {}).items() if v} == drops, f"router drops {r.get('drops')}, want {drops}")
-    c.check(r.get("live", {}).get("sent") == routed and r.get("live", {}).get("kernel_ring_drops") == 0,
-            f"router live: {r.get('live')}")
-    c.check(s.get("received") == routed and s.get("forwarded") == routed, f"sink received {s.get('received')}")
-    got = rdpcap(sink_out) if os.path.exists(sink_out) else []
-    c.check(len(got) == routed, f"sink wrote {len(got)} frames, want {routed}")
-    seen = {}
-    bad = 0
-    for p in got:
-        raw = bytes(p[UDP].payload) if UDP in p else b""
-        if not raw.startswith(MARK):
-            bad += 1
-            continue
-        f, seq = struct.unpack("!HI", raw[len(MARK):len(MARK) + 6])
-        ip = bytes(p[IP])[:20]
-        csum = sum(struct.unpack("!10H", ip))
-        while csum >> 16:
-            csum = (csum & 0xFFFF) + (csum >> 16)
-        ok = (p.dst == NEXT_HOP_MAC and p[IP].ttl == 63 - f and csum == 0xFFFF and len(raw) == len(MARK) + 6 + seq % 300)
-        bad += not ok
-        seen.setdefault(f, []).append(seq)
-    c.check(bad == 0, f"{bad} frames at the sink with a wrong MAC, TTL, checksum or payload")
-    for f in range(flows):
-        c.check(seen.get(f) == list(range(per_flow)), f"flow {f}: {len(seen.get(f, []))} of {per_flow} packets, in order")
+    line = types.SimpleNamespace(T=T, d=d, fib=fib, frames=frames, pin=pin, routed=routed, drops=drops, flows=flows,
+                                 per_flow=per_flow)
+    line_run(c, line, ["--device", "cpu"], "cpu")
+    # The GPU's resident path takes the router's ports too, where the machine has a GPU.
+    rc, _, _ = run([T, "run", "--app", "echo", "--gen", "count=1", "--device", "gpu"])
+    if rc == 0:
+        line_run(c, line, ["--device", "gpu", "--gpu-path", "resident"], "gpu-resident")
+    else:
+        print("(no GPU here: the router on the GPU's resident path is not run)")
 
     # A sink that is slow to read: the router's last frames wait in the memif ring while the router
     # finishes; it must not close the ring (losing them) before the sink has read them. The sink is
