@@ -131,8 +131,9 @@ class Producer {
               }
             }
           }
+          // Arrivals are on the arrival clock's time (the stamp clock when unpaced).
           if (filling && (clock_.paced() || in_.live) &&
-              now_ns() >= pending_[tail % ring_.per_producer()].first_arrival + cfg_.rx_hold_ns) {
+              clock_.now() >= pending_[tail % ring_.per_producer()].first_arrival + cfg_.rx_hold_ns) {
             publish = true;
           }
         }

@@ -32,10 +32,16 @@ class StorePort final : public PacketSource {
  public:
   StorePort(const PacketStore& s, size_t first, size_t step, uint64_t seed, bool loop = false)
       : s_(s), next_(first), first_(first), step_(step), rng_(seed), loop_(loop) {}
+  // A busy port instead: every poll a whole burst, each `us` microseconds after the last.
+  void full_bursts_every(uint32_t us) { full_every_us_ = us; }
   uint32_t rx_burst(PacketPool& pool, PacketBatch& b) override {
     ++polls;
     const uint32_t room = std::min<uint32_t>(PacketBatch::kCapacity - b.size, burst_);
-    const uint32_t want = rng_() % 4 == 0 ? 0 : 1 + static_cast<uint32_t>(rng_() % room);
+    uint32_t want = rng_() % 4 == 0 ? 0 : 1 + static_cast<uint32_t>(rng_() % room);
+    if (full_every_us_) {
+      std::this_thread::sleep_for(std::chrono::microseconds(full_every_us_));
+      want = room;
+    }
     uint32_t got = 0;
     while (got < want && pool.available() > 0) {
       if (next_ >= s_.size()) {
@@ -71,6 +77,7 @@ class StorePort final : public PacketSource {
   size_t next_, first_, step_;
   std::mt19937_64 rng_;
   bool loop_;
+  uint32_t full_every_us_ = 0;
 };
 
 ResidentConfig live_config(const ForwardApp& app, int producers, gpu::FrameLayout layout, uint32_t batch) {
@@ -250,6 +257,26 @@ TEST(ResidentLiveMachinery, AFrameThatArrivedCutIsDroppedAsOversize) {
     if (i != 20 && !Verdict::is_drop(l.scalar.verdicts[i])) want.push_back(l.scalar.frames[i]);
   }
   EXPECT_EQ(static_cast<CollectingSink&>(*sinks[0]).frames, want);
+}
+
+// A busy port never has less than a burst, so only the hold ends a batch before it is full: with
+// a burst every 300 us and a hold of 100 us, each batch leaves with the burst that passed the
+// hold (every second burst), not 2,048 frames later.
+TEST(ResidentLiveMachinery, TheHoldSendsOffABatchThatABusyPortWouldKeepFilling) {
+  LoadedCase l = ipv4_case();
+  if (!l.a.app) return;
+  ResidentConfig rc = live_config(*l.a.app, 1, gpu::FrameLayout::kCells, 2048);
+  rc.packets = 32 * 40;
+  rc.rx_hold_ns = 100'000;
+  std::vector<std::unique_ptr<PacketSource>> sources;
+  auto port = std::make_unique<StorePort>(l.s, 0, 1, 2, true);
+  port->full_bursts_every(300);
+  sources.push_back(std::move(port));
+  const ResidentResult r = run_resident_live(*l.a.app, sources, {}, rc);
+  EXPECT_EQ(r.run.counters.rx_packets, rc.packets);
+  EXPECT_TRUE(r.run.counters.balanced());
+  EXPECT_GE(r.batches, 15u);  // two bursts each (20); without the hold, one batch
+  EXPECT_LT(r.run.latency.percentile(0.99), 5'000'000u);  // each waited a burst or two, not the run
 }
 
 TEST(ResidentLiveMachinery, OneSourcePerReceiveThread) {
