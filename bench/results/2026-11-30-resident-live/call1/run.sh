@@ -3,7 +3,7 @@
 # router on the resident path, and bench io at 64 B, one queue: Tandem's CPU path and its GPU
 # resident path against testpmd io, taking turns.
 set -u
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../../../.."
 t0=$(date +%s)
 export TARGETS="tandem dpdk_port_test resident_live_test resident_test"
 . scripts/device/common.sh
