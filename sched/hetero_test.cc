@@ -181,11 +181,7 @@ TEST_P(Hetero, TwoGpuDevicesAndACpuGroupGiveTheReferenceDecisions) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Apps, Hetero, ::testing::ValuesIn(cases()), [](const auto& info) {
-  std::string n = info.param.t.label;
-  for (char& ch : n) ch = ch == '-' ? '_' : ch;
-  return n;
-});
+INSTANTIATE_TEST_SUITE_P(Apps, Hetero, ::testing::ValuesIn(cases()), CaseName());
 
 struct Ipv4 {
   LoadedApp a;

@@ -53,6 +53,15 @@ inline std::vector<Case> cases() {
   return v;
 }
 
+// A case's name in a parameterized test's name (GoogleTest takes letters, digits and '_').
+struct CaseName {
+  std::string operator()(const ::testing::TestParamInfo<Case>& info) const {
+    std::string n = info.param.t.label;
+    for (char& ch : n) ch = ch == '-' ? '_' : ch;
+    return n;
+  }
+};
+
 // Frames every app must drop, each for a reason: truncated, not IP, and the app's own.
 inline void add_bad_frames(PacketStore& s) {
   std::vector<uint8_t> f(s.frame(0), s.frame(0) + s.caplen[0]);

@@ -171,12 +171,7 @@ TEST_P(AppsPipeline, TheGpuGivenWholeFramesGivesTheScalarPathsVerdictsAndBytes) 
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Apps, AppsPipeline, ::testing::ValuesIn(cases()),
-                         [](const auto& info) {
-                           std::string n = info.param.t.label;
-                           for (char& ch : n) ch = ch == '-' ? '_' : ch;
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Apps, AppsPipeline, ::testing::ValuesIn(cases()), CaseName());
 
 // NDN's own drops, one frame each, through the app: every malformed Interest has its reason, and
 // a name too long for a GPU item is still resolved (by the worker) on the GPU path's CPU side.

@@ -19,6 +19,7 @@
 #include "gpu/gpu_runtime.h"
 #include "sched/resident.h"
 #include "tests/app_cases.h"
+#include "tests/resident_config.h"
 #include "tests/test_util.h"
 
 namespace tandem {
@@ -80,17 +81,9 @@ class StorePort final : public PacketSource {
   uint32_t full_every_us_ = 0;
 };
 
+// The receive threads process their own batches (the GPU's tests set cpu = false).
 ResidentConfig live_config(const ForwardApp& app, int producers, gpu::FrameLayout layout, uint32_t batch) {
-  ResidentConfig rc;
-  rc.producers = producers;
-  rc.cpu = true;
-  rc.ring.layout = layout;
-  rc.ring.batch = batch;
-  rc.ring.slots_per_producer = 4;
-  rc.ring.cell_size = 2048;
-  rc.verify = true;
-  rc.ports = app.ports();
-  return rc;
+  return resident_test_config(app, producers, layout, batch, true);
 }
 
 class ResidentLive : public ::testing::TestWithParam<Case> {};
@@ -148,11 +141,7 @@ TEST_P(ResidentLive, TheGpuGivesTheReferenceDecisionsOnAPortsFrames) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Apps, ResidentLive, ::testing::ValuesIn(cases()), [](const auto& info) {
-  std::string n = info.param.t.label;
-  for (char& ch : n) ch = ch == '-' ? '_' : ch;
-  return n;
-});
+INSTANTIATE_TEST_SUITE_P(Apps, ResidentLive, ::testing::ValuesIn(cases()), CaseName());
 
 // The IPv4 app on generated traffic, for the tests of the path's machinery.
 LoadedCase ipv4_case() {

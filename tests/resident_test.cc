@@ -19,24 +19,11 @@
 #include "io/traffic_gen.h"
 #include "sched/resident.h"
 #include "tests/app_cases.h"
+#include "tests/resident_config.h"
 #include "tests/test_util.h"
 
 namespace tandem {
 namespace {
-
-ResidentConfig config(const ForwardApp& app, int producers, gpu::FrameLayout layout, uint32_t batch, bool cpu) {
-  ResidentConfig rc;
-  rc.producers = producers;
-  rc.cpu = cpu;
-  rc.ring.layout = layout;
-  rc.ring.batch = batch;
-  rc.ring.slots_per_producer = 4;  // few slots: each is reused many times
-  rc.ring.cell_size = 2048;
-  rc.verify = true;
-  rc.ports = app.ports();
-  return rc;
-}
-
 
 std::string label(const Case& c, const ResidentConfig& rc) {
   return c.t.label + (rc.cpu ? " cpu" : std::string(" ") + gpu::gpu_mode_name(rc.ring.mode)) + " " +
@@ -52,7 +39,7 @@ TEST_P(ResidentPath, TheReceiveThreadsRingGivesTheReferenceDecisions) {
   const ForwardApp& app = *l.a.app;
   for (const gpu::FrameLayout layout : {gpu::FrameLayout::kCells, gpu::FrameLayout::kPacked}) {
     for (const int producers : {1, 3}) {
-      ResidentConfig rc = config(app, producers, layout, 97, true);
+      ResidentConfig rc = resident_test_config(app, producers, layout, 97, true);
       const ResidentResult r = run_resident(app, l.s, rc);
       expect_same(l.ref, r.run, label(c, rc));
       EXPECT_EQ(r.cpu_batches, r.batches);
@@ -60,7 +47,7 @@ TEST_P(ResidentPath, TheReceiveThreadsRingGivesTheReferenceDecisions) {
     }
   }
   // Two passes, and the output of the first: the scalar path's frames, byte for byte.
-  ResidentConfig rc = config(app, 1, gpu::FrameLayout::kPacked, 64, true);
+  ResidentConfig rc = resident_test_config(app, 1, gpu::FrameLayout::kPacked, 64, true);
   rc.repeat = 2;
   CollectingSink sink;
   rc.sink = &sink;
@@ -84,7 +71,7 @@ TEST_P(ResidentPath, TheGpuGivesTheReferenceDecisionsAndBytes) {
                       Way{gpu::GpuMode::kPersistent, gpu::FrameLayout::kPacked},
                       Way{gpu::GpuMode::kAsync, gpu::FrameLayout::kPacked}}) {
     for (const int producers : {1, 3}) {
-      ResidentConfig rc = config(app, producers, w.layout, 97, false);
+      ResidentConfig rc = resident_test_config(app, producers, w.layout, 97, false);
       rc.ring.mode = w.mode;
       rc.ring.blocks = 8;
       CollectingSink sink;
@@ -98,11 +85,7 @@ TEST_P(ResidentPath, TheGpuGivesTheReferenceDecisionsAndBytes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Apps, ResidentPath, ::testing::ValuesIn(cases()), [](const auto& info) {
-  std::string n = info.param.t.label;
-  for (char& ch : n) ch = ch == '-' ? '_' : ch;
-  return n;
-});
+INSTANTIATE_TEST_SUITE_P(Apps, ResidentPath, ::testing::ValuesIn(cases()), CaseName());
 
 // The IPv4 app on generated traffic, for the tests of the path's machinery.
 struct Ipv4 {
@@ -128,7 +111,7 @@ TEST(ResidentMachinery, AStopDrainsAndEveryReceivedPacketIsCounted) {
   Ipv4 v = ipv4(20000);
   if (!v.a.app) return;
   std::atomic<int> stop{0};
-  ResidentConfig rc = config(*v.a.app, 2, gpu::FrameLayout::kCells, 128, true);
+  ResidentConfig rc = resident_test_config(*v.a.app, 2, gpu::FrameLayout::kCells, 128, true);
   rc.repeat = 0;  // forever, until stopped
   rc.packets = 0;
   rc.stop = &stop;
@@ -147,7 +130,7 @@ TEST(ResidentMachinery, AStopDrainsAndEveryReceivedPacketIsCounted) {
 TEST(ResidentMachinery, PacedArrivalsPublishPartialBatchesAndTimeEveryPacket) {
   Ipv4 v = ipv4(20000);
   if (!v.a.app) return;
-  ResidentConfig rc = config(*v.a.app, 2, gpu::FrameLayout::kPacked, 1024, true);
+  ResidentConfig rc = resident_test_config(*v.a.app, 2, gpu::FrameLayout::kPacked, 1024, true);
   rc.rate_pps = 100000;  // 0.2 s
   rc.rx_hold_ns = 50000;
   const ResidentResult r = run_resident(*v.a.app, v.s, rc);
@@ -163,7 +146,7 @@ TEST(ResidentMachinery, PacedArrivalsPublishPartialBatchesAndTimeEveryPacket) {
 TEST(ResidentMachinery, APacketCountLoopsTheInput) {
   Ipv4 v = ipv4(1000);
   if (!v.a.app) return;
-  ResidentConfig rc = config(*v.a.app, 3, gpu::FrameLayout::kCells, 100, true);
+  ResidentConfig rc = resident_test_config(*v.a.app, 3, gpu::FrameLayout::kCells, 100, true);
   rc.packets = 12345;
   const ResidentResult r = run_resident(*v.a.app, v.s, rc);
   EXPECT_EQ(r.run.counters.rx_packets, 12345u);
@@ -176,7 +159,7 @@ TEST(ResidentMachinery, APacketCountLoopsTheInput) {
 void fault_run(gpu::GpuMode mode) {
   Ipv4 v = ipv4(200000);
   if (!v.a.app) return;
-  ResidentConfig rc = config(*v.a.app, 2, gpu::FrameLayout::kPacked, 256, false);
+  ResidentConfig rc = resident_test_config(*v.a.app, 2, gpu::FrameLayout::kPacked, 256, false);
   rc.ring.mode = mode;
   rc.ring.fault_at_batch = 50;
   const ResidentResult r = run_resident(*v.a.app, v.s, rc);
@@ -209,7 +192,7 @@ TEST(ResidentMultiGpu, EachGpuTakesItsReceiveThreadsTraffic) {
     LoadedCase l = load_case(c);
     const ForwardApp& app = *l.a.app;
     if (app.frame_growth() != 0) continue;  // per-SA state lives on one GPU
-    ResidentConfig rc = config(app, 4, gpu::FrameLayout::kCells, 97, false);
+    ResidentConfig rc = resident_test_config(app, 4, gpu::FrameLayout::kCells, 97, false);
     rc.ring.blocks = 8;
     rc.gpus = {0, gpu::device_count() > 1 ? 1 : 0};
     const ResidentResult r = run_resident(app, l.s, rc);
@@ -230,7 +213,7 @@ TEST(ResidentMultiGpu, EachGpuTakesItsReceiveThreadsTraffic) {
 TEST(ResidentMultiGpu, AnUnevenSplitOfReceiveThreadsCountsEveryPacket) {
   TANDEM_REQUIRE_GPU();
   Ipv4 v = ipv4(50000);
-  ResidentConfig rc = config(*v.a.app, 5, gpu::FrameLayout::kPacked, 128, false);
+  ResidentConfig rc = resident_test_config(*v.a.app, 5, gpu::FrameLayout::kPacked, 128, false);
   rc.gpus = {0, gpu::device_count() > 1 ? 1 : 0};
   const ResidentResult r = run_resident(*v.a.app, v.s, rc);
   EXPECT_FALSE(r.gpu_failed) << r.gpu_error;
@@ -249,7 +232,7 @@ TEST(ResidentMultiGpu, AnUnevenSplitOfReceiveThreadsCountsEveryPacket) {
 TEST(ResidentMultiGpu, MoreGpusThanReceiveThreadsIsRefused) {
   TANDEM_REQUIRE_GPU();
   Ipv4 v = ipv4(1000);
-  ResidentConfig rc = config(*v.a.app, 1, gpu::FrameLayout::kCells, 97, false);
+  ResidentConfig rc = resident_test_config(*v.a.app, 1, gpu::FrameLayout::kCells, 97, false);
   rc.gpus = {0, 0};
   EXPECT_THROW(run_resident(*v.a.app, v.s, rc), std::invalid_argument);
 }
@@ -259,7 +242,7 @@ TEST(ResidentMultiGpu, MoreGpusThanReceiveThreadsIsRefused) {
 TEST(ResidentMultiGpu, AFaultOnOneGpuIsFinishedOnTheCpu) {
   TANDEM_REQUIRE_GPU();
   Ipv4 v = ipv4(200000);
-  ResidentConfig rc = config(*v.a.app, 4, gpu::FrameLayout::kCells, 256, false);
+  ResidentConfig rc = resident_test_config(*v.a.app, 4, gpu::FrameLayout::kCells, 256, false);
   rc.ring.fault_at_batch = 30;
   rc.ring.blocks = 8;
   const bool two = gpu::device_count() > 1;
