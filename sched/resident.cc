@@ -54,6 +54,9 @@ struct ProducerInput {
   uint64_t deadline_ns = 0;  // live: receive nothing more after this (0: no limit)
   PacketSink* sink = nullptr;  // forwarded frames (a store's first pass, or all that a live port brings)
   WorkerProgress* progress = nullptr;
+  // Set when another receive thread failed: this one stops receiving too (a live run has no end
+  // of its own) and finishes what it holds.
+  const std::atomic<int>* abort = nullptr;
 };
 
 // One receive thread: its queue, its slots of the ring, its counters.
@@ -101,7 +104,7 @@ class Producer {
         ++head;
         progress = true;
       }
-      if (!drained && stop_asked(cfg_)) {
+      if (!drained && (stop_asked(cfg_) || (in_.abort && in_.abort->load(std::memory_order_relaxed)))) {
         drained = true;
         r_.stopped = true;
       }
@@ -121,7 +124,8 @@ class Producer {
             progress = progress || got;
             if (input_done()) drained = true;
             // A batch leaves full; a partial one when no more frames fit, when a live queue has
-            // no more for now, or once its oldest paced packet has waited long enough.
+            // no more for now, or (below) once its oldest paced or live packet has waited long
+            // enough.
             publish = filling == ring_.batch() || full || (in_.live ? got < live_burst() : got < avail);
             if (in_.live) {
               if (got) {
@@ -206,7 +210,7 @@ class Producer {
     }
   }
 
-  // Packed slots: how many more frames of the largest size slot s surely takes after `used` bytes.
+  // Packed slots: how many more frames of the largest size a slot surely takes after `used` bytes.
   uint32_t frames_that_fit(size_t used) const {
     if (ring_.options().layout != gpu::FrameLayout::kPacked) return UINT32_MAX;
     const size_t per = size_t{std::min(ring_.max_frame(), kMaxFrame)} + ring_.options().frame_room + 15;
@@ -266,7 +270,7 @@ class Producer {
         drop_oversize(len, wire);
         continue;
       }
-      place(s, j, i, used, live_pool_->data(b.cell[k]), len, wire, 0);  // fits: `fit` frames of max_len do
+      place(s, j, i, used, live_pool_->data(b.cell[k]), len, wire, b.ts_ns[k]);  // fits: `fit` frames of max_len do
       ++i;
     }
     live_pool_->free_bulk(b.cell.data(), b.size);
@@ -276,6 +280,7 @@ class Producer {
     *full = frames_that_fit(*used) < live_burst();
     return got;
   }
+
   // Finishes the j-th batch if it is done (on the GPU, or now on the CPU); false when it is not.
   bool try_finish(uint64_t j) {
     const uint32_t s = ring_.slot_of(t_, j);
@@ -456,6 +461,7 @@ ResidentResult run_producers(const ForwardApp& app, const ResidentConfig& cfg, I
   std::vector<std::exception_ptr> error(n);
   std::atomic<int> ready{0};
   std::atomic<uint64_t> start_ns{0};
+  std::atomic<int> abort{0};
   init_stamp_clock();  // calibrated before any producer starts its clock
   for (GpuSide& side : sides) {
     if (side.runner) side.runner->start();
@@ -474,13 +480,16 @@ ResidentResult run_producers(const ForwardApp& app, const ResidentConfig& cfg, I
         }
         if (ready.fetch_add(1) + 1 == n) start_ns.store(now_ns());
         while (start_ns.load() == 0) std::this_thread::yield();
+        ProducerInput in = input_of(t, start_ns.load());
+        in.abort = &abort;
         producers[t] = std::make_unique<Producer>(app, *side.ring, side.runner.get(), cfg, static_cast<uint32_t>(t / ng),
-                                                  input_of(t, start_ns.load()), start_ns.load(), r, t);
+                                                  in, start_ns.load(), r, t);
         producers[t]->run();
         if (cfg.rcu) cfg.rcu->offline(t);
       } catch (...) {
         if (cfg.rcu) cfg.rcu->offline(t);
         error[t] = std::current_exception();
+        abort.store(1);
         uint64_t none = 0;
         start_ns.compare_exchange_strong(none, now_ns());
       }

@@ -1,7 +1,8 @@
 // The resident GPU data path (`tandem run --device gpu --gpu-path resident`): no worker touches a
-// packet. Receive threads stand in for a NIC's queues: each copies its RSS share of the input into
-// the slots of a GPU-registered ring (gpu/resident.h) as a NIC's DMA would, and publishes each
-// batch with one store. The GPU runs the app's whole per-packet logic on the frames where they lie
+// packet. Receive threads stand in for a NIC's queues: each copies its RSS share of the input (or,
+// on live ports, what its ports bring) into the slots of a GPU-registered ring (gpu/resident.h) as
+// a NIC's DMA would, and publishes each batch with one store. The GPU runs the app's whole
+// per-packet logic on the frames where they lie
 // (a persistent kernel on mapped memory) or on a copy (the DMA variant), and writes each batch's
 // verdicts and counters back. The receive thread that published a batch also finishes it, in its
 // own order (so no flow is reordered): it adds the batch's counters and latencies, and frees the
@@ -42,7 +43,7 @@ struct ResidentConfig {
   double rate_pps = 0;        // offered load over all queues; 0: as fast as possible
   uint64_t repeat = 1;        // passes over the input
   uint64_t packets = 0;       // > 0: this many packets in all, looping the input
-  uint64_t rx_hold_ns = 20000;  // paced: publish a partial batch once its oldest packet is this old
+  uint64_t rx_hold_ns = 20000;  // paced or live: publish a partial batch once its oldest packet is this old
   std::vector<int> cores;     // pin receive thread t to cores[t % size]
   bool verify = false;        // ForwardApp::build_reference() must have run
   PacketSink* sink = nullptr; // write forwarded frames (first pass; one receive thread only)

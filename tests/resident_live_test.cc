@@ -17,6 +17,7 @@
 
 #include "apps/registry.h"
 #include "gpu/gpu_runtime.h"
+#include "io/io_error.h"
 #include "sched/resident.h"
 #include "tests/app_cases.h"
 #include "tests/resident_config.h"
@@ -266,6 +267,31 @@ TEST(ResidentLiveMachinery, TheHoldSendsOffABatchThatABusyPortWouldKeepFilling) 
   EXPECT_TRUE(r.run.counters.balanced());
   EXPECT_GE(r.batches, 15u);  // two bursts each (20); without the hold, one batch
   EXPECT_LT(r.run.latency.percentile(0.99), 5'000'000u);  // each waited a burst or two, not the run
+}
+
+// A port that fails (a driver's error) ends the run with that error, and the other receive thread,
+// whose port would bring frames for ever, stops with it instead of running on.
+class FailingPort final : public PacketSource {
+ public:
+  uint32_t rx_burst(PacketPool&, PacketBatch&) override {
+    if (++polls_ == 50) throw IoError("port: the driver failed");
+    return 0;
+  }
+  std::string describe() const override { return "failing port"; }
+  bool live() const override { return true; }
+
+ private:
+  int polls_ = 0;
+};
+
+TEST(ResidentLiveMachinery, AFailingPortEndsTheRunWithItsError) {
+  LoadedCase l = ipv4_case();
+  if (!l.a.app) return;
+  ResidentConfig rc = live_config(*l.a.app, 2, gpu::FrameLayout::kPacked, 64);
+  std::vector<std::unique_ptr<PacketSource>> sources;
+  sources.push_back(std::make_unique<StorePort>(l.s, 0, 1, 4, true));
+  sources.push_back(std::make_unique<FailingPort>());
+  EXPECT_THROW(run_resident_live(*l.a.app, sources, {}, rc), IoError);
 }
 
 TEST(ResidentLiveMachinery, OneSourcePerReceiveThread) {
