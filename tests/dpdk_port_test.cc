@@ -222,6 +222,21 @@ std::unique_ptr<RingRouter> ring_router() {
   return r;
 }
 
+// Frames 1000 onwards sent into `ring` from an ordinary pool, where they wait to be received.
+void put_frames_on(const std::shared_ptr<DpdkPorts>& ports, const std::string& ring, uint32_t frames) {
+  DpdkTx tx(ports, {ring}, 0, L2Rewrite{});
+  Counters c(1);
+  inject(tx, frames, c, 1000);
+  ASSERT_EQ(tx.sent(), frames);
+}
+
+// A run's ends on `ring`: one worker's receive queue and transmit queue.
+void ring_ends(const std::shared_ptr<DpdkPorts>& ports, const std::string& ring,
+               std::vector<std::unique_ptr<PacketSource>>& sources, std::vector<std::unique_ptr<PacketSink>>& sinks) {
+  sources.push_back(std::make_unique<DpdkRx>(ports, std::vector<std::string>{ring}, 0));
+  sinks.push_back(std::make_unique<DpdkTx>(ports, std::vector<std::string>{ring}, 0, L2Rewrite{}));
+}
+
 // After `passes` x the frames put into `ring` went round: each frame passed exactly `passes`
 // times (TTL that much lower), whole and with a valid checksum, and every mbuf is back.
 void expect_frames_went_round(const std::shared_ptr<DpdkPorts>& ports, const std::string& ring, uint32_t frames,
@@ -252,16 +267,10 @@ TEST(DpdkPorts, WorkersForwardInPlaceAroundARing) {
   const std::unique_ptr<RingRouter> router = ring_router();
   const ForwardApp* app = router->app.get();
   constexpr uint32_t kFrames = 200, kPasses = 5;
-  {
-    DpdkTx tx(ports, {"net_ring1"}, 0, L2Rewrite{});
-    Counters c(1);
-    inject(tx, kFrames, c, 1000);
-    ASSERT_EQ(tx.sent(), kFrames);
-  }
+  ASSERT_NO_FATAL_FAILURE(put_frames_on(ports, "net_ring1", kFrames));
   std::vector<std::unique_ptr<PacketSource>> sources;
   std::vector<std::unique_ptr<PacketSink>> sinks;
-  sources.push_back(std::make_unique<DpdkRx>(ports, std::vector<std::string>{"net_ring1"}, 0));
-  sinks.push_back(std::make_unique<DpdkTx>(ports, std::vector<std::string>{"net_ring1"}, 0, L2Rewrite{}));
+  ring_ends(ports, "net_ring1", sources, sinks);
   WorkersConfig wc;
   wc.workers = 1;
   wc.ports = app->ports();
@@ -284,16 +293,10 @@ TEST(DpdkPorts, TheResidentPathForwardsAroundARing) {
   const std::unique_ptr<RingRouter> router = ring_router();
   const ForwardApp* app = router->app.get();
   constexpr uint32_t kFrames = 200, kPasses = 5;
-  {
-    DpdkTx tx(ports, {"net_ring5"}, 0, L2Rewrite{});
-    Counters c(1);
-    inject(tx, kFrames, c, 1000);
-    ASSERT_EQ(tx.sent(), kFrames);
-  }
+  ASSERT_NO_FATAL_FAILURE(put_frames_on(ports, "net_ring5", kFrames));
   std::vector<std::unique_ptr<PacketSource>> sources;
   std::vector<std::unique_ptr<PacketSink>> sinks;
-  sources.push_back(std::make_unique<DpdkRx>(ports, std::vector<std::string>{"net_ring5"}, 0));
-  sinks.push_back(std::make_unique<DpdkTx>(ports, std::vector<std::string>{"net_ring5"}, 0, L2Rewrite{}));
+  ring_ends(ports, "net_ring5", sources, sinks);
   ResidentConfig rc;
   rc.producers = 1;
   rc.cpu = true;
