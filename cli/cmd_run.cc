@@ -79,7 +79,7 @@ constexpr const char* kGpuOnlyFlags[] = {"--batch",      "--max-wait-us",       
                                          "--engine",     "--rx-hold-us",        "--gpu-slots",
                                          "--gpu-mode",   "--persistent-blocks", "--inject-gpu-fault",
                                          "--gpu-path",   "--frame-layout",      "--ring-slots",
-                                         "--gpus"};
+                                         "--gpus",       "--zero-copy"};
 
 bool given(const RunOptions& o, const char* flag) {
   return std::find(o.gpu_flags.begin(), o.gpu_flags.end(), flag) != o.gpu_flags.end();
@@ -544,6 +544,7 @@ int run(const RunOptions& o) {
     rc.rcu = rcu.get();
     rc.gpus = gpus;
     if (is_live && given(o, "--burst")) rc.burst = o.burst;  // else DPDK's customary 32, as the CPU paths take
+    rc.zero_copy = o.resident.zero_copy == "on";
     if (gpus.size() > 1) {
       dev_desc = "gpus";
       for (size_t g = 0; g < gpus.size(); ++g) {

@@ -14,6 +14,11 @@ void add_resident_flags(CLI::App* run, ResidentFlags& f) {
       ->capture_default_str()->check(CLI::IsMember({"cells", "packed"}));
   run->add_option("--ring-slots", f.ring_slots, "GPU resident path: batches in flight per receive thread (ipsec: 32 unless given)")
       ->capture_default_str()->check(CLI::Range(2u, 1024u));
+  run->add_option("--zero-copy", f.zero_copy,
+                  "GPU resident path on DPDK ports: on, the GPU works on the frames in the mbufs they arrived in "
+                  "(registered with CUDA) and those mbufs are sent; off, frames are copied into the ring and out "
+                  "(on needs --gpu-mode persistent and --frame-layout cells, else frames are copied)")
+      ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
 }
 
 gpu::ResidentOptions resident_options(const ResidentFlags& f, const std::string& gpu_mode, uint32_t batch,
@@ -82,6 +87,7 @@ nlohmann::json resident_json(const ResidentResult& r, const ResidentConfig& rc) 
           {"gpu_failed", r.gpu_failed},
           {"gpu_error", r.gpu_error},
           {"gpu_side", r.describe},
+          {"zero_copy", r.zero_copy},
           {"gpus", [&] {
              nlohmann::json a = nlohmann::json::array();
              for (const ResidentGpuReport& g : r.gpus) {

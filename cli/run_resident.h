@@ -15,9 +15,10 @@ namespace tandem::cli {
 struct ResidentFlags {
   std::string layout = "cells";
   uint32_t ring_slots = 16;  // per receive thread
+  std::string zero_copy = "on";
 };
 
-// Adds --frame-layout and --ring-slots to `run`.
+// Adds --frame-layout, --ring-slots and --zero-copy to `run`.
 void add_resident_flags(CLI::App* run, ResidentFlags& f);
 
 // The ring's options from the run's GPU flags: mode "persistent" or "async" (DMA), frames per slot.

@@ -50,6 +50,13 @@ class PacketPool {
   uint32_t available() const { return owner_ ? UINT32_MAX : static_cast<uint32_t>(free_top_); }
   Owner* owner() const { return owner_; }
 
+  // The memory every cell's frame lies in: from the first cell's start to the end of the last
+  // cell's frame room (what a GPU registers to work on frames where they are).
+  uint8_t* region() const { return base_; }
+  size_t region_bytes() const {
+    return num_cells_ ? size_t{num_cells_ - 1} * cell_size_ + kHeadroom + max_frame_ : 0;
+  }
+
   // Start of the frame stored in cell `idx` (after the headroom).
   uint8_t* data(uint32_t idx) { return base_ + static_cast<size_t>(idx) * cell_size_ + kHeadroom; }
   const uint8_t* data(uint32_t idx) const {

@@ -11,6 +11,8 @@
 //            NIC writes into per-packet buffers);
 //   kPacked: frames back to back, each on a 16-byte boundary (what a NIC with multi-packet
 //            receive queues writes).
+// or, with external frames, in memory of the producer's own (its port's buffers: DPDK mbufs
+// registered with CUDA as DPDK's gpudev registers them), where the frames arrived;
 // with per frame its offset and length (written by the producer), its verdict, its new length for
 // apps whose frames change length, and, for verification, its L3 offset (written by the GPU), and
 // per batch a BatchSummary: the batch's counters, summed on the GPU so that no CPU thread reads
@@ -35,6 +37,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/counters.h"
 #include "core/drop_reason.h"
@@ -82,6 +85,10 @@ struct ResidentOptions {
   // Fault injection (tests, `tandem run --inject-gpu-fault K`): the GPU traps when it reaches the
   // K-th batch (1-based; 0 = never), a real fault that breaks the CUDA context.
   uint64_t fault_at_batch = 0;
+  // The frames stay in memory each producer names (set_frame_region) instead of being copied into
+  // the slots, which then hold no bytes: a frame's offset is from its producer's region, and the
+  // GPU stages frame i at i x cell_size. Persistent mode and the cells layout only.
+  bool external_frames = false;
 };
 
 class ResidentRing {
@@ -121,7 +128,18 @@ class ResidentRing {
   }
   uint32_t gen_of(uint64_t j) const { return static_cast<uint32_t>(j / o_.slots_per_producer + 1); }
 
-  uint8_t* bytes(uint32_t s) { return at<uint8_t>(bytes_off_ + s * slot_bytes_); }
+  uint8_t* bytes(uint32_t s) { return at<uint8_t>(bytes_off_ + s * slot_bytes_); }  // not with external frames
+  // Producer t's frames lie in [base, base + size) (external frames; before a runner is made):
+  // offsets of its slots' frames are from base. Throws std::invalid_argument past 4 GiB.
+  void set_frame_region(uint32_t producer, uint8_t* base, size_t size);
+  struct FrameRegion {
+    uint8_t* base = nullptr;
+    size_t size = 0;
+  };
+  const FrameRegion& frame_region(uint32_t producer) const { return regions_[producer]; }
+  bool external_frames() const { return o_.external_frames; }
+  // What slot s's offsets are from: its own bytes, or its producer's region.
+  uint8_t* frames(uint32_t s) { return o_.external_frames ? regions_[s % o_.producers].base : bytes(s); }
   uint8_t* out_bytes(uint32_t s) { return at<uint8_t>(out_off_ + s * slot_bytes_); }  // kAsync only
   uint32_t* offsets(uint32_t s) { return at<uint32_t>(offsets_off_) + size_t{s} * o_.batch; }
   uint32_t* lengths(uint32_t s) { return at<uint32_t>(lengths_off_) + size_t{s} * o_.batch; }
@@ -162,6 +180,7 @@ class ResidentRing {
   size_t bytes_off_ = 0, out_off_ = 0, offsets_off_ = 0, lengths_off_ = 0, out_lengths_off_ = 0, verdicts_off_ = 0;
   size_t l3_off_ = 0;
   size_t summary_off_ = 0, fill_off_ = 0, status_off_ = 0, index_off_ = 0, stop_off_ = 0, exited_off_ = 0;
+  std::vector<FrameRegion> regions_;  // per producer, with external frames
   HugeRegion mem_;
 };
 

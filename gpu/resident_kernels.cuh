@@ -38,7 +38,22 @@ struct DeviceRing {
   size_t slot_bytes;
   uint32_t max_frame;  // the largest a frame may become
   bool want_l3;
+  // External frames (ResidentOptions::external_frames): producer t's frames at region[t] +
+  // offset, staged at i x cell.
+  bool external;
+  uint32_t cell;
+  uint8_t* region[kMaxProducers];
 };
+
+// Where slot `slot`'s offsets are from in host memory.
+__device__ __forceinline__ uint8_t* slot_frames(const DeviceRing& r, uint32_t slot) {
+  return r.external ? r.region[slot % r.producers] : r.bytes + size_t{slot} * r.slot_bytes;
+}
+
+// Frame i's place in a block's staging buffers: where it lies in the slot, or its cell.
+__device__ __forceinline__ uint32_t staging_offset(const DeviceRing& r, uint32_t i, uint32_t host_off) {
+  return r.external ? i * r.cell : host_off;
+}
 
 // A core that processes a whole batch at once (its frames depend on state that outlives the
 // batch, such as IPsec's sequence numbers and replay windows) instead of frame by frame.
@@ -206,22 +221,25 @@ __device__ inline void dispatch(const DeviceRing& r, WorkQueue* q, uint64_t* ent
   }
 }
 
-// Calls f(off, w) for every 16-byte word w of the `count` frames of a warp (frame f's offset and
-// length in lane f's my_off and my_len): the first 64 bytes of 8 frames per step with 4 lanes a
-// frame, so that PCIe carries 64-byte pieces; then the rest of longer frames, the whole warp a
-// frame. Every lane of the warp calls it.
+// Calls f(off, host_off, w) for every 16-byte word w of the `count` frames of a warp (frame f's
+// staging offset, host offset and length in lane f's my_off, my_host and my_len): the first 64
+// bytes of 8 frames per step with 4 lanes a frame, so that PCIe carries 64-byte pieces; then the
+// rest of longer frames, the whole warp a frame. Every lane of the warp calls it.
 template <class F>
-__device__ __forceinline__ void for_each_word(uint32_t count, uint32_t my_off, uint32_t my_len, uint32_t lane, F&& f) {
+__device__ __forceinline__ void for_each_word(uint32_t count, uint32_t my_off, uint32_t my_host, uint32_t my_len,
+                                              uint32_t lane, F&& f) {
   for (uint32_t f0 = 0; f0 < count; f0 += 8) {
     const uint32_t fr = f0 + lane / 4;
     const uint32_t off = __shfl_sync(0xffffffffu, my_off, fr & 31);
+    const uint32_t host = __shfl_sync(0xffffffffu, my_host, fr & 31);
     const uint32_t len = __shfl_sync(0xffffffffu, my_len, fr & 31);
-    if (fr < count && lane % 4 < min((len + 15) / 16, 4u)) f(off, lane % 4);
+    if (fr < count && lane % 4 < min((len + 15) / 16, 4u)) f(off, host, lane % 4);
   }
   for (uint32_t fr = 0; fr < count; ++fr) {
     const uint32_t off = __shfl_sync(0xffffffffu, my_off, fr);
+    const uint32_t host = __shfl_sync(0xffffffffu, my_host, fr);
     const uint32_t len = __shfl_sync(0xffffffffu, my_len, fr);
-    for (uint32_t w = 4 + lane; w < (len + 15) / 16; w += 32) f(off, w);
+    for (uint32_t w = 4 + lane; w < (len + 15) / 16; w += 32) f(off, host, w);
   }
 }
 
@@ -264,7 +282,7 @@ __device__ void run_whole_batch(const Core& core, const DeviceRing& r, uint32_t 
   const uint32_t warps = blockDim.x >> 5;
   __shared__ uint32_t n_shared;
   __shared__ bool claimed_once;
-  uint8_t* const host = r.bytes + size_t{slot} * r.slot_bytes;
+  uint8_t* const host = slot_frames(r, slot);
   const uint32_t* const offs = r.offsets + size_t{slot} * r.batch;
   const uint32_t* const lens = r.lengths + size_t{slot} * r.batch;
   if (threadIdx.x == 0) {
@@ -276,10 +294,11 @@ __device__ void run_whole_batch(const Core& core, const DeviceRing& r, uint32_t 
   const uint32_t n = min(n_shared, r.batch);
   for (uint32_t base = (threadIdx.x >> 5) * 32; base < n; base += warps * 32) {
     const uint32_t i = base + lane;
-    const uint32_t my_off = i < n ? __ldcv(offs + i) : 0;
+    const uint32_t my_host = i < n ? __ldcv(offs + i) : 0;
+    const uint32_t my_off = staging_offset(r, i, my_host);
     const uint32_t my_len = i < n ? __ldcv(lens + i) : 0;
-    for_each_word(min(32u, n - base), my_off, my_len, lane, [&](uint32_t off, uint32_t w) {
-      reinterpret_cast<uint4*>(work + off)[w] = __ldcv(reinterpret_cast<const uint4*>(host + off) + w);
+    for_each_word(min(32u, n - base), my_off, my_host, my_len, lane, [&](uint32_t off, uint32_t h, uint32_t w) {
+      reinterpret_cast<uint4*>(work + off)[w] = __ldcv(reinterpret_cast<const uint4*>(host + h) + w);
     });
     if (i < n) {
       s_off[i] = my_off;
@@ -299,9 +318,12 @@ __device__ void run_whole_batch(const Core& core, const DeviceRing& r, uint32_t 
   for (uint32_t base = (threadIdx.x >> 5) * 32; base < n; base += warps * 32) {
     const uint32_t i = base + lane;
     const uint32_t my_off = i < n ? s_off[i] : 0;
+    // External frames' host offsets are read again rather than kept in shared memory, which the
+    // core's blocks need for their own state.
+    const uint32_t my_host = i < n ? (r.external ? __ldcv(offs + i) : my_off) : 0;
     const uint32_t my_len = i < n ? max(s_len[i], s_new_len[i]) : 0;
-    for_each_word(min(32u, n - base), my_off, my_len, lane, [&](uint32_t off, uint32_t w) {
-      reinterpret_cast<uint4*>(host + off)[w] = reinterpret_cast<const uint4*>(work + off)[w];
+    for_each_word(min(32u, n - base), my_off, my_host, my_len, lane, [&](uint32_t off, uint32_t h, uint32_t w) {
+      reinterpret_cast<uint4*>(host + h)[w] = reinterpret_cast<const uint4*>(work + off)[w];
     });
   }
   publish_batch(r, slot, gen, n, sum, s_verdict, s_l3, s_new_len);
@@ -316,7 +338,7 @@ __device__ void run_batch(const Core& core, const DeviceRing& r, uint32_t slot, 
   const uint32_t warp = threadIdx.x >> 5;
   const uint32_t warps = blockDim.x >> 5;
   __shared__ uint32_t n_shared;
-  uint8_t* const host = r.bytes + size_t{slot} * r.slot_bytes;
+  uint8_t* const host = slot_frames(r, slot);
   const uint32_t* const offs = r.offsets + size_t{slot} * r.batch;
   const uint32_t* const lens = r.lengths + size_t{slot} * r.batch;
   // The count and each warp's first 32 offsets and lengths cross PCIe together: the values past
@@ -332,17 +354,18 @@ __device__ void run_batch(const Core& core, const DeviceRing& r, uint32_t slot, 
   for (uint32_t base = warp * 32; base < n; base += warps * 32) {
     const uint32_t i = base + lane;
     const bool first_round = base == warp * 32;
-    const uint32_t my_off = i < n ? (first_round ? first_off : __ldcv(offs + i)) : 0;
+    const uint32_t my_host = i < n ? (first_round ? first_off : __ldcv(offs + i)) : 0;
+    const uint32_t my_off = staging_offset(r, i, my_host);
     const uint32_t my_len = i < n ? (first_round ? first_len : __ldcv(lens + i)) : 0;
     const uint32_t count = min(32u, n - base);
-    for_each_word(count, my_off, my_len, lane, [&](uint32_t off, uint32_t w) {
-      const uint4 v = __ldcv(reinterpret_cast<const uint4*>(host + off) + w);
+    for_each_word(count, my_off, my_host, my_len, lane, [&](uint32_t off, uint32_t h, uint32_t w) {
+      const uint4 v = __ldcv(reinterpret_cast<const uint4*>(host + h) + w);
       reinterpret_cast<uint4*>(orig + off)[w] = v;
       reinterpret_cast<uint4*>(work + off)[w] = v;
     });
     __syncwarp();
     if (i < n) {
-      s_off[i] = my_off;
+      s_off[i] = my_host;  // the staging offset follows from it (staging_offset)
       s_len[i] = static_cast<uint16_t>(my_len);
       uint16_t l3 = 0;
       const uint32_t v = forward_frame(core, work + my_off, my_len, &l3);
@@ -360,12 +383,13 @@ __device__ void run_batch(const Core& core, const DeviceRing& r, uint32_t slot, 
   __syncthreads();
   for (uint32_t base = warp * 32; base < n; base += warps * 32) {
     const uint32_t i = base + lane;
-    const uint32_t my_off = i < n ? s_off[i] : 0;
+    const uint32_t my_host = i < n ? s_off[i] : 0;
+    const uint32_t my_off = staging_offset(r, i, my_host);
     const uint32_t my_len = i < n ? s_len[i] : 0;
     const uint32_t count = min(32u, n - base);
-    for_each_word(count, my_off, my_len, lane, [&](uint32_t off, uint32_t w) {
+    for_each_word(count, my_off, my_host, my_len, lane, [&](uint32_t off, uint32_t h, uint32_t w) {
       const uint4 b = reinterpret_cast<const uint4*>(work + off)[w];
-      if (differs(reinterpret_cast<const uint4*>(orig + off)[w], b)) reinterpret_cast<uint4*>(host + off)[w] = b;
+      if (differs(reinterpret_cast<const uint4*>(orig + off)[w], b)) reinterpret_cast<uint4*>(host + h)[w] = b;
     });
   }
   // 4. The verdicts, L3 offsets and summary, then `done`.

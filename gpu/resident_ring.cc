@@ -28,6 +28,9 @@ ResidentRing::ResidentRing(const ResidentOptions& o) : o_(o) {
     throw std::invalid_argument("resident ring: the cell size must be a multiple of 64 from 256 to 65,664 bytes");
   }
   if (o_.frame_room > o_.cell_size / 2) throw std::invalid_argument("resident ring: frame room over half a cell");
+  if (o_.external_frames && (o_.mode != GpuMode::kPersistent || o_.layout != FrameLayout::kCells)) {
+    throw std::invalid_argument("resident ring: external frames need the persistent mode and the cells layout");
+  }
   const uint64_t slots = uint64_t{o_.producers} * o_.slots_per_producer;
   if (slots > 65536) throw std::invalid_argument("resident ring: at most 65,536 slots");
   slots_ = static_cast<uint32_t>(slots);
@@ -52,9 +55,16 @@ ResidentRing::ResidentRing(const ResidentOptions& o) : o_(o) {
   out_lengths_off_ = o_.frame_room ? take(per_frames * 4, 128) : lengths_off_;
   verdicts_off_ = take(per_frames * 4, 128);
   l3_off_ = take(per_frames * 2, 128);
-  bytes_off_ = take(slot_bytes_ * slots_, 4096);
+  bytes_off_ = take(o_.external_frames ? 0 : slot_bytes_ * slots_, 4096);
+  if (o_.external_frames) regions_.resize(o_.producers);
   out_off_ = out ? take(slot_bytes_ * slots_, 4096) : bytes_off_;
   mem_ = HugeRegion(off);
+}
+
+void ResidentRing::set_frame_region(uint32_t producer, uint8_t* base, size_t size) {
+  if (!o_.external_frames || producer >= o_.producers) throw std::invalid_argument("resident ring: no such frame region");
+  if (size > UINT32_MAX) throw std::invalid_argument("resident ring: a frame region over 4 GiB (offsets are 32-bit)");
+  regions_[producer] = FrameRegion{base, size};
 }
 
 void summary_clear(BatchSummary& s) { std::memset(&s, 0, sizeof s); }

@@ -97,6 +97,11 @@ class ResidentRunnerImpl : public ResidentRunner {
     dr_.summary_ports = ring_.summary_ports();
     dr_.slot_bytes = ring_.slot_bytes();
     dr_.want_l3 = o_.want_l3;
+    dr_.external = ring_.external_frames();
+    dr_.cell = o_.cell_size;
+    if (dr_.external) {
+      for (uint32_t t = 0; t < ring_.producers(); ++t) dr_.region[t] = frames_.add(ring_.frame_region(t), t);
+    }
     if (o_.mode == GpuMode::kPersistent) {
       int per_sm = 0;
       TANDEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, resident::persistent_kernel<Core>,
@@ -380,6 +385,28 @@ class ResidentRunnerImpl : public ResidentRunner {
     }
   };
   Registration registration_;
+  // The producers' frame regions (external frames), registered as the ring is and undone with it.
+  struct FrameRegistrations {
+    std::vector<void*> regions;
+    uint8_t* add(const ResidentRing::FrameRegion& f, uint32_t producer) {
+      if (!f.base || !f.size) throw GpuError("resident path: receive thread " + std::to_string(producer) + " named no frame region");
+      const cudaError_t e = cudaHostRegister(f.base, f.size, cudaHostRegisterMapped | cudaHostRegisterPortable);
+      if (e == cudaSuccess) {
+        regions.push_back(f.base);
+      } else if (e == cudaErrorHostMemoryAlreadyRegistered) {
+        (void)cudaGetLastError();  // registered already (another ring's producer on these buffers): usable as it is
+      } else {
+        TANDEM_CUDA_CHECK(e);
+      }
+      uint8_t* d = nullptr;
+      TANDEM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&d), f.base, 0));
+      return d;
+    }
+    ~FrameRegistrations() {
+      for (void* r : regions) cudaHostUnregister(r);
+    }
+  };
+  FrameRegistrations frames_;
   DeviceCore<Core> dev_;
   ResidentRing& ring_;
   ResidentOptions o_;

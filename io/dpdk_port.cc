@@ -516,6 +516,14 @@ uint32_t DpdkRx::copy_out(void* const* mbufs, uint32_t n, PacketPool& pool, Pack
 
 void DpdkRx::wait_for_packets(int) {}
 
+// The pool was sized for the ports' descriptors and caches plus this many. Only a pool without
+// gaps between its objects (one chunk of memory, as it is made) is offered to be held in flight:
+// those who hold cells may register the whole range for a device.
+uint32_t DpdkRx::own_cells_to_hold() const {
+  const PacketPool* cells = ports_->cells(queue_);
+  return cells && cells->num_cells() == ports_->all_mbufs(queue_) ? kCellsInFlight : 0;
+}
+
 std::string DpdkRx::describe() const {
   std::string s = "dpdk:";
   for (size_t i = 0; i < ids_.size(); ++i) {
@@ -670,6 +678,7 @@ uint32_t DpdkRx::rx_burst(PacketPool&, PacketBatch&) { return 0; }
 uint32_t DpdkRx::take_in_place(void* const*, uint32_t, PacketBatch&) { return 0; }
 uint32_t DpdkRx::copy_out(void* const*, uint32_t, PacketPool&, PacketBatch&) { return 0; }
 void DpdkRx::wait_for_packets(int) {}
+uint32_t DpdkRx::own_cells_to_hold() const { return 0; }
 std::string DpdkRx::describe() const { return "dpdk"; }
 DpdkTx::DpdkTx(std::shared_ptr<DpdkPorts>, const std::vector<std::string>&, int, const L2Rewrite&) { no_dpdk(); }
 uint32_t DpdkTx::send_copies(const DpdkPorts::Port&, const PacketPool&, const PacketBatch&, const uint32_t*, uint32_t,

@@ -94,6 +94,7 @@ class DpdkRx final : public PacketSource {
   // port keeps its core busy, traffic or not.
   void wait_for_packets(int timeout_ms) override;
   PacketPool* own_cells() override { return ports_->cells(queue_); }
+  uint32_t own_cells_to_hold() const override;
 
  private:
   uint32_t take_in_place(void* const* mbufs, uint32_t n, PacketBatch& batch);

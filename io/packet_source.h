@@ -42,6 +42,11 @@ class PacketSource {
   // worker's pool: rx_burst then hands over the cells the frames arrived in, copying nothing, and
   // must be given this pool. nullptr: the source copies into any pool it is given.
   virtual PacketPool* own_cells() { return nullptr; }
+  // Of own_cells, how many a caller may hold at once beyond a burst it is processing (frames kept
+  // in flight on a GPU where they arrived); the rest keep the driver's rings filled. 0: none. A
+  // source that offers some keeps its cells in one range without gaps (PacketPool::region), which
+  // the holder may register for a device.
+  virtual uint32_t own_cells_to_hold() const { return 0; }
 
  protected:
   uint32_t burst_ = PacketBatch::kCapacity;

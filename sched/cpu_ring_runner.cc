@@ -27,7 +27,9 @@ CpuRingRunner::CpuRingRunner(const ForwardApp& app, gpu::ResidentRing& ring, Cpu
       o_(std::move(o)),
       view_(PacketPool::View{}, ring.bytes(0), ring.slots() * ring.batch(), ring.options().cell_size),
       claimed_(new std::atomic<uint64_t>[ring.producers()]) {
-  if (ring.options().layout != gpu::FrameLayout::kCells) throw std::invalid_argument("a CPU device's ring holds cells");
+  if (ring.options().layout != gpu::FrameLayout::kCells || ring.external_frames()) {
+    throw std::invalid_argument("a CPU device's ring holds its frames in its own cells");
+  }
   if (o_.threads < 1) throw std::invalid_argument("a CPU device needs at least one thread");
   for (uint32_t t = 0; t < ring.producers(); ++t) claimed_[t].store(0);
 }

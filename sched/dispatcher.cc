@@ -497,7 +497,7 @@ void Dispatcher::finish(uint32_t d, uint32_t s, uint64_t j, const Pending& p) {
   Lane& l = lanes_[d];
   gpu::ResidentRing& ring = *l.dev.ring;
   const uint32_t n = p.n;
-  count_slot(app_, ring, s, n, ring.bytes(s), p.rx_bytes, p.wire_bytes, cfg_.verify, r_);
+  count_slot(app_, ring, s, n, ring.frames(s), p.rx_bytes, p.wire_bytes, cfg_.verify, r_);
   const uint64_t now = now_ns();
   const size_t base = size_t{j % ring.per_producer()} * ring.batch();
   for (uint32_t i = 0; i < n; ++i) {
@@ -535,7 +535,7 @@ void Dispatcher::write_out(Lane& l, uint32_t s, uint64_t j, uint32_t n) {
     b.wire_len[m] = ring.lengths_change() ? lengths[i] : input_.wire_len[f];
     b.ts_ns[m] = input_.ts_ns[f];
     b.verdict[m] = ring.verdicts(s)[i];
-    std::memcpy(sink_pool_->data(m), ring.bytes(s) + ring.offsets(s)[i], lengths[i]);
+    std::memcpy(sink_pool_->data(m), ring.frames(s) + ring.offsets(s)[i], lengths[i]);
     ++sunk_;
     if (b.full()) flush();
   }

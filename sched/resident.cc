@@ -81,11 +81,30 @@ class Producer {
         live_pool_ = own_pool_.get();
       }
       sink_left_ = UINT64_MAX;
+      // External frames: they stay in the port's cells until their batch is finished.
+      if (ring.external_frames()) {
+        if (live_pool_ != in_.live->own_cells() || live_pool_->region() != ring.frame_region(t).base) {
+          throw std::invalid_argument("run: external frames need the port's own cells as the ring's frame region");
+        }
+        hold_cap_ = in_.live->own_cells_to_hold();
+        if (hold_cap_ < live_burst()) throw std::invalid_argument("run: the port has no cells to hold in flight");
+        held_cells_.resize(size_t{ring.per_producer()} * ring.batch());
+        held_in_slot_.resize(ring.per_producer());
+      }
     }
     if (in_.sink) {
       sink_pool_ = std::make_unique<PacketPool>(PacketBatch::kCapacity, ring.options().cell_size);
       out_wire_.resize(size_t{ring.per_producer()} * ring.batch());
       out_ts_.resize(out_wire_.size());
+    }
+  }
+
+  Producer(const Producer&) = delete;
+  Producer& operator=(const Producer&) = delete;
+  // Cells still held (a run that ended on an error): back to the port, the GPU being stopped.
+  ~Producer() {
+    for (size_t k = 0; k < held_in_slot_.size(); ++k) {
+      if (held_in_slot_[k]) live_pool_->free_bulk(&held_cells_[k * ring_.batch()], held_in_slot_[k]);
     }
   }
 
@@ -177,6 +196,23 @@ class Producer {
     if (!cells && off + len + room > ring_.slot_bytes()) return false;
     std::memcpy(ring_.bytes(s) + off, frame, len);
     ring_.offsets(s)[i] = static_cast<uint32_t>(off);
+    note(s, j, i, len, wire, ts);
+    *used = off + len + room;
+    return true;
+  }
+
+  // External frames: names the frame in the port's cell `cell` as slot s's i-th frame, which holds
+  // the cell until the batch is finished.
+  void hold(uint32_t s, uint64_t j, uint32_t i, uint32_t cell, uint32_t len, uint32_t wire, uint64_t ts) {
+    ring_.offsets(s)[i] = static_cast<uint32_t>(live_pool_->data(cell) - live_pool_->region());
+    held_cells_[(j % ring_.per_producer()) * ring_.batch() + i] = cell;
+    held_in_slot_[j % ring_.per_producer()] = i + 1;
+    ++held_;
+    note(s, j, i, len, wire, ts);
+  }
+
+  // Slot s's i-th frame: its length, and what its batch and the output need to know of it.
+  void note(uint32_t s, uint64_t j, uint32_t i, uint32_t len, uint32_t wire, uint64_t ts) {
     ring_.lengths(s)[i] = len;
     if (!out_wire_.empty()) {
       const size_t k = (j % ring_.per_producer()) * ring_.batch() + i;
@@ -187,8 +223,6 @@ class Producer {
     if (i == 0) p = Pending{};
     p.rx_bytes += len;
     p.wire_bytes += wire + kWireOverhead;
-    *used = off + len + room;
-    return true;
   }
 
   // A frame longer than any slot takes is received and dropped, as the workers drop it.
@@ -248,11 +282,13 @@ class Producer {
   }
 
   // Receives one burst from the live port (no more frames than surely fit slot s, none once the
-  // count is taken) and copies its frames into the slot after its `*filling` frames. `*full`:
-  // the slot has no room for another burst.
+  // count is taken) and copies its frames into the slot after its `*filling` frames, or with
+  // external frames names them where they arrived. `*full`: the slot has no room for another
+  // burst, or the port no cells to spare for one.
   uint32_t receive_live(uint32_t s, uint64_t j, uint32_t want, uint32_t* filling, size_t* used, bool* full) {
     const uint32_t max_len = std::min(ring_.max_frame(), kMaxFrame);
-    const uint32_t fit = std::min(want, frames_that_fit(*used));
+    uint32_t fit = std::min(want, frames_that_fit(*used));
+    if (external()) fit = std::min(fit, hold_cap_ - std::min(hold_cap_, held_));
     const uint32_t claim = live_budget_.claim(std::min(fit, live_burst()));
     if (claim == 0) {
       *full = fit == 0;
@@ -263,23 +299,31 @@ class Producer {
     const uint32_t got = in_.live->rx_burst(*live_pool_, b);
     live_budget_.received(claim, got);
     uint32_t i = *filling;
+    uint32_t dropped = 0;  // external frames: the cells of frames dropped on receipt, moved to the front
     for (uint32_t k = 0; k < b.size; ++k) {
       const uint32_t len = b.len[k], wire = b.wire_len[k];
       // A frame cut short (its wire length beyond what arrived) or too long for a slot's cell.
       if (wire > kMaxFrame || len > max_len) {
         drop_oversize(len, wire);
+        if (external()) b.cell[dropped++] = b.cell[k];
         continue;
       }
-      place(s, j, i, used, live_pool_->data(b.cell[k]), len, wire, b.ts_ns[k]);  // fits: `fit` frames of max_len do
+      if (external()) {
+        hold(s, j, i, b.cell[k], len, wire, b.ts_ns[k]);
+      } else {
+        place(s, j, i, used, live_pool_->data(b.cell[k]), len, wire, b.ts_ns[k]);  // fits: `fit` frames of max_len do
+      }
       ++i;
     }
-    live_pool_->free_bulk(b.cell.data(), b.size);
+    live_pool_->free_bulk(b.cell.data(), external() ? dropped : b.size);
     b.clear();
     stamp(j, got, *filling, i);
     *filling = i;
-    *full = frames_that_fit(*used) < live_burst();
+    *full = frames_that_fit(*used) < live_burst() || (external() && held_ + live_burst() > hold_cap_);
     return got;
   }
+
+  bool external() const { return !held_cells_.empty(); }
 
   // Finishes the j-th batch if it is done (on the GPU, or now on the CPU); false when it is not.
   bool try_finish(uint64_t j) {
@@ -297,7 +341,7 @@ class Producer {
     }
     const uint64_t t0 = now_ns();
     const bool out = on_gpu && ring_.options().mode == gpu::GpuMode::kAsync;
-    uint8_t* const frames = out ? ring_.out_bytes(s) : ring_.bytes(s);
+    uint8_t* const frames = out ? ring_.out_bytes(s) : ring_.frames(s);
     finish(s, j, p, frames);
     finish_ns_ += now_ns() - t0;
     ++batches_;
@@ -331,7 +375,9 @@ class Producer {
       }
     }
     latency_packets_ += n;
-    if (in_.sink && sink_left_ > 0) {
+    if (external()) {
+      send_held(lengths, verdicts, j % ring_.per_producer(), n);
+    } else if (in_.sink && sink_left_ > 0) {
       write_out(frames, offsets, lengths, verdicts, (j % ring_.per_producer()) * ring_.batch(), n);
     }
     if (in_.progress) {
@@ -367,6 +413,33 @@ class Producer {
     }
   }
 
+  // External frames: slot position k's n frames leave in the cells they arrived in (the sink
+  // takes those it sends where it can; the others, and drops, go back to the port).
+  void send_held(const uint32_t* lengths, const uint32_t* verdicts, size_t k, uint32_t n) {
+    uint32_t* const cells = &held_cells_[k * ring_.batch()];
+    const bool taken = in_.sink && in_.sink->takes_cells(*live_pool_);
+    for (uint32_t base = 0; base < n; base += PacketBatch::kCapacity) {
+      PacketBatch& b = live_batch_;
+      b.size = std::min<uint32_t>(PacketBatch::kCapacity, n - base);
+      uint32_t back = 0;  // cells the sink does not take, gathered at the front of `free`
+      uint32_t free[PacketBatch::kCapacity];
+      for (uint32_t i = 0; i < b.size; ++i) {
+        const size_t f = k * ring_.batch() + base + i;
+        b.cell[i] = cells[base + i];
+        b.len[i] = static_cast<uint16_t>(lengths[base + i]);
+        b.wire_len[i] = ring_.lengths_change() ? lengths[base + i] : out_wire_.empty() ? lengths[base + i] : out_wire_[f];
+        b.ts_ns[i] = out_ts_.empty() ? 0 : out_ts_[f];
+        b.verdict[i] = verdicts[base + i];
+        if (!taken || Verdict::is_drop(b.verdict[i])) free[back++] = b.cell[i];
+      }
+      if (in_.sink) in_.sink->tx_burst(*live_pool_, b, r_.counters);
+      live_pool_->free_bulk(free, back);
+      b.clear();
+    }
+    held_ -= n;
+    held_in_slot_[k] = 0;
+  }
+
   const ForwardApp& app_;
   gpu::ResidentRing& ring_;
   gpu::ResidentRunner* runner_;
@@ -387,6 +460,10 @@ class Producer {
   PacketPool* live_pool_ = nullptr;
   std::unique_ptr<PacketPool> own_pool_;
   PacketBatch live_batch_;
+  // External frames: the cells each slot position holds, how many, in all, and the most allowed.
+  std::vector<uint32_t> held_cells_;
+  std::vector<uint32_t> held_in_slot_;
+  uint32_t held_ = 0, hold_cap_ = 0;
   uint64_t sink_left_ = 0;  // frames the sink still takes
   std::unique_ptr<PacketPool> sink_pool_;
   std::vector<uint32_t> out_wire_;  // with a sink: each slot frame's wire length and timestamp
@@ -406,8 +483,10 @@ struct GpuSide {
 };
 
 // The GPU sides of a run and its receive threads; `input_of(t, start_ns)` gives thread t's queue.
+// With external frames (cfg.ring.external_frames), thread t's frames stay in frames[t]'s cells.
 template <class InputOf>
-ResidentResult run_producers(const ForwardApp& app, const ResidentConfig& cfg, InputOf input_of) {
+ResidentResult run_producers(const ForwardApp& app, const ResidentConfig& cfg, InputOf input_of,
+                             const std::vector<PacketPool*>& frames = {}) {
   if (cfg.producers < 1 || cfg.producers > 32) throw std::invalid_argument("run: 1..32 receive threads");
   if (cfg.sink && cfg.producers > 1) throw std::invalid_argument("run: writing an output capture needs one receive thread");
   const std::vector<int> gpus = cfg.cpu ? std::vector<int>{-1} : cfg.gpus.empty() ? std::vector<int>{0} : cfg.gpus;
@@ -440,6 +519,12 @@ ResidentResult run_producers(const ForwardApp& app, const ResidentConfig& cfg, I
     if (g > 0) ro.fault_at_batch = 0;  // an injected fault breaks the first GPU only
     if (!cfg.cpu) ro.blocks = shared_gpu_blocks(side.gpu, static_cast<int>(std::count(gpus.begin(), gpus.end(), side.gpu)), ro.blocks);
     side.ring = std::make_unique<gpu::ResidentRing>(ro);
+    if (ro.external_frames) {
+      if (frames.size() != size_t(cfg.producers)) throw std::invalid_argument("run: external frames need a region per receive thread");
+      for (int t = g; t < cfg.producers; t += ng) {
+        side.ring->set_frame_region(static_cast<uint32_t>(t / ng), frames[t]->region(), frames[t]->region_bytes());
+      }
+    }
     if (!cfg.cpu) {
       side.node = place_ring_near_gpu(*side.ring, side.gpu, "run: GPU " + std::to_string(side.gpu));
       side.runner = app.make_resident_runner(*side.ring, ro);
@@ -568,7 +653,25 @@ ResidentResult run_resident_live(const ForwardApp& app, const std::vector<std::u
   if (!sinks.empty() && sinks.size() != size_t(cfg.producers)) throw std::invalid_argument("run: one sink per receive thread");
   SharedCount count(cfg.packets);
   const uint64_t duration = cfg.duration_ns;
-  ResidentResult res = run_producers(app, cfg, [&](int t, uint64_t start_ns) {
+  // The frames stay where the ports' drivers put them where every port offers its own cells (DPDK
+  // mbufs), with room for a frame as large as a slot's and some to hold in flight.
+  ResidentConfig rc = cfg;
+  std::vector<PacketPool*> frames;
+  const uint32_t burst = std::clamp<uint32_t>(cfg.burst, 1, PacketBatch::kCapacity);
+  bool external = cfg.zero_copy && (cfg.cpu || cfg.ring.mode == gpu::GpuMode::kPersistent) &&
+                  cfg.ring.layout == gpu::FrameLayout::kCells;
+  for (const auto& src : sources) {
+    PacketPool* own = src->own_cells();
+    external = external && own && src->own_cells_to_hold() >= burst && own->max_frame() >= cfg.ring.cell_size - 128 &&
+               own->region_bytes() <= UINT32_MAX;
+    frames.push_back(own);
+  }
+  if (external) {
+    rc.ring.external_frames = true;
+  } else {
+    frames.clear();
+  }
+  ResidentResult res = run_producers(app, rc, [&](int t, uint64_t start_ns) {
     ProducerInput in;
     in.live = sources[t].get();
     in.live->set_burst(std::clamp<uint32_t>(cfg.burst, 1, PacketBatch::kCapacity));
@@ -577,7 +680,9 @@ ResidentResult run_resident_live(const ForwardApp& app, const std::vector<std::u
     in.sink = sinks.empty() ? cfg.sink : sinks[t].get();
     in.progress = cfg.progress ? &cfg.progress[t] : nullptr;
     return in;
-  });
+  }, frames);
+  if (external) res.describe += "; frames in the ports' buffers" + std::string(cfg.cpu ? "" : ", registered with the GPU");
+  res.zero_copy = external;
   res.run.expected = res.run.counters.rx_packets;  // live traffic: what came is what was expected
   return res;
 }

@@ -58,6 +58,10 @@ struct ResidentConfig {
   // frames for now, or once its oldest frame is rx_hold_ns old.
   uint32_t burst = 32;
   uint64_t duration_ns = 0;
+  // Live ports that offer their own cells (DPDK mbufs: PacketSource::own_cells): the frames stay
+  // in them, registered with the GPU, instead of being copied into the ring and out again (the
+  // ring's persistent mode and cells layout). false: copied.
+  bool zero_copy = true;
 };
 
 // One GPU's part of a run.
@@ -80,6 +84,7 @@ struct ResidentResult {
   bool gpu_failed = false;
   std::string gpu_error;
   std::string describe;       // the GPU side, in words
+  bool zero_copy = false;     // live ports: the frames stayed in the ports' buffers (ResidentConfig::zero_copy)
   std::vector<ResidentGpuReport> gpus;  // per GPU (empty on the CPU)
 };
 

@@ -14,7 +14,7 @@ namespace tandem {
 // The batch with the app's frame core, when its device failed. Frames of a batch the device had
 // claimed may be half-rewritten: they are dropped as gpu_fault, never sent.
 inline void process_slot_on_cpu(const ForwardApp& app, gpu::ResidentRing& ring, uint32_t s, uint32_t n, bool claimed) {
-  uint8_t* const bytes = ring.bytes(s);
+  uint8_t* const bytes = ring.frames(s);
   const uint32_t* const offsets = ring.offsets(s);
   const uint32_t* const lengths = ring.lengths(s);
   uint32_t* const out_lengths = ring.out_lengths(s);
@@ -36,7 +36,7 @@ inline void process_slot_on_cpu(const ForwardApp& app, gpu::ResidentRing& ring, 
   }
 }
 
-// Adds a done batch of n frames (`frames`: the slot's bytes, or its DMA copy) to r: its counters
+// Adds a done batch of n frames (`frames`: what the slot's offsets are from, or its DMA copy) to r: its counters
 // from the summary, its bytes, and with `verify` each decision checked against the app's reference.
 inline void count_slot(const ForwardApp& app, gpu::ResidentRing& ring, uint32_t s, uint32_t n, const uint8_t* frames,
                        uint64_t rx_bytes, uint64_t wire_bytes, bool verify, WorkersResult& r) {

@@ -24,7 +24,7 @@ namespace tandem {
 namespace {
 
 // The EAL starts once per process: every test uses these ports.
-const char* kEal = "--no-huge --no-pci -m 256 --no-shconf --no-telemetry --vdev net_ring0 --vdev net_ring1 --vdev net_ring2 --vdev net_ring3 --vdev net_ring4 --vdev net_ring5";
+const char* kEal = "--no-huge --no-pci -m 256 --no-shconf --no-telemetry --vdev net_ring0 --vdev net_ring1 --vdev net_ring2 --vdev net_ring3 --vdev net_ring4 --vdev net_ring5 --vdev net_ring6";
 
 std::shared_ptr<DpdkPorts> ring_ports(const std::vector<std::string>& names, int workers) {
   if (!dpdk_ports_available()) return nullptr;
@@ -284,19 +284,20 @@ TEST(DpdkPorts, WorkersForwardInPlaceAroundARing) {
 }
 
 // The same through the resident path's receive thread (processing its batches itself, as without
-// a GPU): each burst's mbufs are copied into the ring's slot and freed at once, and what the app
-// forwards leaves in fresh mbufs; every frame passes as often, every mbuf comes back.
-TEST(DpdkPorts, TheResidentPathForwardsAroundARing) {
-  auto ports = ring_ports({"net_ring5"}, 1);
+// a GPU): the frames stay in their mbufs through the batch and those mbufs are sent (zero copy),
+// or each burst's mbufs are copied into the ring's slot and freed at once and what the app
+// forwards leaves in fresh mbufs. Either way every frame passes as often, every mbuf comes back.
+void resident_round(const char* ring, bool zero_copy) {
+  auto ports = ring_ports({ring}, 1);
   if (!ports) GTEST_SKIP() << "this build has no DPDK ports";
   ASSERT_NE(ports->cells(0), nullptr);
   const std::unique_ptr<RingRouter> router = ring_router();
   const ForwardApp* app = router->app.get();
   constexpr uint32_t kFrames = 200, kPasses = 5;
-  ASSERT_NO_FATAL_FAILURE(put_frames_on(ports, "net_ring5", kFrames));
+  ASSERT_NO_FATAL_FAILURE(put_frames_on(ports, ring, kFrames));
   std::vector<std::unique_ptr<PacketSource>> sources;
   std::vector<std::unique_ptr<PacketSink>> sinks;
-  ring_ends(ports, "net_ring5", sources, sinks);
+  ring_ends(ports, ring, sources, sinks);
   ResidentConfig rc;
   rc.producers = 1;
   rc.cpu = true;
@@ -304,13 +305,19 @@ TEST(DpdkPorts, TheResidentPathForwardsAroundARing) {
   rc.ring.slots_per_producer = 4;
   rc.ports = app->ports();
   rc.packets = kFrames * kPasses;
+  rc.zero_copy = zero_copy;
   const ResidentResult res = run_resident_live(*app, sources, sinks, rc);
   EXPECT_EQ(res.run.counters.rx_packets, kFrames * kPasses);
   EXPECT_EQ(res.run.counters.tx_packets, kFrames * kPasses);
   EXPECT_EQ(res.run.counters.dropped(), 0u);
   EXPECT_GT(res.batches, 0u);
-  expect_frames_went_round(ports, "net_ring5", kFrames, kPasses);
+  EXPECT_EQ(res.describe.find("frames in the ports' buffers") != std::string::npos, zero_copy) << res.describe;
+  expect_frames_went_round(ports, ring, kFrames, kPasses);
 }
+
+TEST(DpdkPorts, TheResidentPathForwardsAroundARingInTheMbufs) { resident_round("net_ring5", true); }
+
+TEST(DpdkPorts, TheResidentPathForwardsAroundARingThroughCopies) { resident_round("net_ring6", false); }
 
 }  // namespace
 }  // namespace tandem

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -45,14 +46,14 @@ class StorePort final : public PacketSource {
       want = room;
     }
     uint32_t got = 0;
-    while (got < want && pool.available() > 0) {
+    while (got < want) {
       if (next_ >= s_.size()) {
         if (!loop_) break;
         next_ = first_;
       }
       const uint32_t len = std::min<uint32_t>(s_.caplen[next_], pool.max_frame());
       uint32_t cell;
-      pool.alloc_bulk(&cell, 1);
+      if (!take_cell(pool, &cell)) break;
       std::memcpy(pool.data(cell), s_.frame(next_), len);
       const uint32_t j = b.size++;
       b.cell[j] = cell;
@@ -72,14 +73,81 @@ class StorePort final : public PacketSource {
     ++waits;
     std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
   }
+  // As a DPDK port: the frames arrive in `cells` buffers of the port's own (PacketSource::own_cells),
+  // of which a receiver may hold `hold` in flight.
+  void own_buffers(uint32_t cells, uint32_t hold) {
+    buffers_ = std::make_unique<Buffers>(cells);
+    hold_ = hold;
+  }
+  PacketPool* own_cells() override { return buffers_ ? &buffers_->pool : nullptr; }
+  uint32_t own_cells_to_hold() const override { return buffers_ ? hold_ : 0; }
+  // Own buffers: how many are with the port now, and the most a receiver held at once.
+  uint32_t buffers_home() const { return static_cast<uint32_t>(buffers_->free.size()); }
+  uint32_t most_held() const { return buffers_->most_out; }
   uint64_t sent = 0, polls = 0, waits = 0;
 
  private:
+  // The port's buffers: a pool whose cells it hands out itself and takes back when freed.
+  struct Buffers final : PacketPool::Owner {
+    explicit Buffers(uint32_t n)
+        : mem(size_t{n} * kCell), pool(PacketPool::View{}, mem.data(), n, kCell, kCell - PacketPool::kHeadroom, this) {
+      for (uint32_t c = n; c-- > 0;) free.push_back(c);
+      out.assign(n, false);
+    }
+    void release(const uint32_t* cells, uint32_t n) override {
+      for (uint32_t i = 0; i < n; ++i) {
+        EXPECT_TRUE(out.at(cells[i])) << "cell " << cells[i] << " freed twice";
+        out[cells[i]] = false;
+        free.push_back(cells[i]);
+      }
+    }
+    bool take(uint32_t* cell) {
+      if (free.empty()) return false;
+      *cell = free.back();
+      free.pop_back();
+      out[*cell] = true;
+      most_out = std::max<uint32_t>(most_out, pool.num_cells() - static_cast<uint32_t>(free.size()));
+      return true;
+    }
+    static constexpr uint32_t kCell = 2304;  // an mbuf's stride: more than a ring's 2,048-byte cell
+    std::vector<uint8_t> mem;
+    PacketPool pool;
+    std::vector<uint32_t> free;
+    std::vector<bool> out;
+    uint32_t most_out = 0;
+  };
+  bool take_cell(PacketPool& pool, uint32_t* cell) {
+    if (buffers_) return buffers_->take(cell);
+    return pool.available() > 0 && pool.alloc_bulk(cell, 1) == 1;
+  }
+
   const PacketStore& s_;
   size_t next_, first_, step_;
   std::mt19937_64 rng_;
   bool loop_;
   uint32_t full_every_us_ = 0;
+  std::unique_ptr<Buffers> buffers_;
+  uint32_t hold_ = 0;
+};
+
+// As a DPDK port's transmit end: the cells of its port's pool that it sends are its own (the
+// driver frees them once sent), the others it copies.
+class CellTakingSink final : public PacketSink {
+ public:
+  explicit CellTakingSink(PacketPool& own) : own_(own) {}
+  void tx_burst(const PacketPool& pool, const PacketBatch& b, Counters& c) override {
+    copies_.tx_burst(pool, b, c);
+    if (&pool != &own_) return;
+    for (uint32_t i = 0; i < b.size; ++i) {
+      if (!Verdict::is_drop(b.verdict[i])) own_.free_bulk(&b.cell[i], 1);
+    }
+  }
+  bool takes_cells(const PacketPool& pool) const override { return &pool == &own_; }
+  const std::vector<std::vector<uint8_t>>& frames() const { return copies_.frames; }
+
+ private:
+  PacketPool& own_;
+  CollectingSink copies_;
 };
 
 // The receive threads process their own batches (the GPU's tests set cpu = false).
@@ -140,6 +208,48 @@ TEST_P(ResidentLive, TheGpuGivesTheReferenceDecisionsOnAPortsFrames) {
     EXPECT_EQ(r.cpu_batches, 0u) << what;
     EXPECT_EQ(static_cast<CollectingSink&>(*sinks[0]).frames, forwarded_frames(l.scalar)) << what;
   }
+}
+
+// A port with buffers of its own (as DPDK's mbufs): the frames stay in them through the batch
+// (external frames), leave in them where the sink takes them, and every buffer comes back. A
+// receiver may hold 200 of the port's buffers, fewer than the ring's slots would take, so the
+// receive thread also waits for buffers. On the CPU here; on the GPU where there is one.
+void frames_stay_in_the_ports_buffers(const Case& c, bool gpu) {
+  LoadedCase l = load_case(c);
+  const ForwardApp& app = *l.a.app;
+  ResidentConfig rc = live_config(app, 1, gpu::FrameLayout::kCells, 97);
+  if (gpu) {
+    rc.cpu = false;
+    rc.ring.mode = gpu::GpuMode::kPersistent;
+    rc.ring.blocks = 8;
+  }
+  rc.packets = l.s.size();
+  auto port = std::make_unique<StorePort>(l.s, 0, 1, 17);
+  port->own_buffers(1024, 200);
+  StorePort& p = *port;
+  std::vector<std::unique_ptr<PacketSource>> sources;
+  sources.push_back(std::move(port));
+  std::vector<std::unique_ptr<PacketSink>> sinks;
+  sinks.push_back(std::make_unique<CellTakingSink>(*p.own_cells()));
+  const ResidentResult r = run_resident_live(app, sources, sinks, rc);
+  const std::string what = c.t.label + (gpu ? " on the GPU" : " on the CPU");
+  expect_same(l.ref, r.run, what);
+  EXPECT_NE(r.describe.find("frames in the ports' buffers"), std::string::npos) << r.describe;
+  EXPECT_EQ(static_cast<CellTakingSink&>(*sinks[0]).frames(), forwarded_frames(l.scalar)) << what;
+  EXPECT_EQ(p.buffers_home(), 1024u) << what << ": every buffer back";
+  EXPECT_LE(p.most_held(), 200u + 32u) << what << ": held at most the port's allowance and a burst";
+  if (gpu) {
+    EXPECT_FALSE(r.gpu_failed) << r.gpu_error;
+    EXPECT_EQ(r.cpu_batches, 0u) << what;
+  }
+}
+
+TEST_P(ResidentLive, FramesStayInThePortsBuffers) { frames_stay_in_the_ports_buffers(GetParam(), false); }
+
+TEST_P(ResidentLive, TheGpuWorksOnFramesInThePortsBuffers) {
+  TANDEM_REQUIRE_GPU();
+  if (const std::string why = no_gpu_path(GetParam()); !why.empty()) GTEST_SKIP() << GetParam().t.label << ": " << why;
+  frames_stay_in_the_ports_buffers(GetParam(), true);
 }
 
 INSTANTIATE_TEST_SUITE_P(Apps, ResidentLive, ::testing::ValuesIn(cases()), CaseName());
@@ -292,6 +402,63 @@ TEST(ResidentLiveMachinery, AFailingPortEndsTheRunWithItsError) {
   sources.push_back(std::make_unique<StorePort>(l.s, 0, 1, 4, true));
   sources.push_back(std::make_unique<FailingPort>());
   EXPECT_THROW(run_resident_live(*l.a.app, sources, {}, rc), IoError);
+}
+
+// Frames in the port's buffers that the sink copies (another backend's transmit end), or that go
+// nowhere, or arrived cut: every buffer goes back to the port, and the sent frames are the scalar
+// path's. With zero copy off, the frames are copied into the ring as from any port.
+TEST(ResidentLiveMachinery, EveryOwnBufferGoesBackWhateverTheSink) {
+  LoadedCase l = ipv4_case();
+  if (!l.a.app) return;
+  PacketStore s;
+  for (size_t i = 0; i < 600; ++i) s.add(l.s.frame(i), l.s.caplen[i], l.s.wire_len[i], 0);
+  s.wire_len[100] = kOversizeMark;
+  std::vector<std::vector<uint8_t>> want;
+  for (size_t i = 0; i < 600; ++i) {
+    if (i != 100 && !Verdict::is_drop(l.scalar.verdicts[i])) want.push_back(l.scalar.frames[i]);
+  }
+  for (const bool zero_copy : {true, false}) {
+    for (const bool sink : {true, false}) {
+      ResidentConfig rc = live_config(*l.a.app, 1, gpu::FrameLayout::kCells, 64);
+      rc.packets = s.size();
+      rc.zero_copy = zero_copy;
+      auto port = std::make_unique<StorePort>(s, 0, 1, 23);
+      port->own_buffers(256, 96);
+      StorePort& p = *port;
+      std::vector<std::unique_ptr<PacketSource>> sources;
+      sources.push_back(std::move(port));
+      std::vector<std::unique_ptr<PacketSink>> sinks;
+      if (sink) sinks.push_back(std::make_unique<CollectingSink>());
+      const ResidentResult r = run_resident_live(*l.a.app, sources, sinks, rc);
+      const std::string what = std::string(zero_copy ? "zero copy" : "copies") + (sink ? ", a copying sink" : ", no sink");
+      EXPECT_EQ(r.run.counters.rx_packets, 600u) << what;
+      EXPECT_EQ(r.run.counters.drops[static_cast<int>(DropReason::kOversize)], 1u) << what;
+      EXPECT_TRUE(r.run.counters.balanced()) << what;
+      EXPECT_EQ(r.describe.find("ports' buffers") != std::string::npos, zero_copy) << r.describe;
+      EXPECT_EQ(p.buffers_home(), 256u) << what;
+      if (sink) {
+        EXPECT_EQ(static_cast<CollectingSink&>(*sinks[0]).frames, want) << what;
+      }
+    }
+  }
+}
+
+// A port that lets a receiver hold fewer buffers than a burst cannot keep frames in flight: its
+// frames are copied instead of the receive thread waiting for ever.
+TEST(ResidentLiveMachinery, APortWithNoBuffersToSpareIsCopiedFrom) {
+  LoadedCase l = ipv4_case();
+  if (!l.a.app) return;
+  ResidentConfig rc = live_config(*l.a.app, 1, gpu::FrameLayout::kCells, 64);
+  rc.packets = 300;
+  auto port = std::make_unique<StorePort>(l.s, 0, 1, 29);
+  port->own_buffers(256, 8);
+  StorePort& p = *port;
+  std::vector<std::unique_ptr<PacketSource>> sources;
+  sources.push_back(std::move(port));
+  const ResidentResult r = run_resident_live(*l.a.app, sources, {}, rc);
+  EXPECT_EQ(r.run.counters.rx_packets, 300u);
+  EXPECT_EQ(r.describe.find("ports' buffers"), std::string::npos) << r.describe;
+  EXPECT_EQ(p.buffers_home(), 256u);
 }
 
 TEST(ResidentLiveMachinery, OneSourcePerReceiveThread) {

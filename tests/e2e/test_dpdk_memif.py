@@ -4,7 +4,8 @@ hugepages, no root: three Tandem processes in a line. A source replays a capture
 another, with the next hop's MAC; a sink receives that and writes it to a capture. Every packet is
 checked: each flow complete and in order, TTL and header checksum rewritten, the MACs set, and the
 counts: sent = received by the router = forwarded + dropped (each drop with its reason) = received
-by the sink. Where the machine has a GPU, the router runs a second time on the GPU's resident path.
+by the sink. Where the machine has a GPU, the router runs again on the GPU's resident path, with the
+frames left in their mbufs (zero copy) and copied into the ring.
 Skipped (visibly) where the build has no DPDK ports, except in CI."""
 import json
 import os
@@ -75,6 +76,10 @@ def line_run(c, t, router_path, tag):
     check(r.get("live", {}).get("sent") == routed and r.get("live", {}).get("kernel_ring_drops") == 0,
             f"router live: {r.get('live')}")
     check(s.get("received") == routed and s.get("forwarded") == routed, f"sink received {s.get('received')}")
+    if "resident" in router_path:
+        want_zc = "off" not in router_path
+        check(r.get("resident", {}).get("zero_copy") == want_zc,
+              f"router's frames {'in' if want_zc else 'copied out of'} the mbufs: {r.get('resident', {}).get('gpu_side')}")
     got = rdpcap(sink_out) if os.path.exists(sink_out) else []
     check(len(got) == routed, f"sink wrote {len(got)} frames, want {routed}")
     seen = {}
@@ -135,6 +140,7 @@ def main():
     rc, _, _ = run([T, "run", "--app", "echo", "--gen", "count=1", "--device", "gpu"])
     if rc == 0:
         line_run(c, line, ["--device", "gpu", "--gpu-path", "resident"], "gpu-resident")
+        line_run(c, line, ["--device", "gpu", "--gpu-path", "resident", "--zero-copy", "off"], "gpu-resident-copy")
     else:
         print("(no GPU here: the router on the GPU's resident path is not run)")
 
