@@ -485,6 +485,12 @@ int run(const RunOptions& o) {
     gpu::ResidentOptions r = resident_options(o.resident, resident_mode, resident_batch, o.persistent_blocks,
                                               o.inject_gpu_fault, cell_size(in.store()));
     if (resident_app && !given(o, "--ring-slots")) r.slots_per_producer = 32;
+    // DPDK ports with the frames in their mbufs: a slot holds no bytes, and a live port's batches
+    // are mostly partial (a burst or two), so the slots, not the GPU, would bound the frames in
+    // flight; more cost only the slots' small arrays.
+    if (is_live && o.live.rx.rfind("dpdk:", 0) == 0 && o.resident.zero_copy == "on" && !given(o, "--ring-slots")) {
+      r.slots_per_producer = std::max<uint32_t>(r.slots_per_producer, 64);
+    }
     return r;
   };
   WorkersConfig wc;

@@ -12,7 +12,9 @@ void add_resident_flags(CLI::App* run, ResidentFlags& f) {
                   "GPU resident path: where the receive side puts frames: cells (one per 2 KiB cell, as a "
                   "packet pool) or packed (back to back, as multi-packet receive queues)")
       ->capture_default_str()->check(CLI::IsMember({"cells", "packed"}));
-  run->add_option("--ring-slots", f.ring_slots, "GPU resident path: batches in flight per receive thread (ipsec: 32 unless given)")
+  run->add_option("--ring-slots", f.ring_slots,
+                  "GPU resident path: batches in flight per receive thread (ipsec: 32 unless given; DPDK ports with "
+                  "--zero-copy on: 64 unless given)")
       ->capture_default_str()->check(CLI::Range(2u, 1024u));
   run->add_option("--zero-copy", f.zero_copy,
                   "GPU resident path on DPDK ports: on, the GPU works on the frames in the mbufs they arrived in "
