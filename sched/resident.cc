@@ -421,19 +421,19 @@ class Producer {
     for (uint32_t base = 0; base < n; base += PacketBatch::kCapacity) {
       PacketBatch& b = live_batch_;
       b.size = std::min<uint32_t>(PacketBatch::kCapacity, n - base);
-      uint32_t back = 0;  // cells the sink does not take, gathered at the front of `free`
-      uint32_t free[PacketBatch::kCapacity];
+      uint32_t back = 0;  // cells the sink does not take, gathered at the front of `to_free`
+      uint32_t to_free[PacketBatch::kCapacity];
       for (uint32_t i = 0; i < b.size; ++i) {
         const size_t f = k * ring_.batch() + base + i;
         b.cell[i] = cells[base + i];
         b.len[i] = static_cast<uint16_t>(lengths[base + i]);
-        b.wire_len[i] = ring_.lengths_change() ? lengths[base + i] : out_wire_.empty() ? lengths[base + i] : out_wire_[f];
+        b.wire_len[i] = ring_.lengths_change() || out_wire_.empty() ? lengths[base + i] : out_wire_[f];
         b.ts_ns[i] = out_ts_.empty() ? 0 : out_ts_[f];
         b.verdict[i] = verdicts[base + i];
-        if (!taken || Verdict::is_drop(b.verdict[i])) free[back++] = b.cell[i];
+        if (!taken || Verdict::is_drop(b.verdict[i])) to_free[back++] = b.cell[i];
       }
       if (in_.sink) in_.sink->tx_burst(*live_pool_, b, r_.counters);
-      live_pool_->free_bulk(free, back);
+      live_pool_->free_bulk(to_free, back);
       b.clear();
     }
     held_ -= n;
@@ -662,7 +662,7 @@ ResidentResult run_resident_live(const ForwardApp& app, const std::vector<std::u
                   cfg.ring.layout == gpu::FrameLayout::kCells;
   for (const auto& src : sources) {
     PacketPool* own = src->own_cells();
-    external = external && own && src->own_cells_to_hold() >= burst && own->max_frame() >= cfg.ring.cell_size - 128 &&
+    external = external && own && src->own_cells_to_hold() >= burst && own->max_frame() >= cfg.ring.cell_size - PacketPool::kHeadroom &&
                own->region_bytes() <= UINT32_MAX;
     frames.push_back(own);
   }
@@ -674,7 +674,7 @@ ResidentResult run_resident_live(const ForwardApp& app, const std::vector<std::u
   ResidentResult res = run_producers(app, rc, [&](int t, uint64_t start_ns) {
     ProducerInput in;
     in.live = sources[t].get();
-    in.live->set_burst(std::clamp<uint32_t>(cfg.burst, 1, PacketBatch::kCapacity));
+    in.live->set_burst(burst);
     in.live_count = &count;
     in.deadline_ns = duration ? start_ns + duration : 0;
     in.sink = sinks.empty() ? cfg.sink : sinks[t].get();

@@ -336,12 +336,27 @@ TEST(ResidentLiveMachinery, AnIdlePortWaitsAndAStopEndsTheRun) {
 
 // A frame that arrived cut (a GRO aggregate beyond the cells) is dropped as oversize, never sent
 // as if its first bytes were the frame; the frames around it go out as the scalar path sends them.
+// The case's first n frames, frame `cut` of them arrived cut, and the frames the scalar path sends
+// of the others.
+struct CutInput {
+  PacketStore s;
+  std::vector<std::vector<uint8_t>> sent;
+};
+CutInput first_frames_one_cut(const LoadedCase& l, size_t n, size_t cut) {
+  CutInput c;
+  for (size_t i = 0; i < n; ++i) {
+    c.s.add(l.s.frame(i), l.s.caplen[i], l.s.wire_len[i], 0);
+    if (i != cut && !Verdict::is_drop(l.scalar.verdicts[i])) c.sent.push_back(l.scalar.frames[i]);
+  }
+  c.s.wire_len[cut] = kOversizeMark;
+  return c;
+}
+
 TEST(ResidentLiveMachinery, AFrameThatArrivedCutIsDroppedAsOversize) {
   LoadedCase l = ipv4_case();
   if (!l.a.app) return;
-  PacketStore s;
-  for (size_t i = 0; i < 50; ++i) s.add(l.s.frame(i), l.s.caplen[i], l.s.wire_len[i], 0);
-  s.wire_len[20] = kOversizeMark;
+  const CutInput in = first_frames_one_cut(l, 50, 20);
+  const PacketStore& s = in.s;
   ResidentConfig rc = live_config(*l.a.app, 1, gpu::FrameLayout::kPacked, 16);
   rc.packets = s.size();
   std::vector<std::unique_ptr<PacketSource>> sources;
@@ -352,11 +367,7 @@ TEST(ResidentLiveMachinery, AFrameThatArrivedCutIsDroppedAsOversize) {
   EXPECT_EQ(r.run.counters.rx_packets, 50u);
   EXPECT_EQ(r.run.counters.drops[static_cast<int>(DropReason::kOversize)], 1u);
   EXPECT_TRUE(r.run.counters.balanced());
-  std::vector<std::vector<uint8_t>> want;
-  for (size_t i = 0; i < 50; ++i) {
-    if (i != 20 && !Verdict::is_drop(l.scalar.verdicts[i])) want.push_back(l.scalar.frames[i]);
-  }
-  EXPECT_EQ(static_cast<CollectingSink&>(*sinks[0]).frames, want);
+  EXPECT_EQ(static_cast<CollectingSink&>(*sinks[0]).frames, in.sent);
 }
 
 // A busy port never has less than a burst, so only the hold ends a batch before it is full: with
@@ -410,13 +421,8 @@ TEST(ResidentLiveMachinery, AFailingPortEndsTheRunWithItsError) {
 TEST(ResidentLiveMachinery, EveryOwnBufferGoesBackWhateverTheSink) {
   LoadedCase l = ipv4_case();
   if (!l.a.app) return;
-  PacketStore s;
-  for (size_t i = 0; i < 600; ++i) s.add(l.s.frame(i), l.s.caplen[i], l.s.wire_len[i], 0);
-  s.wire_len[100] = kOversizeMark;
-  std::vector<std::vector<uint8_t>> want;
-  for (size_t i = 0; i < 600; ++i) {
-    if (i != 100 && !Verdict::is_drop(l.scalar.verdicts[i])) want.push_back(l.scalar.frames[i]);
-  }
+  const CutInput in = first_frames_one_cut(l, 600, 100);
+  const PacketStore& s = in.s;
   for (const bool zero_copy : {true, false}) {
     for (const bool sink : {true, false}) {
       ResidentConfig rc = live_config(*l.a.app, 1, gpu::FrameLayout::kCells, 64);
@@ -437,7 +443,7 @@ TEST(ResidentLiveMachinery, EveryOwnBufferGoesBackWhateverTheSink) {
       EXPECT_EQ(r.describe.find("ports' buffers") != std::string::npos, zero_copy) << r.describe;
       EXPECT_EQ(p.buffers_home(), 256u) << what;
       if (sink) {
-        EXPECT_EQ(static_cast<CollectingSink&>(*sinks[0]).frames, want) << what;
+        EXPECT_EQ(static_cast<CollectingSink&>(*sinks[0]).frames, in.sent) << what;
       }
     }
   }
