@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -55,6 +56,7 @@ struct BenchIoOptions {
   double seconds = 5;
   double warmup = 2;
   int repeat = 3;  // each row this many times, the forwarders taking turns
+  bool hugepages = false;  // every process's EAL memory on reserved 2 MiB pages
   std::string json;
 };
 
@@ -196,10 +198,31 @@ std::string join_cpus(const std::vector<int>& c) {
   return s;
 }
 
-// The EAL arguments every process gets: no hugepages, PCI, shared files or telemetry, so that
-// nothing on the machine needs setting up and the processes do not see each other's state.
-std::string eal_base(const std::vector<int>& lcores) {
-  return "--no-huge --no-pci -m 1024 --no-shconf --no-telemetry -l " + join_cpus(lcores);
+// The EAL memory each process reserves, MiB.
+constexpr int kEalMiB = 1024;
+
+// The EAL arguments every process gets: no PCI, shared files or telemetry, so that the processes
+// do not see each other's state. By default no hugepages either, so that nothing on the machine
+// needs setting up; with them (`--hugepages`), memory of the process's own (--in-memory) and
+// addresses as IOVAs, so that an mbuf pool is one piece at one stride (Tandem's cells) as it is
+// without hugepages, rather than objects kept within physical pages.
+std::string eal_base(const std::vector<int>& lcores, bool hugepages) {
+  const std::string memory = hugepages ? "--in-memory --iova-mode=va" : "--no-huge --no-shconf";
+  return memory + " --no-pci -m " + std::to_string(kEalMiB) + " --no-telemetry -l " + join_cpus(lcores);
+}
+
+// Free 2 MiB pages of the machine's reserve (/proc/meminfo), -1 where it does not say.
+long free_hugepages_2m() {
+  std::ifstream in("/proc/meminfo");
+  long free = -1, size_kb = 0;
+  for (std::string key; in >> key;) {
+    long v = 0;
+    in >> v;
+    if (key == "HugePages_Free:") free = v;
+    if (key == "Hugepagesize:") size_kb = v;
+    in.ignore(1 << 10, '\n');
+  }
+  return size_kb == 2048 ? free : -1;
 }
 
 std::vector<std::string> words(const std::string& s) {
@@ -368,7 +391,7 @@ Result measure(const BenchIoOptions& o, const std::string& tp, const std::string
   const std::string testpmd_app = " --auto-start --stats-period 1 --nb-cores=" + qs + " --rxq=" + qs + " --txq=" + qs +
                                   " --total-num-mbufs=65536";
   auto testpmd = [&](const std::vector<int>& c, const std::string& vdevs, const std::string& app) {
-    std::vector<std::string> a = words(tp + " " + eal_base(c) + " " + vdevs + " -- " + app + testpmd_app);
+    std::vector<std::string> a = words(tp + " " + eal_base(c, o.hugepages) + " " + vdevs + " -- " + app + testpmd_app);
     return std::make_unique<Child>(a, c);
   };
   auto sink = testpmd(sink_cpus, p.sink, "--forward-mode=rxonly --port-topology=loop");
@@ -389,7 +412,7 @@ Result measure(const BenchIoOptions& o, const std::string& tp, const std::string
     if (!device_given) a.insert(a.end(), {"--device", "cpu"});
     if (p.tandem_dpdk) {
       a.push_back("--dpdk");
-      a.push_back(eal_base({fwd_cpus.front()}) + " " + p.fwd);
+      a.push_back(eal_base({fwd_cpus.front()}, o.hugepages) + " " + p.fwd);
     }
     for (const std::string& w : extra) a.push_back(w);
     f = std::make_unique<Child>(a, fwd_cpus);
@@ -465,6 +488,15 @@ int run_bench_io(const BenchIoOptions& o) {
     const std::vector<int> given = cpus;
     while (static_cast<int>(cpus.size()) < most) cpus.push_back(given[cpus.size() % given.size()]);
   }
+  // Three processes at a time, each reserving its EAL memory up front.
+  if (o.hugepages) {
+    const long need = 3 * kEalMiB / 2, have = free_hugepages_2m();
+    if (have < need) {
+      throw UsageError("bench io --hugepages: " + std::to_string(need) + " free 2 MiB hugepages needed, the machine has " +
+                       (have < 0 ? std::string("none of that size") : std::to_string(have)) +
+                       " (as root: echo " + std::to_string(need) + " > /proc/sys/vm/nr_hugepages)");
+    }
+  }
   // Without a namespace of its own (no root, no ip command) the veth rows fail, the others run.
   std::string veth_error;
   if (veth) {
@@ -522,7 +554,8 @@ int run_bench_io(const BenchIoOptions& o) {
 
   std::printf("bench io: forwarding between processes, generator -> forwarder -> sink (testpmd txonly / rxonly), "
               "the sink's rate: median of %d repetitions (the forwarders in turn), each the median of %g s of 1 s "
-              "samples after %g s; ratio: median of the repetitions' ratios\n", o.repeat, o.seconds, o.warmup);
+              "samples after %g s; ratio: median of the repetitions' ratios; EAL memory on %s\n", o.repeat, o.seconds, o.warmup,
+              o.hugepages ? "2 MiB hugepages" : "4 KiB pages (--no-huge)");
   std::printf("%-7s %6s %6s  %-28s %10s %10s %8s  %s\n", "backend", "bytes", "queues", "forwarder", "Mpps", "offered",
               "ratio", "repetitions (Mpps)");
   nlohmann::json rows = nlohmann::json::array();
@@ -567,7 +600,8 @@ int run_bench_io(const BenchIoOptions& o) {
   }
   if (!o.json.empty()) {
     bench::write_json(o.json, {{"bench", "io"}, {"machine", bench::machine_json()}, {"fib", o.fib}, {"dst", o.dst},
-                               {"testpmd", tp}, {"seconds", o.seconds}, {"warmup", o.warmup}, {"repeat", o.repeat},
+                               {"testpmd", tp}, {"eal_memory", o.hugepages ? "2 MiB hugepages" : "4 KiB pages (--no-huge)"},
+                               {"seconds", o.seconds}, {"warmup", o.warmup}, {"repeat", o.repeat},
                                {"cpus", cpus}, {"rows", rows}});
   }
   bool failed = false;
@@ -603,6 +637,8 @@ void register_bench_io(CLI::App& bench) {
   c->add_option("--repeat", o->repeat, "repetitions of each row, the forwarders taking turns")
       ->capture_default_str()->check(CLI::Range(1, 100));
   c->add_option("--warmup", o->warmup, "seconds before the measurement")->capture_default_str()->check(CLI::Range(0.0, 600.0));
+  c->add_flag("--hugepages", o->hugepages, "every process's EAL memory (the mbufs) on 2 MiB hugepages, which the "
+              "machine must have reserved (/proc/sys/vm/nr_hugepages); default: 4 KiB pages (--no-huge)");
   c->add_option("--json", o->json, "write the report here");
   c->callback([o] {
     const int rc = run_bench_io(*o);

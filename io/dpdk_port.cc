@@ -296,6 +296,12 @@ DpdkPorts::DpdkPorts(const std::string& eal_args, const std::vector<std::string>
     for (int w = 0; w < workers; ++w) {
       pools_.push_back(make_pool(w, mbufs - 1, static_cast<uint16_t>(room), socket < 0 ? SOCKET_ID_ANY : socket));
       cells_.push_back(MbufCells::of(static_cast<rte_mempool*>(pools_.back())));
+      if (!cells_.back() && w == 0) {
+        std::fprintf(stderr, "dpdk: the mbuf pools are not one piece at one stride (%s): frames are copied between mbufs "
+                     "and cells on the CPU paths, and the resident path works without zero copy\n",
+                     rte_eal_iova_mode() == RTE_IOVA_PA ? "IOVA as physical addresses: give the EAL --iova-mode=va"
+                                                        : "the EAL's memory is in pieces");
+      }
     }
     for (Port& p : ports_) {
       rte_eth_dev_info info{};

@@ -19,6 +19,13 @@ def check_no_processes_left(c, what):
     c.check(not left, f"{what}: processes left: {left}")
 
 
+def free_hugepages_2m():
+    info = dict(l.split(":", 1) for l in open("/proc/meminfo") if ":" in l)
+    if info.get("Hugepagesize", "").split() != ["2048", "kB"]:
+        return -1
+    return int(info.get("HugePages_Free", "0").split()[0])
+
+
 def main():
     a = args()
     T = os.path.abspath(a.tandem)
@@ -82,6 +89,24 @@ def main():
         # The interfaces live in the bench's own namespace, which ends with its last process: no
         # testpmd or Tandem left running means none is left.
         check_no_processes_left(c, "veth")
+    # --hugepages: every EAL on 2 MiB pages where the machine has them reserved (the JSON says so, and
+    # Tandem still works in the mbufs: no note that they are copied), a clear error where it has not.
+    js = os.path.join(d, "huge.json")
+    rc, so, se = run([T, "bench", "io", "--hugepages", "--fib", fib, "--dst", "10.1.2.3", "--testpmd", tp, "--sizes", "64",
+                      "--queues", "1", "--forwarders", "tandem", "--seconds", "2", "--warmup", "1", "--repeat", "1",
+                      "--json", js], cwd=a.source_dir)
+    if free_hugepages_2m() >= 1536:
+        c.check(rc == 0, f"bench io --hugepages: exit {rc}: {(so + se).strip()[-800:]}")
+        r = json.load(open(js)) if os.path.exists(js) else {}
+        c.check(r.get("eal_memory") == "2 MiB hugepages", f"--hugepages: the report's memory: {r.get('eal_memory')}")
+        reps = r.get("rows", [{}])[0].get("repetitions", [])
+        c.check(reps and reps[0]["error"] is None and any("accounting OK" in l for l in reps[0]["forwarder_report"]),
+                f"--hugepages: {reps}")
+        c.check("frames are copied" not in so + se, f"--hugepages: the mbufs are not cells: {(so + se)[-400:]}")
+        check_no_processes_left(c, "hugepages")
+    else:
+        c.check(rc != 0 and "free 2 MiB hugepages needed" in se and not os.path.exists(js),
+                f"--hugepages without a reserve: exit {rc}: {(so + se).strip()[-300:]}")
     # A testpmd that is not there: an error naming it, no hang.
     rc, so, se = run([T, "bench", "io", "--fib", fib, "--testpmd", os.path.join(d, "no-testpmd"), "--sizes", "64",
                       "--forwarders", "testpmd", "--seconds", "1", "--warmup", "0", "--repeat", "1"], cwd=a.source_dir)
