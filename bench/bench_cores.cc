@@ -24,6 +24,7 @@
 #include "bench/core_probe.h"
 #include "cli/app_setup.h"
 #include "cli/commands.h"
+#include "cli/stage_report.h"
 #include "cli/table_setup.h"
 #include "core/machine_info.h"
 #include "gpu/gpu_runtime.h"
@@ -85,34 +86,10 @@ std::pair<double, double> own_rates(const WorkersResult& r) {
   return {sum, r.seconds > 0 ? first / r.seconds : 0};
 }
 
-// Nanoseconds of a worker per packet in each stage, and the framework's and the app's sums.
-nlohmann::json stages_json(const StageTimes& st) {
-  nlohmann::json j = nlohmann::json::object();
-  if (!st.packets || st.tick_ns <= 0) return j;
-  double framework = 0, app = 0;
-  for (int i = 0; i < kStageCount; ++i) {
-    const Stage s = static_cast<Stage>(i);
-    const double ns = st.ticks[i] * st.tick_ns / st.packets;
-    j[stage_name(s)] = ns;
-    const bool app_stage = s == Stage::kParse || s == Stage::kLookup || s == Stage::kApply || s == Stage::kApp;
-    (app_stage ? app : framework) += ns;
-  }
-  j["framework"] = framework;
-  j["app"] = app;
-  j["total"] = framework + app;
-  return j;
-}
-
 void print_stages(const Point& p) {
-  const nlohmann::json j = stages_json(p.stages);
-  if (j.empty()) return;
-  std::printf("         stages, ns of a worker per packet:");
-  for (int i = 0; i < kStageCount; ++i) {
-    const char* n = stage_name(static_cast<Stage>(i));
-    if (j[n].get<double>() > 0) std::printf(" %s %.2f", n, j[n].get<double>());
-  }
-  std::printf(" | framework %.2f, app %.2f, total %.2f (timed run: %.2f Mpps)\n", j["framework"].get<double>(),
-              j["app"].get<double>(), j["total"].get<double>(), p.staged_mpps);
+  const std::string line = stages_line(p.stages);
+  if (line.empty()) return;
+  std::printf("         stages, ns of a worker per packet: %s (timed run: %.2f Mpps)\n", line.c_str(), p.staged_mpps);
 }
 
 int run_bench(const BenchCoresOptions& o) {

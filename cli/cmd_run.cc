@@ -31,6 +31,7 @@
 #include "cli/control_server.h"
 #include "gpu/table_updates.h"
 #include "cli/run_live.h"
+#include "cli/stage_report.h"
 #include "apps/table_control.h"
 #include "cli/run_resident.h"
 #include "cli/run_schedule.h"
@@ -71,6 +72,7 @@ struct RunOptions {
   uint64_t packets = 0;
   std::string control;
   bool verify = false;
+  bool stage_times = false;  // the CPU workers' stages timed (core/stage_times.h) and reported
   std::string json;
   std::vector<std::string> gpu_flags;  // flags only the GPU path reads, given on the command line
 };
@@ -507,6 +509,9 @@ int run(const RunOptions& o) {
   for (auto& s : tx_ports) wc.sinks.push_back(s.get());
   const std::string threads = std::to_string(o.workers) + " worker thread" + (o.workers > 1 ? "s" : "");
   std::string dev_desc;
+  if (o.stage_times && (scheduled || dev != Device::kCpu)) {
+    throw UsageError("--stage-times times the CPU workers' stages: it needs the CPU path (--device cpu, no --schedule)");
+  }
   GpuEngine engine;
   const bool resident = dev == Device::kGpu && gpu_path == "resident";
   ResidentConfig rc;
@@ -567,6 +572,7 @@ int run(const RunOptions& o) {
     // cache from receipt to transmission (256 spill it: measured slower on memif; 64 and 128 not
     // measurably better: docs/RESULTS.md).
     if (is_live && !given(o, "--burst")) wc.burst = 32;
+    if (o.stage_times) wc.stage_times = StageTiming::kAll;
     dev_desc = (o.cpu_path == "scalar" ? "cpu (scalar: one packet at a time), "
                                        : "cpu (batched: keys extracted per burst, looked up with prefetching), ") + threads;
   } else {
@@ -714,6 +720,10 @@ int run(const RunOptions& o) {
                 ended_on_gpu ? "" : "; finished on the CPU after a GPU failure");
     if (!es.gpu_error.empty()) std::printf("gpu error: %s\n", es.gpu_error.c_str());
   }
+  if (o.stage_times) {
+    std::printf("stages, ns of a worker per packet (time-stamp counter): %s\n",
+                res.stages.packets ? stages_line(res.stages).c_str() : "nothing timed (no packets)");
+  }
   if (resident) print_resident(rres, seconds);
   if (sr) sr->print(hres, seconds);
   if (o.verify) {
@@ -800,6 +810,7 @@ int run(const RunOptions& o) {
                           {"backpressure", es.backpressure}, {"gpu_error", es.gpu_error},
                           {"ended_on_gpu", ended_on_gpu}};
     }
+    if (o.stage_times) report["stages_ns_per_packet"] = stages_json(res.stages);
     if (resident) report["resident"] = resident_json(rres, rc);
     if (sr) report["schedule"] = sr->json(hres, seconds);
     report["workers"] = o.workers;
@@ -928,6 +939,9 @@ void register_run(CLI::App& app) {
   add_resident_flags(c, o->resident);
   add_schedule_flags(c, o->schedule);
   c->add_flag("--verify", o->verify, "check every lookup decision against the app's reference (trie, map)");
+  c->add_flag("--stage-times", o->stage_times, "CPU path: time each burst's stages with the time-stamp counter and "
+              "report nanoseconds of a worker per packet in each (receive, parse, lookup, apply, counters, latency, "
+              "transmit, loop); costs about 2 ns a packet");
   c->add_option("--json", o->json, "write a JSON summary here");
   c->callback([o, c] {
     if (o->pcap.empty() && o->gen.empty() && o->live.rx.empty()) {

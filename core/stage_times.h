@@ -55,6 +55,9 @@ struct StageTimes {
   std::array<uint64_t, kStageCount> ticks{};
   uint64_t total_ticks = 0;  // the workers' loops from start to end, summed (the stages and the rest)
   uint64_t packets = 0;      // frames the stages were timed over
+  uint64_t bursts = 0;       // receives that gave frames (packets / bursts: the burst the stages ran on)
+  uint64_t empty_receives = 0;  // receives after the first frame that gave none (their time is in
+                                // receive and loop; a live port's wait for its first frame is not timed)
   double tick_ns = 0;        // nanoseconds per tick, measured over the run
 
   // Adds the time since `since` to stage `s` and returns now, the next stage's start.
@@ -68,6 +71,8 @@ struct StageTimes {
     for (int i = 0; i < kStageCount; ++i) ticks[i] += o.ticks[i];
     total_ticks += o.total_ticks;
     packets += o.packets;
+    bursts += o.bursts;
+    empty_receives += o.empty_receives;
   }
 };
 

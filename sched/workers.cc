@@ -192,7 +192,7 @@ void cpu_worker(const ForwardApp& app, int w, Src& src, RxBudget budget, double 
   constexpr bool kTimed = kTiming == StageTiming::kAll;
   constexpr bool kRxTimed = kTiming != StageTiming::kOff;
   StageTimes& st = r.stages;
-  const uint64_t loop0 = kRxTimed ? stage_ticks() : 0;
+  uint64_t loop0 = kRxTimed ? stage_ticks() : 0;
   while (!budget.done()) {
     if (cfg.rcu) cfg.rcu->quiescent(w);  // between bursts: no table pointer held
     uint32_t n;
@@ -207,7 +207,16 @@ void cpu_worker(const ForwardApp& app, int w, Src& src, RxBudget budget, double 
     uint64_t t = 0;
     if constexpr (kRxTimed) t = stage_ticks();
     const uint32_t got = src.rx_burst(pool, b);
-    if constexpr (kRxTimed) st.lap(Stage::kReceive, t);
+    if constexpr (kRxTimed) {
+      // A live port's time before its first frame (the traffic has not started) is not the
+      // pipeline's: the stages are timed from the first frame on.
+      if (st.packets == 0 && got == 0) {
+        loop0 = stage_ticks();
+      } else {
+        st.lap(Stage::kReceive, t);
+        st.empty_receives += got == 0;
+      }
+    }
     budget.received(claimed, got);
     if (got == 0) {
       if (pool.available() < PacketBatch::kCapacity) throw std::logic_error("worker: packet pool ran dry");
@@ -228,7 +237,10 @@ void cpu_worker(const ForwardApp& app, int w, Src& src, RxBudget budget, double 
     } else {
       app.forward_batched(pool, b, r.counters);
     }
-    if constexpr (kRxTimed) st.packets += b.size;
+    if constexpr (kRxTimed) {
+      st.packets += b.size;
+      ++st.bursts;
+    }
     if constexpr (kTimed) t = stage_ticks();
     fin.verdicts_ready(b, first, spacing, clock.now());
     if constexpr (kTimed) t = st.lap(Stage::kLatency, t);

@@ -162,6 +162,11 @@ TEST(Workers, StageTimesCoverTheLoopAndChangeNoVerdict) {
         if (static_cast<Stage>(i) != Stage::kLoop) staged += st.ticks[i];
       }
       EXPECT_LE(staged, st.total_ticks) << "no stage counted twice: the stages fit in the loop";
+      // Every burst counted (at most 256 frames each, at least one), and the only empty receives
+      // are those that found a worker's input at its end.
+      EXPECT_GE(st.bursts * wc.burst, st.packets);
+      EXPECT_LE(st.bursts, st.packets);
+      EXPECT_LE(st.empty_receives, uint64_t(w) * wc.repeat);
       EXPECT_GT(st.of(Stage::kLoop), 0u);
       // Receive alone: that stage and the rest of the loop, nothing else.
       const StageTimes& rx = rx_only.stages;

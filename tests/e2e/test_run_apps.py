@@ -123,6 +123,21 @@ def main():
     # Flags and broken tables.
     bad = os.path.join(d, "bad.fib")
     open(bad, "w").write("/com 1\n/com/x notanumber\n")
+    # --stage-times: each path's stages, printed and in the JSON; the scheduler's groups are not timed.
+    for path, stages in [("batched", ["receive", "parse", "lookup", "apply", "counters", "transmit"]), ("scalar", ["receive", "app_whole"])]:
+        js = os.path.join(d, f"stages-{path}.json")
+        rc, so, se = run([a.tandem, "run", "--app", "ipv4", "--fib", fib, "--gen", "count=50000,dst=fib,seed=3", "--device", "cpu",
+                          "--cpu-path", path, "--burst", "32", "--stage-times", "--json", js])
+        st = json.load(open(js)).get("stages_ns_per_packet", {}) if rc == 0 else {}
+        c.check(rc == 0 and "stages, ns of a worker per packet (time-stamp counter): receive" in so, f"--stage-times {path}: rc {rc}: {(so + se)[-300:]}")
+        c.check(all(st.get(n, 0) > 0 for n in stages) and abs(st.get("total", 0) - st.get("framework", 0) - st.get("app", 0)) < 1e-6,
+                f"--stage-times {path}: {st}")
+        # Generated input: every receive gives a full burst of 32 (50,000 = 1,562 x 32 + 16) but the one
+        # that finds the input's end.
+        c.check(31.9 < st.get("frames_per_burst", 0) <= 32 and st.get("empty_receives", 9) <= 1, f"--stage-times {path}: bursts {st}")
+    rc, so, se = run([a.tandem, "run", "--app", "ipv4", "--fib", fib, "--gen", "count=1000", "--schedule", "throughput",
+                      "--device", "cpu:1,cpu:1", "--workers", "2", "--stage-times"])
+    c.check(rc != 0 and "--stage-times" in se and "no --schedule" in se, f"--stage-times with --schedule: rc {rc}: {se[-300:]}")
     for cmd, want in [
         (["--app", "l2", "--gen", "count=10"], "--l2-random"),
         (["--app", "ndn", "--gen", "count=10"], "--urls"),
