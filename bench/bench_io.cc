@@ -57,6 +57,7 @@ struct BenchIoOptions {
   double warmup = 2;
   int repeat = 3;  // each row this many times, the forwarders taking turns
   bool hugepages = false;  // every process's EAL memory on reserved 2 MiB pages
+  bool memif_zero_copy = false;  // the forwarder is both links' memif client, in zero-copy mode
   std::string json;
 };
 
@@ -206,8 +207,11 @@ constexpr int kEalMiB = 1024;
 // needs setting up; with them (`--hugepages`), memory of the process's own (--in-memory) and
 // addresses as IOVAs, so that an mbuf pool is one piece at one stride (Tandem's cells) as it is
 // without hugepages, rather than objects kept within physical pages.
-std::string eal_base(const std::vector<int>& lcores, bool hugepages) {
-  const std::string memory = hugepages ? "--in-memory --iova-mode=va" : "--no-huge --no-shconf";
+// A memif client in zero-copy mode shares its EAL memory with the server by one file a memseg list:
+// it needs hugepages in single files.
+std::string eal_base(const std::vector<int>& lcores, bool hugepages, bool single_files = false) {
+  const std::string memory = hugepages ? std::string("--in-memory --iova-mode=va") + (single_files ? " --single-file-segments" : "")
+                                       : "--no-huge --no-shconf";
   return memory + " --no-pci -m " + std::to_string(kEalMiB) + " --no-telemetry -l " + join_cpus(lcores);
 }
 
@@ -246,11 +250,20 @@ struct Ports {
   bool tandem_dpdk = true;           // Tandem's ports are DPDK's (it gets --dpdk)
 };
 
-Ports memif_ports(const std::string& dir) {
+// Copy mode: the forwarder serves the generator's link and is the sink's client, and the memif
+// driver copies every frame into and out of the links' shared buffers on both sides. Zero copy:
+// the forwarder is the client of both links with zero-copy=yes, so the links' buffers are its own
+// mbufs and only the generator and the sink (the servers) copy, as a router would be set up
+// beside VPP or another memif peer.
+Ports memif_ports(const std::string& dir, bool zero_copy) {
   const auto m = [&](int i, const char* role, const char* sock) {
     return "--vdev net_memif" + std::to_string(i) + ",role=" + role + ",socket=" + dir + "/" + sock +
-           ",socket-abstract=no";
+           ",socket-abstract=no" + (zero_copy && std::string(role) == "client" ? ",zero-copy=yes" : "");
   };
+  if (zero_copy) {
+    return {m(0, "server", "in.sock"), m(0, "client", "in.sock") + " " + m(1, "client", "out.sock"),
+            m(0, "server", "out.sock"), "dpdk:net_memif0", "dpdk:net_memif1"};
+  }
   return {m(0, "client", "in.sock"), m(0, "server", "in.sock") + " " + m(1, "client", "out.sock"),
           m(0, "server", "out.sock"), "dpdk:net_memif0", "dpdk:net_memif1"};
 }
@@ -377,7 +390,8 @@ Result measure(const BenchIoOptions& o, const std::string& tp, const std::string
   Result r{backend, fwd, size, q, {}, {}, {}};
   std::filesystem::remove(dir + "/in.sock");
   std::filesystem::remove(dir + "/out.sock");
-  const Ports p = backend == "veth" ? veth_ports(q) : memif_ports(dir);
+  const bool zero_copy = backend == "memif" && o.memif_zero_copy;
+  const Ports p = backend == "veth" ? veth_ports(q) : memif_ports(dir, zero_copy);
   // CPUs: the generator's main lcore and q forwarding lcores, the same for the sink, then the
   // forwarder's: a main lcore and q forwarding ones, which are testpmd's forwarding lcores and
   // Tandem's workers alike. This VM's vCPUs are not equally fast under load, so the two forwarders
@@ -394,7 +408,7 @@ Result measure(const BenchIoOptions& o, const std::string& tp, const std::string
   const std::string testpmd_app = " --auto-start --stats-period 1 --nb-cores=" + qs + " --rxq=" + qs + " --txq=" + qs +
                                   " --total-num-mbufs=65536";
   auto testpmd = [&](const std::vector<int>& c, const std::string& vdevs, const std::string& app) {
-    std::vector<std::string> a = words(tp + " " + eal_base(c, o.hugepages) + " " + vdevs + " -- " + app + testpmd_app);
+    std::vector<std::string> a = words(tp + " " + eal_base(c, o.hugepages, zero_copy) + " " + vdevs + " -- " + app + testpmd_app);
     return std::make_unique<Child>(a, c);
   };
   auto sink = testpmd(sink_cpus, p.sink, "--forward-mode=rxonly --port-topology=loop");
@@ -402,6 +416,22 @@ Result measure(const BenchIoOptions& o, const std::string& tp, const std::string
     r.error = "the sink did not start: " + sink->tail(6);
     return r;
   }
+  // Over veth the receiving sockets are spread by flow hash (AF_PACKET fanout): one flow would
+  // reach one queue, so the generator varies the source address. memif queues are rings of their
+  // own, one per generator core.
+  std::unique_ptr<Child> gen;
+  const auto start_generator = [&] {
+    gen = testpmd(gen_cpus, p.gen,
+                  "--forward-mode=txonly --port-topology=loop --txpkts=" + std::to_string(size) +
+                      " --tx-ip=198.18.0.1," + o.dst + (backend == "veth" ? " --txonly-multi-flow" : ""));
+    if (gen->wait_for("Tx-pps", 20)) return true;
+    r.error = "the generator did not start: " + gen->tail(6);
+    return false;
+  };
+  // A memif client needs its server's socket: in zero-copy mode the generator serves the
+  // forwarder's input and starts first (its frames are lost until the forwarder connects, before
+  // the measurement starts).
+  if (zero_copy && !start_generator()) return r;
   std::unique_ptr<Child> f;
   if (fwd == "testpmd") {
     f = testpmd(fwd_cpus, p.fwd, "--forward-mode=io --port-topology=paired");
@@ -415,30 +445,24 @@ Result measure(const BenchIoOptions& o, const std::string& tp, const std::string
     if (!device_given) a.insert(a.end(), {"--device", "cpu"});
     if (p.tandem_dpdk) {
       a.push_back("--dpdk");
-      a.push_back(eal_base({fwd_cpus.front()}, o.hugepages) + " " + p.fwd);
+      a.push_back(eal_base({fwd_cpus.front()}, o.hugepages, zero_copy) + " " + p.fwd);
     }
     for (const std::string& w : extra) a.push_back(w);
     f = std::make_unique<Child>(a, fwd_cpus);
     if (!f->wait_for("input:", 120)) r.error = "Tandem did not start: " + f->tail(6);
   }
   if (!r.error.empty()) return r;
-  // Over veth the receiving sockets are spread by flow hash (AF_PACKET fanout): one flow would
-  // reach one queue, so the generator varies the source address. memif queues are rings of their
-  // own, one per generator core.
-  auto gen = testpmd(gen_cpus, p.gen,
-                     "--forward-mode=txonly --port-topology=loop --txpkts=" + std::to_string(size) +
-                         " --tx-ip=198.18.0.1," + o.dst + (backend == "veth" ? " --txonly-multi-flow" : ""));
-  if (!gen->wait_for("Tx-pps", 20)) {
-    r.error = "the generator did not start: " + gen->tail(6);
-    return r;
-  }
+  if (!zero_copy && !start_generator()) return r;
   std::this_thread::sleep_for(std::chrono::duration<double>(o.warmup));
   const auto t0 = Clock::now();
   std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
   const auto t1 = Clock::now();
   for (double v : sink->values("Rx-pps:", t0, t1)) r.mpps.push_back(v / 1e6);
   for (double v : gen->values("Tx-pps:", t0, t1)) r.offered.push_back(v / 1e6);
-  if (r.mpps.empty()) r.error = "no samples from the sink: " + sink->tail(6);
+  // A peer that ended early says how (a memif peer that faults on the forwarder's buffers).
+  if (r.mpps.empty()) {
+    r.error = "no samples from the sink (" + sink->status() + "; the generator " + gen->status() + "): " + sink->tail(6);
+  }
   // The forwarder stops while its peers are up: DPDK's memif driver unmaps a departed peer's
   // shared memory from its interrupt thread while a polling thread may be reading it (a race in
   // the driver, which testpmd meets as well), and the process measured must not meet it.
@@ -454,6 +478,10 @@ Result measure(const BenchIoOptions& o, const std::string& tp, const std::string
               f->tail(f->status().rfind("signal", 0) == 0 ? 48 : 8);
   }
   return r;
+}
+
+std::string memif_mode(const BenchIoOptions& o) {
+  return o.memif_zero_copy ? "zero copy (the forwarder the client of both links)" : "copy";
 }
 
 int run_bench_io(const BenchIoOptions& o) {
@@ -490,6 +518,10 @@ int run_bench_io(const BenchIoOptions& o) {
                  "which lowers their rates\n", static_cast<int>(cpus.size()), most);
     const std::vector<int> given = cpus;
     while (static_cast<int>(cpus.size()) < most) cpus.push_back(given[cpus.size() % given.size()]);
+  }
+  if (o.memif_zero_copy && !o.hugepages) {
+    throw UsageError("bench io --memif-zero-copy: needs --hugepages (a zero-copy memif client shares its EAL memory "
+                     "with the server by file, which 4 KiB --no-huge memory has not)");
   }
   // Three processes at a time, each reserving its EAL memory up front.
   if (o.hugepages) {
@@ -557,8 +589,8 @@ int run_bench_io(const BenchIoOptions& o) {
 
   std::printf("bench io: forwarding between processes, generator -> forwarder -> sink (testpmd txonly / rxonly), "
               "the sink's rate: median of %d repetitions (the forwarders in turn), each the median of %g s of 1 s "
-              "samples after %g s; ratio: median of the repetitions' ratios; EAL memory on %s\n", o.repeat, o.seconds, o.warmup,
-              o.hugepages ? "2 MiB hugepages" : "4 KiB pages (--no-huge)");
+              "samples after %g s; ratio: median of the repetitions' ratios; EAL memory on %s; memif %s\n", o.repeat, o.seconds,
+              o.warmup, o.hugepages ? "2 MiB hugepages" : "4 KiB pages (--no-huge)", memif_mode(o).c_str());
   std::printf("%-7s %6s %6s  %-28s %10s %10s %8s  %s\n", "backend", "bytes", "queues", "forwarder", "Mpps", "offered",
               "ratio", "repetitions (Mpps)");
   nlohmann::json rows = nlohmann::json::array();
@@ -604,6 +636,7 @@ int run_bench_io(const BenchIoOptions& o) {
   if (!o.json.empty()) {
     bench::write_json(o.json, {{"bench", "io"}, {"machine", bench::machine_json()}, {"fib", o.fib}, {"dst", o.dst},
                                {"testpmd", tp}, {"eal_memory", o.hugepages ? "2 MiB hugepages" : "4 KiB pages (--no-huge)"},
+                               {"memif_mode", memif_mode(o)},
                                {"seconds", o.seconds}, {"warmup", o.warmup}, {"repeat", o.repeat},
                                {"cpus", cpus}, {"rows", rows}});
   }
@@ -642,6 +675,10 @@ void register_bench_io(CLI::App& bench) {
   c->add_option("--warmup", o->warmup, "seconds before the measurement")->capture_default_str()->check(CLI::Range(0.0, 600.0));
   c->add_flag("--hugepages", o->hugepages, "every process's EAL memory (the mbufs) on 2 MiB hugepages, which the "
               "machine must have reserved (/proc/sys/vm/nr_hugepages); default: 4 KiB pages (--no-huge)");
+  c->add_flag("--memif-zero-copy", o->memif_zero_copy, "memif links in zero-copy mode: the forwarder (Tandem or "
+              "testpmd) is the client of both links with zero-copy=yes, so its mbufs are the links' buffers and only the "
+              "generator and the sink copy frames; needs --hugepages. Default: copy mode, the forwarder serving the "
+              "generator's link");
   c->add_option("--json", o->json, "write the report here");
   c->callback([o] {
     const int rc = run_bench_io(*o);

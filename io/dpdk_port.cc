@@ -52,6 +52,23 @@ void check(int rc, const std::string& what) {
 }
 
 // The EAL starts once per process; later callers must ask for the same arguments.
+// A memif client in zero-copy mode hands its peer the EAL's memory as one file per memseg list; on
+// 4 KiB pages, or hugepages in a file per page, the driver would offer the peer a region that the
+// file does not hold, and the peer would fault on its first frame.
+void check_memif_zero_copy(const std::vector<std::string>& words) {
+  bool zero_copy = false, no_huge = false, single_files = false;
+  for (const std::string& w : words) {
+    zero_copy |= w.find("net_memif") != std::string::npos && w.find("zero-copy=yes") != std::string::npos;
+    no_huge |= w == "--no-huge";
+    single_files |= w == "--single-file-segments";
+  }
+  if (zero_copy && (no_huge || !single_files)) {
+    throw IoError("dpdk: a net_memif port with zero-copy=yes shares the EAL's memory with its peer by file: it needs "
+                  "hugepages and --single-file-segments in --dpdk (e.g. --in-memory --single-file-segments), " +
+                  std::string(no_huge ? "not --no-huge" : "and --single-file-segments is missing"));
+  }
+}
+
 void start_eal(const std::string& args) {
   static std::mutex mutex;
   static bool started = false;
@@ -68,6 +85,7 @@ void start_eal(const std::string& args) {
   words = {"tandem", "--log-level", "error"};
   std::istringstream in(args);
   for (std::string w; in >> w;) words.push_back(w);
+  check_memif_zero_copy(words);
   for (std::string& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
   // The EAL pins the calling thread to its main lcore; the workers, started from this thread
