@@ -51,7 +51,6 @@ void check(int rc, const std::string& what) {
   if (rc < 0) throw IoError("dpdk:" + what + ": " + rte_strerror(-rc));
 }
 
-// The EAL starts once per process; later callers must ask for the same arguments.
 // A memif client in zero-copy mode hands its peer the EAL's memory as one file per memseg list; on
 // 4 KiB pages, or hugepages in a file per page, the driver would offer the peer a region that the
 // file does not hold, and the peer would fault on its first frame.
@@ -69,6 +68,7 @@ void check_memif_zero_copy(const std::vector<std::string>& words) {
   }
 }
 
+// The EAL starts once per process; later callers must ask for the same arguments.
 void start_eal(const std::string& args) {
   static std::mutex mutex;
   static bool started = false;
